@@ -1,0 +1,308 @@
+//! `strata`: the command line, thin over the `strata-store` and `strata-eval` libraries.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use strata_store::dump::{self, DumpSpec, Format};
+use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store};
+
+/// Strata: a persistent, indexed fact store for code graphs, with a Datalog engine.
+#[derive(Parser)]
+#[command(name = "strata", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load dump files into a database (creating it if needed), as one atomic batch.
+    Ingest(IngestArgs),
+    /// Remove every fact the named units state, as one atomic batch.
+    Retract(RetractArgs),
+    /// Show the relations, their sizes and the bytes on disk per tier.
+    Stats {
+        /// The database directory.
+        db: PathBuf,
+    },
+    /// Rebuild every index and count from the columns and compare with what is stored.
+    Check {
+        /// The database directory.
+        db: PathBuf,
+    },
+    /// Build the bundled example database (the seed's four Go packages) and show it.
+    Demo {
+        /// Where to build it (default: a `strata-demo` folder in the system's temp directory).
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Args)]
+struct BatchArgs {
+    /// A label recorded with the batch, as key=value (repeatable): `--label commit=abc123`.
+    #[arg(long = "label", value_name = "K=V")]
+    labels: Vec<String>,
+    /// An id for the batch: a batch whose id was committed before is skipped, so a retry
+    /// after a failure is safe.
+    #[arg(long)]
+    batch_id: Option<String>,
+}
+
+#[derive(Args)]
+struct IngestArgs {
+    /// The database directory.
+    db: PathBuf,
+    /// Dump files (`-` for standard input); the format comes from each name
+    /// (`*.edges.tsv`, `*.attrs.tsv`, `*.nodes.tsv`, `NAME.facts`, `*.jsonl`, each maybe `.gz`).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The tier new relations go to; a tier other than `default` is a file of its own,
+    /// opened only by queries that read its relations.
+    #[arg(long, default_value = "default")]
+    tier: String,
+    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl.
+    #[arg(long)]
+    format: Option<String>,
+    /// For `--format facts` on standard input: the relation the lines belong to.
+    #[arg(long)]
+    relation: Option<String>,
+    /// The unit that owns every fact that names none itself.
+    #[arg(long)]
+    unit: Option<String>,
+    /// Replace, in the same batch, every stored fact of each unit the batch names.
+    #[arg(long)]
+    replace: bool,
+    #[command(flatten)]
+    batch: BatchArgs,
+}
+
+#[derive(Args)]
+struct RetractArgs {
+    /// The database directory.
+    db: PathBuf,
+    /// A unit whose facts to remove (repeatable).
+    #[arg(long = "unit", required = true)]
+    units: Vec<String>,
+    #[command(flatten)]
+    batch: BatchArgs,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Ingest(args) => ingest(&args),
+        Command::Retract(args) => retract(&args),
+        Command::Stats { db } => {
+            print!("{}", open(&db)?.stats()?);
+            Ok(())
+        }
+        Command::Check { db } => check(&db),
+        Command::Demo { dir } => demo(dir),
+    }
+}
+
+fn open(db: &Path) -> Result<Store> {
+    Ok(Store::open(db, OpenOptions::default())?)
+}
+
+fn batch_options(args: &BatchArgs, tier: &str, replace: bool) -> Result<BatchOptions> {
+    let mut labels = BTreeMap::new();
+    for l in &args.labels {
+        let Some((k, v)) = l.split_once('=') else {
+            bail!("--label {l}: write a label as key=value, e.g. --label commit=abc123");
+        };
+        if k.is_empty() {
+            bail!("--label {l}: the key before `=` is empty");
+        }
+        labels.insert(k.to_owned(), v.to_owned());
+    }
+    Ok(BatchOptions {
+        tier: tier.to_owned(),
+        replace,
+        labels,
+        batch_id: args.batch_id.clone(),
+    })
+}
+
+/// How to read each file: its format, and the relation of a `.facts` file.
+fn dump_specs(args: &IngestArgs) -> Result<Vec<(PathBuf, DumpSpec)>> {
+    let forced = match &args.format {
+        Some(f) => Some(Format::parse(f).with_context(|| {
+            format!("--format {f}: use one of edges, attrs, nodes, facts, jsonl")
+        })?),
+        None => None,
+    };
+    let mut specs = Vec::new();
+    for path in &args.files {
+        let label = path.display().to_string();
+        let format = match forced.or_else(|| Format::from_path(path)) {
+            Some(f) => f,
+            None => bail!(
+                "{label}: cannot tell the format from the name; name it *.edges.tsv, \
+                 *.attrs.tsv, *.nodes.tsv, NAME.facts or *.jsonl (maybe .gz), or pass --format"
+            ),
+        };
+        let relation = if format == Format::Facts {
+            let r = args
+                .relation
+                .clone()
+                .or_else(|| dump::facts_relation(path))
+                .with_context(|| {
+                    format!("{label}: a .facts dump needs a relation: name the file NAME.facts or pass --relation")
+                })?;
+            if !dump::valid_name(&r) {
+                bail!("{label}: \"{r}\" cannot name a relation: use letters, digits, `_` and `-`");
+            }
+            Some(r)
+        } else {
+            None
+        };
+        specs.push((
+            path.clone(),
+            DumpSpec {
+                label,
+                format,
+                relation,
+                unit: args.unit.clone(),
+            },
+        ));
+    }
+    Ok(specs)
+}
+
+fn progress_bar() -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn ingest(args: &IngestArgs) -> Result<()> {
+    let specs = dump_specs(args)?;
+    let store = Store::open(
+        &args.db,
+        OpenOptions {
+            create: true,
+            ..OpenOptions::default()
+        },
+    )?;
+    let bar = progress_bar();
+    let started = std::time::Instant::now();
+    let mut batch = store.batch(batch_options(&args.batch, &args.tier, args.replace)?)?;
+    {
+        let bar = bar.clone();
+        batch.on_progress(move |bytes, facts| {
+            let secs = started.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!(
+                "{:.1} MiB read, {facts} facts ({:.0} facts/s, {:.1} MiB/s)",
+                bytes as f64 / 1048576.0,
+                facts as f64 / secs,
+                bytes as f64 / 1048576.0 / secs
+            ));
+        });
+    }
+    for (path, spec) in &specs {
+        batch.read_file(path, spec)?;
+    }
+    bar.set_message("committing");
+    let summary = batch.commit()?;
+    bar.finish_and_clear();
+    report(&summary, specs.len());
+    Ok(())
+}
+
+fn report(s: &BatchSummary, files: usize) {
+    if s.already_committed {
+        println!(
+            "batch already committed as batch {}: nothing written ({} facts read)",
+            s.seq, s.facts_read
+        );
+        return;
+    }
+    let rels = if s.relations.is_empty() {
+        "none".to_owned()
+    } else {
+        s.relations.join(", ")
+    };
+    println!(
+        "batch {}: {} facts read from {} file{}, {} new, {} duplicates, {} removed; relations: {}; {:.2}s",
+        s.seq,
+        s.facts_read,
+        files,
+        if files == 1 { "" } else { "s" },
+        s.new,
+        s.duplicates,
+        s.removed,
+        rels,
+        s.elapsed.as_secs_f64()
+    );
+    for u in &s.unknown_units {
+        eprintln!("warning: unit \"{u}\" owns no facts in this database");
+    }
+}
+
+fn retract(args: &RetractArgs) -> Result<()> {
+    let store = open(&args.db)?;
+    let summary = store.retract(&args.units, batch_options(&args.batch, "default", false)?)?;
+    report(&summary, 0);
+    Ok(())
+}
+
+fn check(db: &Path) -> Result<()> {
+    let report = open(db)?.check()?;
+    println!("{report}");
+    if !report.ok() {
+        bail!("{db}: the integrity check failed", db = db.display());
+    }
+    Ok(())
+}
+
+fn demo(dir: Option<PathBuf>) -> Result<()> {
+    let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
+    if dir.join(strata_store::layout::BASE_FILE).exists() {
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot clear the old demo database {}", dir.display()))?;
+    }
+    let files = strata_fixtures::example::write_example(&dir)
+        .with_context(|| format!("cannot write the example into {}", dir.display()))?;
+    let args = IngestArgs {
+        db: dir.clone(),
+        files,
+        tier: "default".to_owned(),
+        format: None,
+        relation: None,
+        unit: None,
+        replace: false,
+        batch: BatchArgs {
+            labels: vec!["source=strata-demo".to_owned()],
+            batch_id: None,
+        },
+    };
+    println!("$ strata ingest {} <the example's dumps>", dir.display());
+    ingest(&args)?;
+    println!("\n$ strata stats {}", dir.display());
+    print!("{}", open(&dir)?.stats()?);
+    println!("\n$ strata check {}", dir.display());
+    check(&dir)
+}

@@ -1,0 +1,226 @@
+//! `strata check`: rebuild every index and count from the columns and compare.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use roaring::RoaringBitmap;
+use strata_eval::{Term, TermKind};
+
+use crate::catalog::{Catalog, RelationMeta};
+use crate::db::Store;
+use crate::error::Result;
+use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
+use crate::{column, index};
+
+/// What the integrity check found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CheckReport {
+    /// Relations checked.
+    pub relations: usize,
+    /// Live facts checked.
+    pub facts: u64,
+    /// Each mismatch, as "relation R, column C: what differs".
+    pub problems: Vec<String>,
+}
+
+impl CheckReport {
+    /// Whether the database passed.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ok() {
+            write!(
+                f,
+                "ok: {} relations, {} facts; every index and count matches the columns",
+                self.relations, self.facts
+            )
+        } else {
+            writeln!(f, "{} problems found:", self.problems.len())?;
+            for p in &self.problems {
+                writeln!(f, "  {p}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+impl Store {
+    /// Rebuilds the postings, owners and counts of every relation from its column blocks and
+    /// compares them with what is stored. Opens every tier.
+    pub fn check(&self) -> Result<CheckReport> {
+        let catalog = self.catalog()?;
+        let mut report = CheckReport::default();
+        for meta in catalog.relations.values() {
+            report.relations += 1;
+            let txn = if meta.tier == DEFAULT_TIER {
+                self.inner.base.begin_read()?
+            } else {
+                self.tier_db(&meta.tier, false)?.begin_read()?
+            };
+            check_relation(&txn, &catalog, meta, &mut report)?;
+        }
+        // The dictionary: both directions agree.
+        let txn = self.inner.base.begin_read()?;
+        let by_id = txn.open_table(layout::TEXT_BY_ID)?;
+        let by_text = txn.open_table(layout::ID_BY_TEXT)?;
+        if by_id.len()? != u64::from(catalog.texts) || by_text.len()? != u64::from(catalog.texts) {
+            report.problems.push(format!(
+                "dictionary: {} texts recorded, {} by id, {} by text",
+                catalog.texts,
+                by_id.len()?,
+                by_text.len()?
+            ));
+        }
+        for entry in by_id.iter()? {
+            let (id, text) = entry?;
+            let back = by_text.get(text.value())?.map(|v| v.value());
+            if back != Some(id.value()) {
+                report.problems.push(format!(
+                    "dictionary: text {} maps to {:?}, but its id is {}",
+                    text.value(),
+                    back,
+                    id.value()
+                ));
+                break;
+            }
+        }
+        Ok(report)
+    }
+}
+
+fn check_relation(
+    txn: &redb::ReadTransaction,
+    catalog: &Catalog,
+    meta: &RelationMeta,
+    report: &mut CheckReport,
+) -> Result<()> {
+    let name = &meta.name;
+    let blocks = txn.open_table(layout::BLOCKS)?;
+    let postings = txn.open_table(layout::POSTINGS)?;
+    let dead = match txn.open_table(layout::DEAD)?.get(meta.id)? {
+        Some(v) => index::decode(v.value())?,
+        None => RoaringBitmap::new(),
+    };
+    let arity = meta.columns.len();
+    let mut live = RoaringBitmap::new();
+    live.insert_range(0..meta.next_row);
+    live -= &dead;
+    report.facts += live.len();
+    if live.len() != meta.rows {
+        report.problems.push(format!(
+            "relation {name}: the catalog says {} facts, the columns hold {}",
+            meta.rows,
+            live.len()
+        ));
+    }
+    let nblocks = meta.next_row.div_ceil(BLOCK_ROWS);
+    for (c, col) in meta.columns.iter().enumerate() {
+        let mut rebuilt: HashMap<u32, RoaringBitmap> = HashMap::new();
+        for b in 0..nblocks {
+            let Some(v) = blocks.get((meta.id, c as u16, b))? else {
+                report.problems.push(format!(
+                    "relation {name}, column {col}: block {b} is missing"
+                ));
+                continue;
+            };
+            let terms = column::decode(v.value())?;
+            let expect = (meta.next_row - b * BLOCK_ROWS).min(BLOCK_ROWS) as usize;
+            if terms.len() != expect {
+                report.problems.push(format!(
+                    "relation {name}, column {col}: block {b} holds {} terms, expected {expect}",
+                    terms.len()
+                ));
+            }
+            for (i, &t) in terms.iter().enumerate() {
+                let r = b * BLOCK_ROWS + i as u32;
+                if !live.contains(r) {
+                    continue;
+                }
+                let known = match Term(t).kind() {
+                    TermKind::Absent => true,
+                    TermKind::Text(id) => id <= catalog.texts,
+                    TermKind::Number(id) => id < catalog.numbers,
+                };
+                if !known {
+                    report.problems.push(format!(
+                        "relation {name}, column {col}: row {r} holds term {t}, which is not in \
+                         the dictionary"
+                    ));
+                }
+                rebuilt.entry(t).or_default().insert(r);
+            }
+        }
+        let mut stored = 0u64;
+        let mut differ = Vec::new();
+        for entry in postings.range((meta.id, c as u16, 0)..=(meta.id, c as u16, u32::MAX))? {
+            let (k, v) = entry?;
+            stored += 1;
+            let term = k.value().2;
+            let bitmap = index::decode(v.value())?;
+            if rebuilt.remove(&term).as_ref() != Some(&bitmap) {
+                differ.push(term);
+            }
+        }
+        differ.extend(rebuilt.keys().copied());
+        if !differ.is_empty() {
+            differ.sort_unstable();
+            report.problems.push(format!(
+                "relation {name}, column {col}: {} postings differ from the column (first: term {})",
+                differ.len(),
+                differ[0]
+            ));
+        }
+        if stored != meta.distinct[c] {
+            report.problems.push(format!(
+                "relation {name}, column {col}: the catalog says {} distinct values, the index holds {stored}",
+                meta.distinct[c]
+            ));
+        }
+    }
+    if arity == 0 {
+        return Ok(());
+    }
+    // Owners: every live row has at least one, and the shared counts agree.
+    let owners = txn.open_table(layout::OWNERS)?;
+    let shared = txn.open_table(layout::SHARED)?;
+    let mut count: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut owned = RoaringBitmap::new();
+    for entry in owners.range((meta.id, 0)..=(meta.id, u32::MAX))? {
+        let (_, v) = entry?;
+        let b = index::decode(v.value())?;
+        for r in &b {
+            if owned.contains(r) {
+                *count.entry(r).or_insert(1) += 1;
+            }
+        }
+        owned |= b;
+    }
+    if owned != live {
+        report.problems.push(format!(
+            "relation {name}: {} live rows have no owner, {} owned rows are not live",
+            (&live - &owned).len(),
+            (&owned - &live).len()
+        ));
+    }
+    let mut stored_shared: BTreeMap<u32, u32> = BTreeMap::new();
+    for entry in shared.range((meta.id, 0)..=(meta.id, u32::MAX))? {
+        let (k, v) = entry?;
+        stored_shared.insert(k.value().1, v.value());
+    }
+    if stored_shared != count {
+        report.problems.push(format!(
+            "relation {name}: shared-row counts differ for {} rows",
+            stored_shared
+                .keys()
+                .chain(count.keys())
+                .filter(|r| stored_shared.get(r) != count.get(r))
+                .count()
+        ));
+    }
+    Ok(())
+}

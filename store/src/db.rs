@@ -1,0 +1,258 @@
+//! The database: a directory of redb files, one per tier, opened lazily.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use redb::{Database, ReadableDatabase};
+
+use crate::catalog::{Catalog, meta_u32, meta_u64};
+use crate::error::{Result, StoreError};
+use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
+
+/// How to open a database.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// Create the directory and the base file when they do not exist.
+    pub create: bool,
+    /// redb's page cache per file, in bytes (redb's own default is 1 GiB).
+    pub cache_bytes: usize,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            create: false,
+            cache_bytes: 256 << 20,
+        }
+    }
+}
+
+/// An open database. Cheap to clone; every clone shares the open files.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) dir: PathBuf,
+    pub(crate) base: Database,
+    pub(crate) options: OpenOptions,
+    /// Tier files opened so far, by tier name (never the default tier).
+    tiers: Mutex<HashMap<String, Arc<Database>>>,
+    /// Writers hold it exclusively from their first tier commit to their base commit;
+    /// snapshots hold it shared while they begin their transactions, so they never see a
+    /// tier file ahead of the base file.
+    pub(crate) commit_lock: RwLock<()>,
+    /// Serializes batches within this process.
+    pub(crate) writer: Mutex<()>,
+}
+
+fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database> {
+    let mut builder = Database::builder();
+    builder.set_cache_size(options.cache_bytes);
+    let result = if create {
+        builder.create(path)
+    } else {
+        builder.open(path)
+    };
+    result.map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => StoreError::InUse {
+            path: path.to_owned(),
+        },
+        redb::DatabaseError::Storage(redb::StorageError::Io(io)) => StoreError::io(path, io),
+        other => StoreError::Engine(other.into()),
+    })
+}
+
+/// Creates the tables every file has, and the base file's own when `base`, and stamps the
+/// format version; refuses a file of a newer version.
+fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
+    let version_table = if base {
+        layout::META
+    } else {
+        layout::TIER_META
+    };
+    {
+        let txn = db.begin_read()?;
+        if let Ok(t) = txn.open_table(version_table) {
+            let found = meta_u32(&t, "format_version")?;
+            if found > FORMAT_VERSION {
+                return Err(StoreError::NewerFormat {
+                    path: path.to_owned(),
+                    found,
+                    supported: FORMAT_VERSION,
+                });
+            }
+            if found == FORMAT_VERSION {
+                return Ok(());
+            }
+        }
+    }
+    let txn = db.begin_write()?;
+    {
+        txn.open_table(layout::BLOCKS)?;
+        txn.open_table(layout::POSTINGS)?;
+        txn.open_table(layout::DEAD)?;
+        txn.open_table(layout::OWNERS)?;
+        txn.open_table(layout::SHARED)?;
+        txn.open_table(layout::TIER_META)?;
+        if base {
+            txn.open_table(layout::TEXT_BY_ID)?;
+            txn.open_table(layout::ID_BY_TEXT)?;
+            txn.open_table(layout::NUMBER_BY_ID)?;
+            txn.open_table(layout::ID_BY_NUMBER)?;
+            txn.open_table(layout::RELATIONS)?;
+            txn.open_table(layout::RELATION_IDS)?;
+            txn.open_table(layout::BATCHES)?;
+            txn.open_table(layout::BATCH_IDS)?;
+            txn.open_table(layout::UNIT_IDS)?;
+            txn.open_table(layout::UNIT_NAMES)?;
+            txn.open_table(layout::UNIT_RELATIONS)?;
+            txn.open_table(layout::TIER_SEQ)?;
+        }
+        let mut t = txn.open_table(version_table)?;
+        t.insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+impl Store {
+    /// Opens the database in `dir` (creating it when `options.create` is set).
+    ///
+    /// Fails with [`StoreError::InUse`] when another process holds it, with
+    /// [`StoreError::NotADatabase`] when `dir` holds none and may not be created, and with
+    /// [`StoreError::NewerFormat`] when a newer Strata wrote it. No tier file is opened.
+    pub fn open(dir: impl AsRef<Path>, options: OpenOptions) -> Result<Store> {
+        let dir = dir.as_ref().to_owned();
+        let base_path = dir.join(layout::BASE_FILE);
+        if !base_path.exists() {
+            if !options.create {
+                return Err(StoreError::NotADatabase { path: dir });
+            }
+            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        }
+        let base = open_redb(&base_path, &options, options.create)?;
+        init_file(&base, &base_path, true)?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                dir,
+                base,
+                options,
+                tiers: Mutex::new(HashMap::new()),
+                commit_lock: RwLock::new(()),
+                writer: Mutex::new(()),
+            }),
+        })
+    }
+
+    /// The database's directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The catalog as it is now.
+    pub fn catalog(&self) -> Result<Catalog> {
+        Catalog::current(&self.inner.base)
+    }
+
+    /// The tiers whose files this process has opened so far, sorted (`default` is always open
+    /// and always listed).
+    pub fn opened_tiers(&self) -> Vec<String> {
+        let mut v: BTreeSet<String> = self.lock_tiers().keys().cloned().collect();
+        v.insert(DEFAULT_TIER.to_owned());
+        v.into_iter().collect()
+    }
+
+    fn lock_tiers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Database>>> {
+        // A panic while holding this lock leaves the map itself intact.
+        self.inner
+            .tiers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The open file of a non-default tier, opening (and, with `create`, creating) it on the
+    /// first call. Opening finishes or undoes a batch a crash interrupted (see
+    /// `docs/design.md`, "Tiers and atomicity").
+    pub(crate) fn tier_db(&self, tier: &str, create: bool) -> Result<Arc<Database>> {
+        debug_assert_ne!(tier, DEFAULT_TIER);
+        if let Some(db) = self.lock_tiers().get(tier) {
+            return Ok(db.clone());
+        }
+        let path = self.inner.dir.join(layout::tier_file(tier));
+        if !path.exists() && !create {
+            return Err(StoreError::Corrupt(format!(
+                "the catalog places relations in tier \"{tier}\" but {} is missing",
+                path.display()
+            )));
+        }
+        let db = open_redb(&path, &self.inner.options, true)?;
+        init_file(&db, &path, false)?;
+        self.recover_tier(&db, tier)?;
+        let db = Arc::new(db);
+        self.lock_tiers().insert(tier.to_owned(), db.clone());
+        Ok(db)
+    }
+
+    /// Undoes a tier's batch the base file never acknowledged, and drops leftover savepoints.
+    fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
+        let acknowledged = self.catalog()?.tier_seq.get(tier).copied().unwrap_or(0);
+        let (applied, savepoint) = {
+            let txn = db.begin_read()?;
+            let t = txn.open_table(layout::TIER_META)?;
+            let sp = t.get("savepoint")?.and_then(|v| layout::get_u64(v.value()));
+            (meta_u64(&t, "applied_seq")?, sp)
+        };
+        let mut txn = db.begin_write()?;
+        let leftovers: Vec<u64> = txn.list_persistent_savepoints()?.collect();
+        if applied <= acknowledged && leftovers.is_empty() {
+            txn.abort()?;
+            return Ok(());
+        }
+        if applied > acknowledged {
+            let id = savepoint.ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "tier \"{tier}\" holds batch {applied} the base file never acknowledged, \
+                     and no savepoint to undo it"
+                ))
+            })?;
+            let sp = txn.get_persistent_savepoint(id)?;
+            txn.restore_savepoint(&sp)?;
+        }
+        for id in leftovers {
+            txn.delete_persistent_savepoint(id)?;
+        }
+        {
+            let mut t = txn.open_table(layout::TIER_META)?;
+            t.remove("savepoint")?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Bytes on disk of each tier's file that exists, `default` first.
+    pub fn tier_files(&self) -> Result<Vec<(String, PathBuf, u64)>> {
+        let mut out = Vec::new();
+        let base = self.inner.dir.join(layout::BASE_FILE);
+        let len = std::fs::metadata(&base)
+            .map_err(|e| StoreError::io(&base, e))?
+            .len();
+        out.push((DEFAULT_TIER.to_owned(), base, len));
+        let mut tiers: BTreeSet<String> = self
+            .catalog()?
+            .relations
+            .values()
+            .map(|r| r.tier.clone())
+            .collect();
+        tiers.remove(DEFAULT_TIER);
+        for tier in tiers {
+            let path = self.inner.dir.join(layout::tier_file(&tier));
+            if let Ok(m) = std::fs::metadata(&path) {
+                out.push((tier, path, m.len()));
+            }
+        }
+        Ok(out)
+    }
+}

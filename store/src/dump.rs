@@ -1,0 +1,533 @@
+//! Dump formats: reading edge, attribute, node, Soufflé `.facts` and JSON-lines dumps.
+//!
+//! Every format is UTF-8, one fact a line. In the tab-separated formats, `#` comment lines
+//! and blank lines are skipped, `\t`, `\n`, `\r` and `\\` escape inside a field, and a field
+//! that is exactly `\N` is `absent`. A field is a number when it is the shortest printing of
+//! one (see [`strata_eval::Value::from_field`]), text otherwise. In JSON lines, strings are
+//! text, numbers are numbers and `null` is absent. A `.gz` file (or any input starting with
+//! the gzip magic bytes) is decompressed as it is read.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use flate2::read::MultiGzDecoder;
+use strata_eval::value::canonical_number;
+
+use crate::error::{Result, StoreError};
+
+/// The format of a dump file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `src<TAB>kind<TAB>dst[<TAB>unit]`: relation `kind(src, dst)`, kind lower-cased.
+    Edges,
+    /// `node<TAB>key<TAB>value[<TAB>unit]`: relation `key(node, value)`, key lower-cased.
+    Attrs,
+    /// `id<TAB>label[<TAB>unit]`: relation `label(id)`, label lower-cased.
+    Nodes,
+    /// Soufflé's fact files: each line one tuple of the relation the file is named after.
+    Facts,
+    /// JSON objects `{"src","kind","dst"}`, `{"node","key","value"}` or `{"id","label"}`,
+    /// each with an optional `"unit"`.
+    Jsonl,
+}
+
+/// Where a relation's facts came from, which decides its column names and which other
+/// relations it may clash with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// An edge kind.
+    Edges,
+    /// An attribute key.
+    Attrs,
+    /// A node label.
+    Nodes,
+    /// A Soufflé fact file.
+    Facts,
+}
+
+impl Origin {
+    /// The noun for messages: "an edge kind", "an attribute key"...
+    pub fn noun(self) -> &'static str {
+        match self {
+            Origin::Edges => "an edge kind",
+            Origin::Attrs => "an attribute key",
+            Origin::Nodes => "a node label",
+            Origin::Facts => "a .facts file",
+        }
+    }
+}
+
+impl Format {
+    /// Parses a `--format` argument.
+    pub fn parse(s: &str) -> Option<Format> {
+        Some(match s {
+            "edges" => Format::Edges,
+            "attrs" => Format::Attrs,
+            "nodes" => Format::Nodes,
+            "facts" => Format::Facts,
+            "jsonl" => Format::Jsonl,
+            _ => return None,
+        })
+    }
+
+    /// The format a file name implies (`x.edges.tsv`, `NAME.facts`, `x.jsonl`, each with an
+    /// optional `.gz`).
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let name = path.file_name()?.to_str()?;
+        let name = name.strip_suffix(".gz").unwrap_or(name);
+        [
+            (".edges.tsv", Format::Edges),
+            (".attrs.tsv", Format::Attrs),
+            (".nodes.tsv", Format::Nodes),
+            (".facts", Format::Facts),
+            (".jsonl", Format::Jsonl),
+        ]
+        .into_iter()
+        .find(|(suffix, _)| name.ends_with(suffix))
+        .map(|(_, f)| f)
+    }
+}
+
+/// The relation a `.facts` file holds: its file name without `.facts` (and `.gz`).
+pub fn facts_relation(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    name.strip_suffix(".facts").map(str::to_owned)
+}
+
+/// One field of a fact as read from a dump.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Field<'a> {
+    /// `\N` in TSV, `null` in JSON.
+    Absent,
+    /// A number.
+    Number(f64),
+    /// A text.
+    Text(Cow<'a, str>),
+}
+
+impl Field<'_> {
+    fn from_tsv(s: Cow<'_, str>) -> Field<'_> {
+        if s == "\\N" {
+            return Field::Absent;
+        }
+        match canonical_number(&s) {
+            Some(n) => Field::Number(n),
+            None => Field::Text(s),
+        }
+    }
+}
+
+/// One fact read from a dump, handed to a [`FactSink`].
+#[derive(Debug)]
+pub struct Fact<'a> {
+    /// The relation's name as the dump spells it (`IMPORTS`), before lower-casing.
+    pub spelled: &'a str,
+    /// The relation's name as stored (`imports`).
+    pub relation: &'a str,
+    /// Where the relation comes from.
+    pub origin: Origin,
+    /// The columns' names.
+    pub columns: &'a [String],
+    /// The relation's doc line, if the dump gave one.
+    pub doc: Option<&'a str>,
+    /// The fields, one per column.
+    pub fields: &'a [Field<'a>],
+    /// The unit that states the fact, if any.
+    pub unit: Option<&'a str>,
+    /// The 1-based line the fact was read from.
+    pub line: u64,
+}
+
+/// Whatever consumes the facts of a dump.
+pub trait FactSink {
+    /// Takes one fact; an error stops the read.
+    fn fact(&mut self, fact: &Fact<'_>) -> Result<()>;
+    /// Told every few thousand lines how many bytes and facts were read so far.
+    fn progress(&mut self, _bytes: u64, _facts: u64) {}
+}
+
+/// How to read one dump.
+#[derive(Clone, Debug)]
+pub struct DumpSpec {
+    /// The name used in messages (`-` for standard input).
+    pub label: String,
+    /// The format.
+    pub format: Format,
+    /// For [`Format::Facts`]: the relation the file holds.
+    pub relation: Option<String>,
+    /// A unit for every fact of the file that names none itself.
+    pub unit: Option<String>,
+}
+
+/// Opens a dump file (or standard input for `-`), decompressing gzip when the name ends in
+/// `.gz` or the bytes start with gzip's magic.
+pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(File::open(path).map_err(|e| StoreError::io(path, e))?)
+    };
+    let mut buf = BufReader::with_capacity(1 << 16, raw);
+    let head = buf.fill_buf().map_err(|e| StoreError::io(path, e))?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            MultiGzDecoder::new(buf),
+        )))
+    } else {
+        Ok(Box::new(buf))
+    }
+}
+
+/// Reads every fact of a dump into `sink`; returns the number of facts read.
+///
+/// Stops at the first malformed line with [`StoreError::Malformed`] naming the file and line.
+pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
+    let mut reader = LineReader {
+        spec,
+        line_no: 0,
+        bytes: 0,
+        facts: 0,
+        facts_arity: None,
+        facts_columns: Vec::new(),
+        facts_doc: None,
+    };
+    let mut line = Vec::with_capacity(256);
+    loop {
+        line.clear();
+        let n = input
+            .read_until(b'\n', &mut line)
+            .map_err(|e| reader.err(format!("cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        reader.line_no += 1;
+        reader.bytes += n as u64;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        let text = std::str::from_utf8(&line).map_err(|e| {
+            reader.err(format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to() + 1
+            ))
+        })?;
+        reader.line(text, sink)?;
+        if reader.line_no.is_multiple_of(8192) {
+            sink.progress(reader.bytes, reader.facts);
+        }
+    }
+    sink.progress(reader.bytes, reader.facts);
+    Ok(reader.facts)
+}
+
+struct LineReader<'s> {
+    spec: &'s DumpSpec,
+    line_no: u64,
+    bytes: u64,
+    facts: u64,
+    facts_arity: Option<usize>,
+    facts_columns: Vec<String>,
+    facts_doc: Option<String>,
+}
+
+/// Column names of the fixed formats.
+fn edge_columns() -> Vec<String> {
+    vec!["src".to_owned(), "dst".to_owned()]
+}
+
+impl LineReader<'_> {
+    fn err(&self, message: String) -> StoreError {
+        StoreError::Malformed {
+            file: self.spec.label.clone(),
+            line: self.line_no,
+            message,
+        }
+    }
+
+    fn line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
+        let trimmed = text.trim_start();
+        if trimmed.is_empty() {
+            return Ok(());
+        }
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            if self.spec.format == Format::Facts && self.facts == 0 {
+                self.facts_header(comment.trim())?;
+            }
+            return Ok(());
+        }
+        match self.spec.format {
+            Format::Jsonl => self.json_line(text, sink),
+            Format::Facts => self.facts_line(text, sink),
+            f => self.tsv_line(f, text, sink),
+        }
+    }
+
+    fn facts_header(&mut self, comment: &str) -> Result<()> {
+        if let Some(cols) = comment.strip_prefix("columns:") {
+            let cols: Vec<String> = cols
+                .split([',', ' ', '\t'])
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if cols.is_empty() || cols.iter().any(|c| !valid_name(c)) {
+                return Err(self.err(
+                    "a `# columns:` line names columns with letters, digits and `_`, \
+                     separated by commas"
+                        .to_owned(),
+                ));
+            }
+            self.facts_arity = Some(cols.len());
+            self.facts_columns = cols;
+        } else if let Some(doc) = comment.strip_prefix("doc:") {
+            self.facts_doc = Some(doc.trim().to_owned());
+        }
+        Ok(())
+    }
+
+    fn split<'t>(&self, text: &'t str) -> Result<Vec<Cow<'t, str>>> {
+        text.split('\t')
+            .enumerate()
+            .map(|(i, f)| unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1))))
+            .collect()
+    }
+
+    fn tsv_line(&mut self, format: Format, text: &str, sink: &mut dyn FactSink) -> Result<()> {
+        let fields = self.split(text)?;
+        let (names, origin, columns): (&[&str], Origin, Vec<String>) = match format {
+            Format::Edges => (&["src", "kind", "dst"], Origin::Edges, edge_columns()),
+            Format::Attrs => (
+                &["node", "key", "value"],
+                Origin::Attrs,
+                vec!["node".to_owned(), "value".to_owned()],
+            ),
+            _ => (&["id", "label"], Origin::Nodes, vec!["id".to_owned()]),
+        };
+        let n = names.len();
+        if fields.len() != n && fields.len() != n + 1 {
+            return Err(self.err(format!(
+                "expected {} or {} tab-separated fields ({}[, unit]), found {}",
+                n,
+                n + 1,
+                names.join(", "),
+                fields.len()
+            )));
+        }
+        for (i, name) in names.iter().enumerate() {
+            let empty_ok = *name == "value";
+            if fields[i].is_empty() && !empty_ok {
+                return Err(self.err(format!("field {} ({name}) is empty", i + 1)));
+            }
+        }
+        let spec = self.spec;
+        let unit = match fields.get(n).map(|u| u.as_ref()) {
+            Some("") => {
+                return Err(self.err("the unit field is empty; leave it out instead".to_owned()));
+            }
+            Some(u) => Some(u),
+            None => spec.unit.as_deref(),
+        };
+        let name_field = 1;
+        let spelled = fields[name_field].as_ref();
+        let relation = self.relation_name(spelled, names[name_field])?;
+        let mut values: Vec<Field<'_>> = Vec::with_capacity(2);
+        for (i, f) in fields.iter().enumerate().take(n) {
+            if i == name_field {
+                continue;
+            }
+            let v = Field::from_tsv(Cow::Borrowed(f.as_ref()));
+            if v == Field::Absent && names[i] != "value" {
+                return Err(self.err(format!(
+                    "field {} ({}) is \\N (absent); an id must be stated",
+                    i + 1,
+                    names[i]
+                )));
+            }
+            values.push(v);
+        }
+        self.facts += 1;
+        sink.fact(&Fact {
+            spelled,
+            relation: &relation,
+            origin,
+            columns: &columns,
+            doc: None,
+            fields: &values,
+            unit,
+            line: self.line_no,
+        })
+    }
+
+    fn relation_name(&self, spelled: &str, what: &str) -> Result<String> {
+        let lower = spelled.to_lowercase();
+        if !valid_name(&lower) {
+            return Err(self.err(format!(
+                "{what} \"{spelled}\" cannot name a relation: use letters, digits, `_` and `-`"
+            )));
+        }
+        Ok(lower)
+    }
+
+    fn facts_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
+        let fields = self.split(text)?;
+        let arity = *self.facts_arity.get_or_insert(fields.len());
+        if fields.len() != arity {
+            return Err(self.err(format!(
+                "expected {arity} tab-separated fields like the lines before, found {}",
+                fields.len()
+            )));
+        }
+        if self.facts_columns.len() != arity {
+            self.facts_columns = (1..=arity).map(|i| format!("c{i}")).collect();
+        }
+        let relation = self.spec.relation.clone().unwrap_or_default();
+        let values: Vec<Field<'_>> = fields.into_iter().map(Field::from_tsv).collect();
+        self.facts += 1;
+        sink.fact(&Fact {
+            spelled: &relation,
+            relation: &relation,
+            origin: Origin::Facts,
+            columns: &self.facts_columns,
+            doc: self.facts_doc.as_deref(),
+            fields: &values,
+            unit: self.spec.unit.as_deref(),
+            line: self.line_no,
+        })
+    }
+
+    fn json_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| self.err(format!("invalid JSON: {e}")))?;
+        let serde_json::Value::Object(obj) = value else {
+            return Err(self.err("expected a JSON object".to_owned()));
+        };
+        let has = |k: &str| obj.contains_key(k);
+        let (format, keys): (Format, &[&str]) = if has("src") || has("kind") || has("dst") {
+            (Format::Edges, &["src", "kind", "dst"])
+        } else if has("node") || has("key") || has("value") {
+            (Format::Attrs, &["node", "key", "value"])
+        } else if has("id") || has("label") {
+            (Format::Nodes, &["id", "label"])
+        } else {
+            return Err(self.err(
+                "expected an object with \"src\", \"kind\", \"dst\" (an edge), \"node\", \
+                 \"key\", \"value\" (an attribute) or \"id\", \"label\" (a node)"
+                    .to_owned(),
+            ));
+        };
+        for k in obj.keys() {
+            if !keys.contains(&k.as_str()) && k != "unit" {
+                return Err(self.err(format!(
+                    "unexpected key \"{k}\"; this object takes {} and \"unit\"",
+                    keys.iter()
+                        .map(|k| format!("\"{k}\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        let mut fields = Vec::with_capacity(keys.len());
+        for &k in keys {
+            let v = obj
+                .get(k)
+                .ok_or_else(|| self.err(format!("missing key \"{k}\"")))?;
+            let is_name = matches!(k, "kind" | "key" | "label");
+            let f = match v {
+                serde_json::Value::String(s) if s.is_empty() && k != "value" => {
+                    return Err(self.err(format!("\"{k}\" is empty")));
+                }
+                serde_json::Value::String(s) => Field::Text(Cow::Borrowed(s.as_str())),
+                serde_json::Value::Number(n) if !is_name => match n.as_f64() {
+                    Some(x) if x.is_finite() => Field::Number(if x == 0.0 { 0.0 } else { x }),
+                    _ => return Err(self.err(format!("\"{k}\" is not a finite number"))),
+                },
+                serde_json::Value::Null if k == "value" => Field::Absent,
+                _ => {
+                    return Err(self.err(format!(
+                        "\"{k}\" must be {}",
+                        if is_name {
+                            "a non-empty string"
+                        } else if k == "value" {
+                            "a string, a number or null"
+                        } else {
+                            "a non-empty string or a number"
+                        }
+                    )));
+                }
+            };
+            fields.push(f);
+        }
+        let unit = match obj.get("unit") {
+            None | Some(serde_json::Value::Null) => self.spec.unit.as_deref(),
+            Some(serde_json::Value::String(s)) if !s.is_empty() => Some(s.as_str()),
+            Some(_) => return Err(self.err("\"unit\" must be a non-empty string".to_owned())),
+        };
+        let Field::Text(spelled) = fields.remove(1) else {
+            return Err(self.err(format!("\"{}\" must be a non-empty string", keys[1])));
+        };
+        let relation = self.relation_name(&spelled, keys[1])?;
+        let (origin, columns) = match format {
+            Format::Edges => (Origin::Edges, edge_columns()),
+            Format::Attrs => (Origin::Attrs, vec!["node".to_owned(), "value".to_owned()]),
+            _ => (Origin::Nodes, vec!["id".to_owned()]),
+        };
+        self.facts += 1;
+        sink.fact(&Fact {
+            spelled: &spelled,
+            relation: &relation,
+            origin,
+            columns: &columns,
+            doc: None,
+            fields: &fields,
+            unit,
+            line: self.line_no,
+        })
+    }
+}
+
+/// Whether `s` may name a relation or a column: letters, digits, `_` and `-`, starting with
+/// a letter or `_`.
+pub fn valid_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Undoes the escapes of a TSV field; `\N` is left for the caller to read as absent.
+fn unescape(field: &str) -> std::result::Result<Cow<'_, str>, String> {
+    if !field.contains('\\') {
+        return Ok(Cow::Borrowed(field));
+    }
+    if field == "\\N" {
+        return Ok(Cow::Borrowed(field));
+    }
+    let mut out = String::with_capacity(field.len());
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some(other) => {
+                return Err(format!(
+                    "bad escape \"\\{other}\" (write \\t, \\n, \\r or \\\\; a field that is \
+                     exactly \\N is absent)"
+                ));
+            }
+            None => return Err("a field ends with a lone backslash (write \\\\)".to_owned()),
+        }
+    }
+    Ok(Cow::Owned(out))
+}

@@ -1,0 +1,741 @@
+//! Batches: everything one ingest (or retraction) writes, committed atomically.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::MutexGuard;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, WriteTransaction};
+
+use crate::catalog::{BatchRecord, Catalog, RelationMeta, encode_json};
+use crate::db::Store;
+use crate::dump::{self, DumpSpec, Fact, FactSink, Field, Origin};
+use crate::error::{Result, StoreError};
+use crate::layout::{self, DEFAULT_TIER};
+use crate::relwriter::RelWriter;
+use strata_eval::Term;
+
+/// How a batch is committed.
+#[derive(Clone, Debug)]
+pub struct BatchOptions {
+    /// The tier new relations go to (`default` unless given).
+    pub tier: String,
+    /// Replace every fact of each unit the batch names (`--replace`).
+    pub replace: bool,
+    /// Labels recorded with the batch (`commit=abc123`).
+    pub labels: BTreeMap<String, String>,
+    /// An id that makes a retry of this batch a no-op.
+    pub batch_id: Option<String>,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions {
+            tier: DEFAULT_TIER.to_owned(),
+            replace: false,
+            labels: BTreeMap::new(),
+            batch_id: None,
+        }
+    }
+}
+
+/// What a committed batch did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BatchSummary {
+    /// The sequence number it committed as (for a retried batch: the original's).
+    pub seq: u64,
+    /// Set when the batch id was committed before, so nothing was written.
+    pub already_committed: bool,
+    /// Facts read from the input.
+    pub facts_read: u64,
+    /// Facts the store did not hold before.
+    pub new: u64,
+    /// Facts read that the store held already, or that the batch repeated.
+    pub duplicates: u64,
+    /// Facts removed by `--replace` or a retraction.
+    pub removed: u64,
+    /// Relations written to.
+    pub relations: Vec<String>,
+    /// Units named for retraction that own nothing in the store.
+    pub unknown_units: Vec<String>,
+    /// Time from the batch's start to its commit.
+    pub elapsed: Duration,
+}
+
+/// A relation's facts gathered by a batch, as terms.
+struct Pending {
+    spelled: String,
+    origin: Origin,
+    columns: Vec<String>,
+    doc: Option<String>,
+    file: String,
+    line: u64,
+    tuples: Vec<u32>,
+    units: Vec<u32>,
+}
+
+/// One atomic batch: gather facts, then [`Batch::commit`]. Dropping it without committing
+/// stores nothing.
+pub struct Batch<'s> {
+    store: &'s Store,
+    _writer: MutexGuard<'s, ()>,
+    options: BatchOptions,
+    start: Catalog,
+    started: Instant,
+    id_by_text: ReadOnlyTable<&'static str, u32>,
+    id_by_number: ReadOnlyTable<u64, u32>,
+    id_by_unit: ReadOnlyTable<&'static str, u32>,
+    start_units: u32,
+    texts: HashMap<Box<str>, u32>,
+    new_texts: Vec<Box<str>>,
+    numbers: HashMap<u64, u32>,
+    new_numbers: Vec<u64>,
+    units: HashMap<Box<str>, u32>,
+    new_units: Vec<Box<str>>,
+    rels: BTreeMap<String, Pending>,
+    replace_units: BTreeSet<u32>,
+    retract_units: BTreeSet<u32>,
+    unknown_units: Vec<String>,
+    facts_read: u64,
+    label: String,
+    progress: Option<Box<dyn FnMut(u64, u64) + 's>>,
+    bytes_before: u64,
+}
+
+impl Store {
+    /// Starts a batch. Only one batch runs at a time in a process; this waits for the one
+    /// running, if any. Readers are never blocked.
+    pub fn batch(&self, options: BatchOptions) -> Result<Batch<'_>> {
+        if !layout::valid_tier_name(&options.tier) {
+            return Err(StoreError::Invalid(format!(
+                "\"{}\" cannot name a tier: use 1 to 64 of a-z, 0-9, `_` and `-`, starting \
+                 with a letter",
+                options.tier
+            )));
+        }
+        let writer = self
+            .inner
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let txn = self.inner.base.begin_read()?;
+        let start = Catalog::read(&txn)?;
+        let start_units = {
+            let meta = txn.open_table(layout::META)?;
+            crate::catalog::meta_u32(&meta, "units")?
+        };
+        Ok(Batch {
+            store: self,
+            _writer: writer,
+            id_by_text: txn.open_table(layout::ID_BY_TEXT)?,
+            id_by_number: txn.open_table(layout::ID_BY_NUMBER)?,
+            id_by_unit: txn.open_table(layout::UNIT_IDS)?,
+            options,
+            start,
+            start_units,
+            started: Instant::now(),
+            texts: HashMap::new(),
+            new_texts: Vec::new(),
+            numbers: HashMap::new(),
+            new_numbers: Vec::new(),
+            units: HashMap::new(),
+            new_units: Vec::new(),
+            rels: BTreeMap::new(),
+            replace_units: BTreeSet::new(),
+            retract_units: BTreeSet::new(),
+            unknown_units: Vec::new(),
+            facts_read: 0,
+            label: String::new(),
+            progress: None,
+            bytes_before: 0,
+        })
+    }
+
+    /// Removes every fact each of `units` states (facts another unit also states stay), as
+    /// one batch.
+    pub fn retract(&self, units: &[String], options: BatchOptions) -> Result<BatchSummary> {
+        let mut batch = self.batch(options)?;
+        for u in units {
+            batch.retract_unit(u)?;
+        }
+        batch.commit()
+    }
+}
+
+impl<'s> Batch<'s> {
+    /// Calls `f(bytes, facts)` as dumps are read, for a progress display; the counts run
+    /// across all the batch's files.
+    pub fn on_progress(&mut self, f: impl FnMut(u64, u64) + 's) {
+        self.progress = Some(Box::new(f));
+    }
+
+    /// Reads a whole dump into the batch.
+    pub fn read_dump(&mut self, input: impl std::io::BufRead, spec: &DumpSpec) -> Result<u64> {
+        self.label = spec.label.clone();
+        let before = self.bytes_before;
+        let mut sink = Sink {
+            batch: self,
+            bytes: 0,
+        };
+        let n = dump::read(input, spec, &mut sink)?;
+        let bytes = sink.bytes;
+        self.bytes_before = before + bytes;
+        Ok(n)
+    }
+
+    /// Opens and reads a dump file (`-` for standard input), with its format from `spec`.
+    pub fn read_file(&mut self, path: &Path, spec: &DumpSpec) -> Result<u64> {
+        let input = dump::open(path)?;
+        self.read_dump(input, spec)
+    }
+
+    /// Adds one fact of a `.facts`-style relation (columns `c1..cN`) stated by `unit`.
+    pub fn add_fact(
+        &mut self,
+        relation: &str,
+        fields: &[Field<'_>],
+        unit: Option<&str>,
+    ) -> Result<()> {
+        if !dump::valid_name(relation) {
+            return Err(StoreError::Invalid(format!(
+                "\"{relation}\" cannot name a relation: use letters, digits, `_` and `-`"
+            )));
+        }
+        let columns: Vec<String> = (1..=fields.len()).map(|i| format!("c{i}")).collect();
+        self.label = "(api)".to_owned();
+        self.fact(&Fact {
+            spelled: relation,
+            relation,
+            origin: Origin::Facts,
+            columns: &columns,
+            doc: None,
+            fields,
+            unit,
+            line: self.facts_read + 1,
+        })
+    }
+
+    /// Removes every fact `unit` states when the batch commits (before its own facts are
+    /// added).
+    pub fn retract_unit(&mut self, unit: &str) -> Result<()> {
+        match self.id_by_unit.get(unit)? {
+            Some(id) => {
+                self.retract_units.insert(id.value());
+            }
+            None => self.unknown_units.push(unit.to_owned()),
+        }
+        Ok(())
+    }
+
+    fn intern_text(&mut self, s: &str) -> Result<u32> {
+        if let Some(&id) = self.texts.get(s) {
+            return Ok(id);
+        }
+        let stored = if self.start.texts > 0 {
+            self.id_by_text.get(s)?.map(|v| v.value())
+        } else {
+            None
+        };
+        let id = match stored {
+            Some(id) => id,
+            None => {
+                let id = self.start.texts + 1 + self.new_texts.len() as u32;
+                if id > Term::MAX_ID {
+                    return Err(StoreError::Full("the text dictionary".to_owned()));
+                }
+                self.new_texts.push(s.into());
+                id
+            }
+        };
+        self.texts.insert(s.into(), id);
+        Ok(id)
+    }
+
+    fn intern_number(&mut self, n: f64) -> Result<u32> {
+        let bits = n.to_bits();
+        if let Some(&id) = self.numbers.get(&bits) {
+            return Ok(id);
+        }
+        let stored = if self.start.numbers > 0 {
+            self.id_by_number.get(bits)?.map(|v| v.value())
+        } else {
+            None
+        };
+        let id = match stored {
+            Some(id) => id,
+            None => {
+                let id = self.start.numbers + self.new_numbers.len() as u32;
+                if id > Term::MAX_ID {
+                    return Err(StoreError::Full("the number dictionary".to_owned()));
+                }
+                self.new_numbers.push(bits);
+                id
+            }
+        };
+        self.numbers.insert(bits, id);
+        Ok(id)
+    }
+
+    fn intern_unit(&mut self, s: &str) -> Result<u32> {
+        if let Some(&id) = self.units.get(s) {
+            return Ok(id);
+        }
+        let id = match self.id_by_unit.get(s)?.map(|v| v.value()) {
+            Some(id) => id,
+            None => {
+                self.new_units.push(s.into());
+                self.start_units + self.new_units.len() as u32
+            }
+        };
+        self.units.insert(s.into(), id);
+        Ok(id)
+    }
+
+    fn term(&mut self, field: &Field<'_>) -> Result<u32> {
+        Ok(match field {
+            Field::Absent => Term::ABSENT.0,
+            Field::Text(s) => Term::text(self.intern_text(s)?).0,
+            Field::Number(n) => Term::number(self.intern_number(*n)?).0,
+        })
+    }
+
+    fn clash(&self, file: &str, line: u64, message: String) -> StoreError {
+        StoreError::Clash {
+            file: file.to_owned(),
+            line,
+            message,
+        }
+    }
+
+    fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
+        self.facts_read += 1;
+        let mut terms = [0u32; 8];
+        let mut long = Vec::new();
+        let terms: &[u32] = if fact.fields.len() <= 8 {
+            for (i, f) in fact.fields.iter().enumerate() {
+                terms[i] = self.term(f)?;
+            }
+            &terms[..fact.fields.len()]
+        } else {
+            for f in fact.fields {
+                long.push(self.term(f)?);
+            }
+            &long
+        };
+        let unit = match fact.unit {
+            Some(u) => {
+                let id = self.intern_unit(u)?;
+                if self.options.replace {
+                    self.replace_units.insert(id);
+                }
+                id
+            }
+            None => 0,
+        };
+        let label = &self.label;
+        match self.rels.get_mut(fact.relation) {
+            Some(p) => {
+                if p.origin != fact.origin || p.spelled != fact.spelled {
+                    let (file, line) = (label.clone(), fact.line);
+                    let msg = format!(
+                        "\"{}\" ({}) names the same relation \"{}\" as \"{}\" ({}) at {}:{}; \
+                         rename one of them",
+                        fact.spelled,
+                        fact.origin.noun(),
+                        fact.relation,
+                        p.spelled,
+                        p.origin.noun(),
+                        p.file,
+                        p.line
+                    );
+                    return Err(self.clash(&file, line, msg));
+                }
+                if p.columns.len() != terms.len() {
+                    let msg = format!(
+                        "relation \"{}\" has {} columns at {}:{}, but {} here",
+                        fact.relation,
+                        p.columns.len(),
+                        p.file,
+                        p.line,
+                        terms.len()
+                    );
+                    return Err(self.clash(&label.clone(), fact.line, msg));
+                }
+                p.tuples.extend_from_slice(terms);
+                p.units.push(unit);
+            }
+            None => {
+                self.rels.insert(
+                    fact.relation.to_owned(),
+                    Pending {
+                        spelled: fact.spelled.to_owned(),
+                        origin: fact.origin,
+                        columns: fact.columns.to_vec(),
+                        doc: fact.doc.map(str::to_owned),
+                        file: label.clone(),
+                        line: fact.line,
+                        tuples: terms.to_vec(),
+                        units: vec![unit],
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks each gathered relation against the catalog; returns the catalog entries to
+    /// write to (new ones with fresh ids).
+    fn resolve(&self, next_rel: &mut u32) -> Result<BTreeMap<String, RelationMeta>> {
+        let mut out = BTreeMap::new();
+        for (name, p) in &self.rels {
+            let meta = match self.start.relations.get(name) {
+                Some(m) => {
+                    if m.origin != p.origin || m.spelled != p.spelled {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "\"{}\" ({}) names the same relation \"{name}\" as the stored \
+                                 \"{}\" ({}); rename one of them",
+                                p.spelled,
+                                p.origin.noun(),
+                                m.spelled,
+                                m.origin.noun()
+                            ),
+                        ));
+                    }
+                    if m.columns.len() != p.columns.len() {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "relation \"{name}\" is stored with {} columns ({}), but this \
+                                 dump gives it {}",
+                                m.columns.len(),
+                                m.columns.join(", "),
+                                p.columns.len()
+                            ),
+                        ));
+                    }
+                    if m.tier != self.options.tier {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "relation \"{name}\" lives in tier \"{}\", not \"{}\"; ingest \
+                                 it with --tier {}",
+                                m.tier, self.options.tier, m.tier
+                            ),
+                        ));
+                    }
+                    let mut m = m.clone();
+                    if let Some(doc) = &p.doc {
+                        m.doc.clone_from(doc);
+                    }
+                    m
+                }
+                None => {
+                    let id = *next_rel;
+                    *next_rel += 1;
+                    RelationMeta {
+                        id,
+                        name: name.clone(),
+                        spelled: p.spelled.clone(),
+                        origin: p.origin,
+                        columns: p.columns.clone(),
+                        doc: p.doc.clone().unwrap_or_default(),
+                        tier: self.options.tier.clone(),
+                        next_row: 0,
+                        rows: 0,
+                        distinct: vec![0; p.columns.len()],
+                    }
+                }
+            };
+            out.insert(name.clone(), meta);
+        }
+        Ok(out)
+    }
+
+    /// Writes the batch atomically: all of it lands, or (on any error) none of it.
+    pub fn commit(mut self) -> Result<BatchSummary> {
+        let base = &self.store.inner.base;
+        let wtxn = base.begin_write()?;
+        if let Some(id) = &self.options.batch_id
+            && let Some(seq) = wtxn.open_table(layout::BATCH_IDS)?.get(id.as_str())?
+        {
+            return Ok(BatchSummary {
+                seq: seq.value(),
+                already_committed: true,
+                facts_read: self.facts_read,
+                elapsed: self.started.elapsed(),
+                ..BatchSummary::default()
+            });
+        }
+        let seq = self.start.seq + 1;
+        let (mut next_rel, units_count) = {
+            let meta = wtxn.open_table(layout::META)?;
+            (
+                crate::catalog::meta_u32(&meta, "relations")?,
+                crate::catalog::meta_u32(&meta, "units")?,
+            )
+        };
+        let mut metas = self.resolve(&mut next_rel)?;
+
+        // The units whose stored facts go, and the relations they own facts in.
+        let removing: BTreeSet<u32> = self
+            .replace_units
+            .union(&self.retract_units)
+            .copied()
+            .filter(|&u| u <= self.start_units)
+            .collect();
+        let mut removals: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        {
+            let ur = wtxn.open_table(layout::UNIT_RELATIONS)?;
+            let by_id: HashMap<u32, &RelationMeta> =
+                self.start.relations.values().map(|m| (m.id, m)).collect();
+            for &u in &removing {
+                for entry in ur.range((u, 0)..=(u, u32::MAX))? {
+                    let (k, _) = entry?;
+                    let rel = k.value().1;
+                    let m = by_id.get(&rel).ok_or_else(|| {
+                        StoreError::Corrupt(format!(
+                            "unit {u} owns facts of unknown relation {rel}"
+                        ))
+                    })?;
+                    removals.entry(m.name.clone()).or_default().push(u);
+                    metas.entry(m.name.clone()).or_insert_with(|| (*m).clone());
+                }
+            }
+        }
+
+        let units_removed = {
+            let names = wtxn.open_table(layout::UNIT_NAMES)?;
+            let mut v = Vec::new();
+            for &u in &removing {
+                if let Some(n) = names.get(u)? {
+                    v.push(n.value().to_owned());
+                }
+            }
+            v
+        };
+
+        // Group the relations by tier; the default tier's are written in the base txn.
+        let mut tiers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for m in metas.values() {
+            tiers
+                .entry(m.tier.clone())
+                .or_default()
+                .push(m.name.clone());
+        }
+        let mut summary = BatchSummary {
+            seq,
+            facts_read: self.facts_read,
+            relations: self.rels.keys().cloned().collect(),
+            unknown_units: std::mem::take(&mut self.unknown_units),
+            ..BatchSummary::default()
+        };
+        let mut unit_rel_changes: Vec<(u32, u32, bool)> = Vec::new();
+        let mut tier_txns: Vec<(
+            String,
+            std::sync::Arc<redb::Database>,
+            WriteTransaction,
+            u64,
+        )> = Vec::new();
+        for (tier, names) in &tiers {
+            let tier_txn = if tier == DEFAULT_TIER {
+                None
+            } else {
+                let db = self.store.tier_db(tier, true)?;
+                let sp_txn = db.begin_write()?;
+                let sp = sp_txn.persistent_savepoint()?;
+                sp_txn.commit()?;
+                let txn = db.begin_write()?;
+                {
+                    let mut t = txn.open_table(layout::TIER_META)?;
+                    t.insert("applied_seq", seq.to_le_bytes().as_slice())?;
+                    t.insert("savepoint", sp.to_le_bytes().as_slice())?;
+                }
+                Some((db, txn, sp))
+            };
+            let txn = tier_txn.as_ref().map_or(&wtxn, |(_, t, _)| t);
+            for name in names {
+                let meta = metas.remove(name).ok_or_else(|| {
+                    StoreError::Corrupt(format!("relation {name} vanished during commit"))
+                })?;
+                let rel = meta.id;
+                let mut w = RelWriter::new(txn, meta)?;
+                for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
+                    summary.removed += w.remove_unit(u)?;
+                }
+                if let Some(p) = self.rels.get_mut(name) {
+                    add_pending(&mut w, p, &mut summary)?;
+                }
+                let (meta, units) = w.finish()?;
+                unit_rel_changes.extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
+                metas.insert(name.clone(), meta);
+            }
+            if let Some((db, txn, sp)) = tier_txn {
+                tier_txns.push((tier.clone(), db, txn, sp));
+            }
+        }
+
+        // The base file: dictionary, units, catalog, batch record.
+        {
+            let mut t = wtxn.open_table(layout::TEXT_BY_ID)?;
+            let mut r = wtxn.open_table(layout::ID_BY_TEXT)?;
+            for (i, s) in self.new_texts.iter().enumerate() {
+                let id = self.start.texts + 1 + i as u32;
+                t.insert(id, &**s)?;
+                r.insert(&**s, id)?;
+            }
+            let mut t = wtxn.open_table(layout::NUMBER_BY_ID)?;
+            let mut r = wtxn.open_table(layout::ID_BY_NUMBER)?;
+            for (i, &bits) in self.new_numbers.iter().enumerate() {
+                let id = self.start.numbers + i as u32;
+                t.insert(id, bits)?;
+                r.insert(bits, id)?;
+            }
+            let mut t = wtxn.open_table(layout::UNIT_NAMES)?;
+            let mut r = wtxn.open_table(layout::UNIT_IDS)?;
+            for (i, s) in self.new_units.iter().enumerate() {
+                let id = units_count + 1 + i as u32;
+                t.insert(id, &**s)?;
+                r.insert(&**s, id)?;
+            }
+            let mut ur = wtxn.open_table(layout::UNIT_RELATIONS)?;
+            for (u, rel, owns) in unit_rel_changes {
+                if u == 0 {
+                    continue;
+                }
+                if owns {
+                    ur.insert((u, rel), ())?;
+                } else {
+                    ur.remove((u, rel))?;
+                }
+            }
+            let mut rels = wtxn.open_table(layout::RELATIONS)?;
+            let mut ids = wtxn.open_table(layout::RELATION_IDS)?;
+            for m in metas.values() {
+                rels.insert(m.id, encode_json(m).as_slice())?;
+                ids.insert(m.name.as_str(), m.id)?;
+            }
+            let record = BatchRecord {
+                seq,
+                batch_id: self.options.batch_id.clone(),
+                labels: self.options.labels.clone(),
+                committed_at: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+                facts_read: summary.facts_read,
+                new: summary.new,
+                duplicates: summary.duplicates,
+                removed: summary.removed,
+                relations: summary.relations.clone(),
+                units_removed,
+            };
+            wtxn.open_table(layout::BATCHES)?
+                .insert(seq, encode_json(&record).as_slice())?;
+            if let Some(id) = &self.options.batch_id {
+                wtxn.open_table(layout::BATCH_IDS)?
+                    .insert(id.as_str(), seq)?;
+            }
+            let mut ts = wtxn.open_table(layout::TIER_SEQ)?;
+            for tier in tiers.keys() {
+                ts.insert(tier.as_str(), seq)?;
+            }
+            let mut meta = wtxn.open_table(layout::META)?;
+            meta.insert("seq", seq.to_le_bytes().as_slice())?;
+            let texts = self.start.texts + self.new_texts.len() as u32;
+            meta.insert("texts", texts.to_le_bytes().as_slice())?;
+            let numbers = self.start.numbers + self.new_numbers.len() as u32;
+            meta.insert("numbers", numbers.to_le_bytes().as_slice())?;
+            let units = units_count + self.new_units.len() as u32;
+            meta.insert("units", units.to_le_bytes().as_slice())?;
+            meta.insert("relations", next_rel.to_le_bytes().as_slice())?;
+        }
+
+        // Commit: tier files first, then the base file, which acknowledges the batch.
+        {
+            let _guard = self
+                .store
+                .inner
+                .commit_lock
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut cleanup = Vec::new();
+            for (_, db, txn, sp) in tier_txns {
+                txn.commit()?;
+                cleanup.push((db, sp));
+            }
+            wtxn.commit()?;
+            for (db, sp) in cleanup {
+                let txn = db.begin_write()?;
+                txn.delete_persistent_savepoint(sp)?;
+                txn.open_table(layout::TIER_META)?.remove("savepoint")?;
+                txn.commit()?;
+            }
+        }
+        summary.elapsed = self.started.elapsed();
+        Ok(summary)
+    }
+}
+
+/// Adds a relation's gathered facts: each distinct tuple once, with its distinct units.
+fn add_pending(w: &mut RelWriter<'_>, p: &mut Pending, summary: &mut BatchSummary) -> Result<()> {
+    let arity = p.columns.len();
+    let n = p.units.len();
+    let tuples = std::mem::take(&mut p.tuples);
+    let units = std::mem::take(&mut p.units);
+    let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        tuple(a as usize)
+            .cmp(tuple(b as usize))
+            .then(units[a as usize].cmp(&units[b as usize]))
+    });
+    let mut i = 0;
+    let mut us = Vec::new();
+    while i < n {
+        let t = tuple(order[i] as usize);
+        us.clear();
+        let mut j = i;
+        while j < n && tuple(order[j] as usize) == t {
+            let u = units[order[j] as usize];
+            if us.last() != Some(&u) {
+                us.push(u);
+            }
+            j += 1;
+        }
+        let occurrences = (j - i) as u64;
+        let (new, _) = w.add(t, &us)?;
+        if new {
+            summary.new += 1;
+            summary.duplicates += occurrences - 1;
+        } else {
+            summary.duplicates += occurrences;
+        }
+        i = j;
+    }
+    Ok(())
+}
+
+/// Adapts a batch to [`FactSink`], tracking bytes for progress.
+struct Sink<'b, 's> {
+    batch: &'b mut Batch<'s>,
+    bytes: u64,
+}
+
+impl FactSink for Sink<'_, '_> {
+    fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
+        self.batch.fact(fact)
+    }
+
+    fn progress(&mut self, bytes: u64, _facts: u64) {
+        self.bytes = bytes;
+        let total_bytes = self.batch.bytes_before + bytes;
+        let facts = self.batch.facts_read;
+        if let Some(f) = self.batch.progress.as_mut() {
+            f(total_bytes, facts);
+        }
+    }
+}

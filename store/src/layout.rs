@@ -1,0 +1,98 @@
+//! The redb tables of a database and the encodings of their keys and values.
+//!
+//! `docs/design.md` is the prose version of this file; change both together. Every integer
+//! is little-endian; redb orders tuple keys element by element.
+
+use redb::TableDefinition;
+
+/// The format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Rows per column block: row `r` lives in block `r / BLOCK_ROWS` at `r % BLOCK_ROWS`.
+pub const BLOCK_ROWS: u32 = 4096;
+
+/// The name of the default tier, whose relations live in `strata.redb`.
+pub const DEFAULT_TIER: &str = "default";
+
+/// The file of the default tier (and of the catalog and dictionary).
+pub const BASE_FILE: &str = "strata.redb";
+
+// ---- tables of the base file only -------------------------------------------------------
+
+/// `meta`: named scalars. Keys: `format_version` (u32), `seq` (u64, the last committed
+/// batch), `texts` (u32, text ids handed out), `numbers` (u32), `units` (u32), `relations`
+/// (u32, relation ids handed out).
+pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
+/// `text_by_id`: text id (1-based) → the text.
+pub const TEXT_BY_ID: TableDefinition<'_, u32, &str> = TableDefinition::new("text_by_id");
+/// `id_by_text`: the text → its id.
+pub const ID_BY_TEXT: TableDefinition<'_, &str, u32> = TableDefinition::new("id_by_text");
+/// `number_by_id`: number id (0-based) → the `f64`'s bits.
+pub const NUMBER_BY_ID: TableDefinition<'_, u32, u64> = TableDefinition::new("number_by_id");
+/// `id_by_number`: the `f64`'s bits → its id.
+pub const ID_BY_NUMBER: TableDefinition<'_, u64, u32> = TableDefinition::new("id_by_number");
+/// `relations`: relation id → the relation's [`crate::catalog::RelationMeta`] as JSON.
+pub const RELATIONS: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("relations");
+/// `relation_ids`: relation name → relation id.
+pub const RELATION_IDS: TableDefinition<'_, &str, u32> = TableDefinition::new("relation_ids");
+/// `batches`: sequence number → the batch's [`crate::catalog::BatchRecord`] as JSON.
+pub const BATCHES: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("batches");
+/// `batch_ids`: a batch id a client gave → the sequence number it was committed as.
+pub const BATCH_IDS: TableDefinition<'_, &str, u64> = TableDefinition::new("batch_ids");
+/// `unit_ids`: unit name → unit id (1-based; 0 stands for "stated without a unit").
+pub const UNIT_IDS: TableDefinition<'_, &str, u32> = TableDefinition::new("unit_ids");
+/// `unit_names`: unit id → unit name.
+pub const UNIT_NAMES: TableDefinition<'_, u32, &str> = TableDefinition::new("unit_names");
+/// `unit_relations`: (unit id, relation id) → nothing: the relations a unit owns facts in.
+pub const UNIT_RELATIONS: TableDefinition<'_, (u32, u32), ()> =
+    TableDefinition::new("unit_relations");
+/// `tier_seq`: tier name → the sequence number of the last batch that wrote to the tier.
+pub const TIER_SEQ: TableDefinition<'_, &str, u64> = TableDefinition::new("tier_seq");
+
+// ---- tables of every tier file (the default tier's are in the base file) -----------------
+
+/// `blocks`: (relation id, column, block number) → an rkyv-archived `Vec<u32>` of terms.
+pub const BLOCKS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("blocks");
+/// `postings`: (relation id, column, term) → a serialized roaring bitmap of the live rows
+/// whose column holds the term. No entry is stored for an empty bitmap.
+pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("postings");
+/// `dead`: relation id → roaring bitmap of row ids whose fact was removed.
+pub const DEAD: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("dead");
+/// `owners`: (relation id, unit id) → roaring bitmap of the live rows the unit states.
+pub const OWNERS: TableDefinition<'_, (u32, u32), &[u8]> = TableDefinition::new("owners");
+/// `shared`: (relation id, row) → how many units (counting "no unit") state the row, for
+/// rows stated by two or more. A row absent here has exactly one owner.
+pub const SHARED: TableDefinition<'_, (u32, u32), u32> = TableDefinition::new("shared");
+/// `tier_meta`: named scalars of a tier file: `format_version` (u32), `applied_seq` (u64,
+/// the last batch written to this file), `savepoint` (u64, the persistent savepoint taken
+/// before that batch, until the base file acknowledges it).
+pub const TIER_META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("tier_meta");
+
+/// Reads a little-endian u32 stored in a `meta` value.
+pub fn get_u32(bytes: &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// Reads a little-endian u64 stored in a `meta` value.
+pub fn get_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// Whether `name` may name a tier: 1 to 64 of `a-z 0-9 _ -`, starting with a letter.
+pub fn valid_tier_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.as_bytes()[0].is_ascii_lowercase()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// The file name of a tier: `strata.redb` for the default tier, `tier-NAME.redb` otherwise.
+pub fn tier_file(tier: &str) -> String {
+    if tier == DEFAULT_TIER {
+        BASE_FILE.to_owned()
+    } else {
+        format!("tier-{tier}.redb")
+    }
+}

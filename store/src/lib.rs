@@ -1,0 +1,49 @@
+//! Strata's on-disk fact store.
+//!
+//! A database is a directory: `strata.redb` holds the catalog, the dictionary and the default
+//! tier's relations; every other tier is a redb file of its own (`tier-NAME.redb`), opened
+//! only when a read or a write needs one of its relations. Relations are stored by column in
+//! rkyv-archived blocks, with a roaring bitmap of rows per (column, value), so a lookup with
+//! any bound columns is a bitmap intersection. See `docs/design.md` for the byte layout.
+//!
+//! ```
+//! use strata_store::{BatchOptions, OpenOptions, Store};
+//! use strata_store::dump::{DumpSpec, Format};
+//! use strata_eval::{FactSource, Value};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = Store::open(dir.path(), OpenOptions { create: true, ..Default::default() }).unwrap();
+//! let mut batch = store.batch(BatchOptions::default()).unwrap();
+//! let dump = "app\tIMPORTS\tapi\napi\tIMPORTS\tlog\n";
+//! let spec = DumpSpec { label: "deps.edges.tsv".into(), format: Format::Edges, relation: None, unit: None };
+//! batch.read_dump(dump.as_bytes(), &spec).unwrap();
+//! let summary = batch.commit().unwrap();
+//! assert_eq!(summary.new, 2);
+//!
+//! let snap = store.snapshot().unwrap();
+//! let api = snap.term(&Value::text("api")).unwrap().unwrap();
+//! let mut rows = Vec::new();
+//! snap.lookup("imports", &[(0, api)], &mut |row| { rows.push(row.to_vec()); std::ops::ControlFlow::Continue(()) }).unwrap();
+//! assert_eq!(snap.value(rows[0][1]).unwrap(), Value::text("log"));
+//! ```
+
+pub mod catalog;
+pub mod check;
+pub mod column;
+mod db;
+pub mod dump;
+mod error;
+pub mod index;
+mod ingest;
+pub mod layout;
+mod relwriter;
+mod snapshot;
+mod stats;
+
+pub use catalog::{BatchRecord, Catalog, RelationMeta};
+pub use check::CheckReport;
+pub use db::{OpenOptions, Store};
+pub use error::{Result, StoreError};
+pub use ingest::{Batch, BatchOptions, BatchSummary};
+pub use snapshot::Snapshot;
+pub use stats::{RelationStats, Stats};

@@ -1,0 +1,345 @@
+//! Read snapshots: one consistent view of the database, implementing the engine's
+//! [`FactSource`].
+
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
+
+use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase};
+use roaring::RoaringBitmap;
+use strata_eval::{FactSource, RelationInfo, SourceError, Term, TermKind, Value, Visit};
+
+use crate::catalog::{BatchRecord, Catalog, RelationMeta, meta_u64};
+use crate::db::Store;
+use crate::error::{Result, StoreError};
+use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
+use crate::{column, index};
+
+type Key3 = (u32, u16, u32);
+
+/// The data tables of one tier, as of the snapshot.
+struct TierRead {
+    blocks: ReadOnlyTable<Key3, &'static [u8]>,
+    postings: ReadOnlyTable<Key3, &'static [u8]>,
+    dead: ReadOnlyTable<u32, &'static [u8]>,
+}
+
+impl TierRead {
+    fn new(txn: &ReadTransaction) -> Result<TierRead> {
+        Ok(TierRead {
+            blocks: txn.open_table(layout::BLOCKS)?,
+            postings: txn.open_table(layout::POSTINGS)?,
+            dead: txn.open_table(layout::DEAD)?,
+        })
+    }
+}
+
+/// A consistent read view of the database: the facts of the batches committed before it
+/// began, and nothing of any batch after. Ingest never waits for it.
+pub struct Snapshot {
+    store: Store,
+    catalog: Arc<Catalog>,
+    text_by_id: ReadOnlyTable<u32, &'static str>,
+    id_by_text: ReadOnlyTable<&'static str, u32>,
+    number_by_id: ReadOnlyTable<u32, u64>,
+    id_by_number: ReadOnlyTable<u64, u32>,
+    tiers: Mutex<HashMap<String, Arc<TierRead>>>,
+}
+
+impl Store {
+    /// A snapshot that opens tier files only when a read needs them.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.snapshot_with_tiers(&[])
+    }
+
+    /// A snapshot that opens the given tiers' files at once (what a query that reads them
+    /// wants: they are then read at exactly the snapshot's batch).
+    pub fn snapshot_with_tiers(&self, tiers: &[&str]) -> Result<Snapshot> {
+        // Opening a tier may recover it, which writes: do it before taking the lock.
+        let dbs = tiers
+            .iter()
+            .filter(|t| **t != DEFAULT_TIER)
+            .map(|t| Ok(((*t).to_owned(), self.tier_db(t, false)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let _guard = self
+            .inner
+            .commit_lock
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let base = self.inner.base.begin_read()?;
+        let catalog = Arc::new(Catalog::read(&base)?);
+        let mut map = HashMap::new();
+        map.insert(DEFAULT_TIER.to_owned(), Arc::new(TierRead::new(&base)?));
+        for (name, db) in dbs {
+            map.insert(name, Arc::new(TierRead::new(&db.begin_read()?)?));
+        }
+        Ok(Snapshot {
+            store: self.clone(),
+            text_by_id: base.open_table(layout::TEXT_BY_ID)?,
+            id_by_text: base.open_table(layout::ID_BY_TEXT)?,
+            number_by_id: base.open_table(layout::NUMBER_BY_ID)?,
+            id_by_number: base.open_table(layout::ID_BY_NUMBER)?,
+            catalog,
+            tiers: Mutex::new(map),
+        })
+    }
+}
+
+impl Snapshot {
+    /// The sequence number of the last batch this snapshot sees (0: none).
+    pub fn seq(&self) -> u64 {
+        self.catalog.seq
+    }
+
+    /// The record of the last batch this snapshot sees, with its labels.
+    pub fn last_batch(&self) -> Option<&BatchRecord> {
+        self.catalog.last_batch.as_ref()
+    }
+
+    /// The catalog as of this snapshot.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// One relation's catalog entry.
+    pub fn meta(&self, relation: &str) -> Result<&RelationMeta> {
+        self.catalog
+            .relations
+            .get(relation)
+            .ok_or_else(|| StoreError::UnknownRelation(relation.to_owned()))
+    }
+
+    fn tier(&self, tier: &str) -> Result<Arc<TierRead>> {
+        let mut map = self
+            .tiers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(t) = map.get(tier) {
+            return Ok(t.clone());
+        }
+        let db = self.store.tier_db(tier, false)?;
+        let txn = db.begin_read()?;
+        let applied = meta_u64(&txn.open_table(layout::TIER_META)?, "applied_seq")?;
+        if applied != self.catalog.tier_seq.get(tier).copied().unwrap_or(0) {
+            return Err(StoreError::SnapshotMoved(tier.to_owned()));
+        }
+        let t = Arc::new(TierRead::new(&txn)?);
+        map.insert(tier.to_owned(), t.clone());
+        Ok(t)
+    }
+
+    fn dead(&self, tier: &TierRead, rel: u32) -> Result<RoaringBitmap> {
+        match tier.dead.get(rel)? {
+            Some(v) => index::decode(v.value()),
+            None => Ok(RoaringBitmap::new()),
+        }
+    }
+
+    /// The rows of a relation whose columns hold the bound terms (live rows only).
+    pub fn matching_rows(&self, relation: &str, bound: &[(usize, Term)]) -> Result<RoaringBitmap> {
+        let meta = self.meta(relation)?;
+        let tier = self.tier(&meta.tier)?;
+        self.rows_in(&tier, meta, bound)
+    }
+
+    fn rows_in(
+        &self,
+        tier: &TierRead,
+        meta: &RelationMeta,
+        bound: &[(usize, Term)],
+    ) -> Result<RoaringBitmap> {
+        let mut maps = Vec::with_capacity(bound.len());
+        for &(c, t) in bound {
+            match tier.postings.get((meta.id, c as u16, t.0))? {
+                Some(v) => maps.push(index::decode(v.value())?),
+                None => return Ok(RoaringBitmap::new()),
+            }
+        }
+        maps.sort_by_key(RoaringBitmap::len);
+        let mut it = maps.into_iter();
+        let mut acc = it.next().unwrap_or_default();
+        for m in it {
+            acc &= m;
+            if acc.is_empty() {
+                break;
+            }
+        }
+        Ok(acc)
+    }
+
+    fn check_columns(meta: &RelationMeta, bound: &[(usize, Term)]) -> Result<(), SourceError> {
+        for &(c, _) in bound {
+            if c >= meta.columns.len() {
+                return Err(SourceError::NoSuchColumn {
+                    relation: meta.name.clone(),
+                    arity: meta.columns.len(),
+                    column: c,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits the rows `rows` of a relation, reading only the unbound columns' blocks.
+    fn visit_rows(
+        &self,
+        tier: &TierRead,
+        meta: &RelationMeta,
+        rows: impl Iterator<Item = u32>,
+        bound: &[(usize, Term)],
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<()> {
+        let arity = meta.columns.len();
+        let mut row = vec![Term::ABSENT; arity];
+        let mut fixed = vec![false; arity];
+        for &(c, t) in bound {
+            row[c] = t;
+            fixed[c] = true;
+        }
+        let mut current: Option<u32> = None;
+        let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); arity];
+        for r in rows {
+            let b = r / BLOCK_ROWS;
+            if current != Some(b) {
+                for c in (0..arity).filter(|&c| !fixed[c]) {
+                    let v = tier.blocks.get((meta.id, c as u16, b))?.ok_or_else(|| {
+                        StoreError::Corrupt(format!(
+                            "relation {}: block {b} of column {c} is missing",
+                            meta.name
+                        ))
+                    })?;
+                    blocks[c].clear();
+                    blocks[c].extend(column::view(v.value())?.iter().map(|t| t.to_native()));
+                }
+                current = Some(b);
+            }
+            let i = (r % BLOCK_ROWS) as usize;
+            for c in (0..arity).filter(|&c| !fixed[c]) {
+                row[c] = Term(*blocks[c].get(i).ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "relation {}: row {r} is past the end of its block",
+                        meta.name
+                    ))
+                })?);
+            }
+            if visit(&row) == ControlFlow::Break(()) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_rel(&self, meta: &RelationMeta, visit: &mut dyn FnMut(&[Term]) -> Visit) -> Result<()> {
+        let tier = self.tier(&meta.tier)?;
+        let dead = self.dead(&tier, meta.id)?;
+        let live = (0..meta.next_row).filter(|r| !dead.contains(*r));
+        self.visit_rows(&tier, meta, live, &[], visit)
+    }
+
+    fn lookup_rel(
+        &self,
+        meta: &RelationMeta,
+        bound: &[(usize, Term)],
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<()> {
+        if bound.is_empty() {
+            return self.scan_rel(meta, visit);
+        }
+        let tier = self.tier(&meta.tier)?;
+        let rows = self.rows_in(&tier, meta, bound)?;
+        self.visit_rows(&tier, meta, rows.iter(), bound, visit)
+    }
+}
+
+impl FactSource for Snapshot {
+    fn relations(&self) -> Result<Vec<RelationInfo>, SourceError> {
+        Ok(self
+            .catalog
+            .relations
+            .values()
+            .map(RelationMeta::info)
+            .collect())
+    }
+
+    fn relation(&self, name: &str) -> Result<Option<RelationInfo>, SourceError> {
+        Ok(self.catalog.relations.get(name).map(RelationMeta::info))
+    }
+
+    fn scan(
+        &self,
+        relation: &str,
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), SourceError> {
+        let meta = self.meta(relation)?;
+        Ok(self.scan_rel(meta, visit)?)
+    }
+
+    fn lookup(
+        &self,
+        relation: &str,
+        bound: &[(usize, Term)],
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), SourceError> {
+        let meta = self.meta(relation)?;
+        Self::check_columns(meta, bound)?;
+        Ok(self.lookup_rel(meta, bound, visit)?)
+    }
+
+    fn estimate(&self, relation: &str, bound: &[(usize, Term)]) -> Result<u64, SourceError> {
+        let meta = self.meta(relation)?;
+        Self::check_columns(meta, bound)?;
+        if bound.is_empty() {
+            return Ok(meta.rows);
+        }
+        let tier = self.tier(&meta.tier)?;
+        let mut best = meta.rows;
+        for &(c, t) in bound {
+            let n = match tier
+                .postings
+                .get((meta.id, c as u16, t.0))
+                .map_err(StoreError::from)?
+            {
+                Some(v) => index::decode(v.value())?.len(),
+                None => 0,
+            };
+            best = best.min(n);
+        }
+        Ok(best)
+    }
+
+    fn term(&self, value: &Value) -> Result<Option<Term>, SourceError> {
+        let r: Result<Option<Term>> = (|| {
+            Ok(match value {
+                Value::Absent => Some(Term::ABSENT),
+                Value::Text(s) => self
+                    .id_by_text
+                    .get(s.as_str())?
+                    .map(|v| Term::text(v.value())),
+                Value::Number(n) => {
+                    let n = if *n == 0.0 { 0.0 } else { *n };
+                    self.id_by_number
+                        .get(n.to_bits())?
+                        .map(|v| Term::number(v.value()))
+                }
+            })
+        })();
+        Ok(r?)
+    }
+
+    fn value(&self, term: Term) -> Result<Value, SourceError> {
+        let r: Result<Option<Value>> = (|| {
+            Ok(match term.kind() {
+                TermKind::Absent => Some(Value::Absent),
+                TermKind::Text(id) => self
+                    .text_by_id
+                    .get(id)?
+                    .map(|v| Value::Text(v.value().to_owned())),
+                TermKind::Number(id) => self
+                    .number_by_id
+                    .get(id)?
+                    .map(|v| Value::Number(f64::from_bits(v.value()))),
+            })
+        })();
+        r?.ok_or(SourceError::UnknownTerm(term.0))
+    }
+}
