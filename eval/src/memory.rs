@@ -55,11 +55,14 @@ impl MemorySource {
                 Term::text(id)
             }
             Value::Number(n) => {
+                if let Some(t) = Term::integer(*n) {
+                    return t;
+                }
                 let bits = n.to_bits();
                 if let Some(&id) = self.number_ids.get(&bits) {
                     return Term::number(id);
                 }
-                let id = u32::try_from(self.numbers.len()).unwrap_or(Term::MAX_ID);
+                let id = u32::try_from(self.numbers.len()).unwrap_or(Term::MAX_NUMBER_ID);
                 self.numbers.push(*n);
                 self.number_ids.insert(bits, id);
                 Term::number(id)
@@ -179,6 +182,7 @@ impl FactSource for MemorySource {
                 .get(id as usize)
                 .map(|n| Value::Number(*n))
                 .ok_or(SourceError::UnknownTerm(term.0)),
+            TermKind::Integer(n) => Ok(Value::Number(f64::from(n))),
         }
     }
 }

@@ -7,8 +7,11 @@ use std::fmt;
 ///
 /// The encoding is fixed (it is part of the on-disk format):
 /// - `0` is `absent`, a field the source did not state;
-/// - `0x8000_0000 | n` is the number with dictionary id `n` (`n < 2^31`);
-/// - any other value `t` (`1 ..= 0x7FFF_FFFF`) is the text with dictionary id `t`.
+/// - `1 ..= 0x7FFF_FFFF` is the text with that dictionary id;
+/// - `0x8000_0000 | n` (`n < 2^30`) is the number with dictionary id `n`;
+/// - `0xC000_0000 | n` (`n < 2^30`) is the integer `n` itself. Every integer in
+///   `0 .. 2^30` is encoded this way and never through the dictionary, so equal values always
+///   have equal terms, and numeric dumps of node numbers need no dictionary at all.
 ///
 /// Ids are dense and assigned in order of first appearance, so they say nothing about the
 /// order of the values: compare [`Value`]s, not terms, when order matters.
@@ -24,6 +27,8 @@ pub enum TermKind {
     Text(u32),
     /// The term is a number; the payload is its dictionary id.
     Number(u32),
+    /// The term is the integer in its payload (`0 .. 2^30`).
+    Integer(u32),
 }
 
 impl Term {
@@ -31,8 +36,12 @@ impl Term {
     pub const ABSENT: Term = Term(0);
     /// The bit that marks a number term.
     pub const NUMBER_BIT: u32 = 0x8000_0000;
-    /// The largest dictionary id a text or a number may have.
+    /// With [`Term::NUMBER_BIT`], the bit that marks an integer held in the term itself.
+    pub const INTEGER_BIT: u32 = 0x4000_0000;
+    /// The largest dictionary id a text may have.
     pub const MAX_ID: u32 = 0x7FFF_FFFF;
+    /// The largest dictionary id a number may have, and the largest integer held directly.
+    pub const MAX_NUMBER_ID: u32 = 0x3FFF_FFFF;
 
     /// The term of the text with dictionary id `id` (`1 ..= MAX_ID`).
     pub fn text(id: u32) -> Term {
@@ -40,20 +49,31 @@ impl Term {
         Term(id)
     }
 
-    /// The term of the number with dictionary id `id` (`0 ..= MAX_ID`).
+    /// The term of the number with dictionary id `id` (`0 ..= MAX_NUMBER_ID`).
     pub fn number(id: u32) -> Term {
-        debug_assert!(id <= Self::MAX_ID);
+        debug_assert!(id <= Self::MAX_NUMBER_ID);
         Term(Self::NUMBER_BIT | id)
     }
 
-    /// Which kind of term this is, with its dictionary id.
+    /// The term that holds `n` itself, when `n` is an integer in `0 ..= MAX_NUMBER_ID`
+    /// (such a number must always be encoded so); `None` for any other number.
+    pub fn integer(n: f64) -> Option<Term> {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let i = n as u32;
+        (n >= 0.0 && n <= f64::from(Self::MAX_NUMBER_ID) && f64::from(i) == n)
+            .then_some(Term(Self::NUMBER_BIT | Self::INTEGER_BIT | i))
+    }
+
+    /// Which kind of term this is, with its dictionary id (or integer).
     pub fn kind(self) -> TermKind {
         if self.0 == 0 {
             TermKind::Absent
-        } else if self.0 & Self::NUMBER_BIT != 0 {
-            TermKind::Number(self.0 & Self::MAX_ID)
-        } else {
+        } else if self.0 & Self::NUMBER_BIT == 0 {
             TermKind::Text(self.0)
+        } else if self.0 & Self::INTEGER_BIT != 0 {
+            TermKind::Integer(self.0 & Self::MAX_NUMBER_ID)
+        } else {
+            TermKind::Number(self.0 & Self::MAX_NUMBER_ID)
         }
     }
 }
@@ -209,9 +229,17 @@ mod tests {
         assert_eq!(Term::text(7).kind(), TermKind::Text(7));
         assert_eq!(Term::number(0).kind(), TermKind::Number(0));
         assert_eq!(
-            Term::number(Term::MAX_ID).kind(),
-            TermKind::Number(Term::MAX_ID)
+            Term::number(Term::MAX_NUMBER_ID).kind(),
+            TermKind::Number(Term::MAX_NUMBER_ID)
         );
+        assert_eq!(Term::integer(0.0).unwrap().kind(), TermKind::Integer(0));
+        assert_eq!(
+            Term::integer(1e9).unwrap().kind(),
+            TermKind::Integer(1_000_000_000)
+        );
+        for n in [-1.0, 0.5, 2f64.powi(30), f64::NAN] {
+            assert_eq!(Term::integer(n), None, "{n}");
+        }
     }
 
     #[test]

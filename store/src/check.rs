@@ -11,7 +11,7 @@ use crate::catalog::{Catalog, RelationMeta};
 use crate::db::Store;
 use crate::error::Result;
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
-use crate::{column, index};
+use crate::{column, index, intern};
 
 /// What the integrity check found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -64,31 +64,7 @@ impl Store {
             };
             check_relation(&txn, &catalog, meta, &mut report)?;
         }
-        // The dictionary: both directions agree.
-        let txn = self.inner.base.begin_read()?;
-        let by_id = txn.open_table(layout::TEXT_BY_ID)?;
-        let by_text = txn.open_table(layout::ID_BY_TEXT)?;
-        if by_id.len()? != u64::from(catalog.texts) || by_text.len()? != u64::from(catalog.texts) {
-            report.problems.push(format!(
-                "dictionary: {} texts recorded, {} by id, {} by text",
-                catalog.texts,
-                by_id.len()?,
-                by_text.len()?
-            ));
-        }
-        for entry in by_id.iter()? {
-            let (id, text) = entry?;
-            let back = by_text.get(text.value())?.map(|v| v.value());
-            if back != Some(id.value()) {
-                report.problems.push(format!(
-                    "dictionary: text {} maps to {:?}, but its id is {}",
-                    text.value(),
-                    back,
-                    id.value()
-                ));
-                break;
-            }
-        }
+        check_dictionary(&self.inner.base.begin_read()?, &catalog, &mut report)?;
         Ok(report)
     }
 }
@@ -142,7 +118,7 @@ fn check_relation(
                     continue;
                 }
                 let known = match Term(t).kind() {
-                    TermKind::Absent => true,
+                    TermKind::Absent | TermKind::Integer(_) => true,
                     TermKind::Text(id) => id <= catalog.texts,
                     TermKind::Number(id) => id < catalog.numbers,
                 };
@@ -159,11 +135,15 @@ fn check_relation(
         let mut differ = Vec::new();
         for entry in postings.range((meta.id, c as u16, 0)..=(meta.id, c as u16, u32::MAX))? {
             let (k, v) = entry?;
-            stored += 1;
-            let term = k.value().2;
-            let bitmap = index::decode(v.value())?;
-            if rebuilt.remove(&term).as_ref() != Some(&bitmap) {
-                differ.push(term);
+            let chunk = k.value().2;
+            let view = index::ChunkView::parse(v.value())?;
+            for (low, p) in view.iter() {
+                stored += 1;
+                let term = chunk << index::CHUNK_BITS | u32::from(low);
+                let bitmap = index::decode_posting(p)?;
+                if rebuilt.remove(&term).as_ref() != Some(&bitmap) {
+                    differ.push(term);
+                }
             }
         }
         differ.extend(rebuilt.keys().copied());
@@ -220,6 +200,44 @@ fn check_relation(
                 .chain(count.keys())
                 .filter(|r| stored_shared.get(r) != count.get(r))
                 .count()
+        ));
+    }
+    Ok(())
+}
+
+/// The dictionary: every text's id leads back to it, and the counts agree.
+fn check_dictionary(
+    txn: &redb::ReadTransaction,
+    catalog: &Catalog,
+    report: &mut CheckReport,
+) -> Result<()> {
+    let by_id = txn.open_table(layout::TEXT_BY_ID)?;
+    let by_hash = txn.open_table(layout::ID_BY_TEXT)?;
+    let collisions = txn.open_table(layout::TEXT_COLLISIONS)?;
+    let mut count = 0u32;
+    for entry in by_id.iter()? {
+        let (chunk, v) = entry?;
+        let texts = intern::decode_text_chunk(v.value())?;
+        for (slot, text) in texts.iter().enumerate() {
+            let id = chunk.value() << intern::TEXT_CHUNK_BITS | slot as u32;
+            if id == 0 {
+                continue;
+            }
+            count += 1;
+            let found = intern::find_text(&by_hash, &collisions, &by_id, catalog.texts, text)?;
+            if found != Some(id) {
+                report.problems.push(format!(
+                    "dictionary: text {text:?} has id {id}, but looking it up finds {found:?}"
+                ));
+                return Ok(());
+            }
+        }
+    }
+    let indexed = by_hash.len()? + collisions.len()?;
+    if count != catalog.texts || indexed != u64::from(catalog.texts) {
+        report.problems.push(format!(
+            "dictionary: {} texts recorded, {count} stored by id, {indexed} by hash",
+            catalog.texts
         ));
     }
     Ok(())

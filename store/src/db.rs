@@ -100,6 +100,7 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
         if base {
             txn.open_table(layout::TEXT_BY_ID)?;
             txn.open_table(layout::ID_BY_TEXT)?;
+            txn.open_table(layout::TEXT_COLLISIONS)?;
             txn.open_table(layout::NUMBER_BY_ID)?;
             txn.open_table(layout::ID_BY_NUMBER)?;
             txn.open_table(layout::RELATIONS)?;

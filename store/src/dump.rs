@@ -195,6 +195,8 @@ pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -
         facts_arity: None,
         facts_columns: Vec::new(),
         facts_doc: None,
+        fixed_columns: fixed_columns(),
+        names: rustc_hash::FxHashMap::default(),
     };
     let mut line = Vec::with_capacity(256);
     loop {
@@ -236,12 +238,20 @@ struct LineReader<'s> {
     facts_arity: Option<usize>,
     facts_columns: Vec<String>,
     facts_doc: Option<String>,
+    /// Column names of the edge, attribute and node formats.
+    fixed_columns: [Vec<String>; 3],
+    /// Relation names already lower-cased and checked, by spelling.
+    names: rustc_hash::FxHashMap<String, String>,
 }
 
-/// Column names of the fixed formats.
-fn edge_columns() -> Vec<String> {
-    vec!["src".to_owned(), "dst".to_owned()]
+/// The column names of the edge, attribute and node formats, in that order.
+fn fixed_columns() -> [Vec<String>; 3] {
+    let v = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
+    [v(&["src", "dst"]), v(&["node", "value"]), v(&["id"])]
 }
+
+/// The most fields a line of a fixed format may have (a unit column included).
+const MAX_FIXED_FIELDS: usize = 4;
 
 impl LineReader<'_> {
     fn err(&self, message: String) -> StoreError {
@@ -300,49 +310,53 @@ impl LineReader<'_> {
     }
 
     fn tsv_line(&mut self, format: Format, text: &str, sink: &mut dyn FactSink) -> Result<()> {
-        let fields = self.split(text)?;
-        let (names, origin, columns): (&[&str], Origin, Vec<String>) = match format {
-            Format::Edges => (&["src", "kind", "dst"], Origin::Edges, edge_columns()),
-            Format::Attrs => (
-                &["node", "key", "value"],
-                Origin::Attrs,
-                vec!["node".to_owned(), "value".to_owned()],
-            ),
-            _ => (&["id", "label"], Origin::Nodes, vec!["id".to_owned()]),
+        let (names, origin, which): (&[&str], Origin, usize) = match format {
+            Format::Edges => (&["src", "kind", "dst"], Origin::Edges, 0),
+            Format::Attrs => (&["node", "key", "value"], Origin::Attrs, 1),
+            _ => (&["id", "label"], Origin::Nodes, 2),
         };
         let n = names.len();
-        if fields.len() != n && fields.len() != n + 1 {
+        let mut raw = [""; MAX_FIXED_FIELDS];
+        let mut count = 0;
+        for f in text.split('\t') {
+            if count < MAX_FIXED_FIELDS {
+                raw[count] = f;
+            }
+            count += 1;
+        }
+        if count != n && count != n + 1 {
             return Err(self.err(format!(
                 "expected {} or {} tab-separated fields ({}[, unit]), found {}",
                 n,
                 n + 1,
                 names.join(", "),
-                fields.len()
+                count
             )));
         }
+        let mut fields: [Cow<'_, str>; MAX_FIXED_FIELDS] = Default::default();
+        for i in 0..count {
+            fields[i] = unescape(raw[i]).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?;
+        }
         for (i, name) in names.iter().enumerate() {
-            let empty_ok = *name == "value";
-            if fields[i].is_empty() && !empty_ok {
+            if fields[i].is_empty() && *name != "value" {
                 return Err(self.err(format!("field {} ({name}) is empty", i + 1)));
             }
         }
         let spec = self.spec;
-        let unit = match fields.get(n).map(|u| u.as_ref()) {
-            Some("") => {
+        let unit = if count > n {
+            if fields[n].is_empty() {
                 return Err(self.err("the unit field is empty; leave it out instead".to_owned()));
             }
-            Some(u) => Some(u),
-            None => spec.unit.as_deref(),
+            Some(fields[n].as_ref())
+        } else {
+            spec.unit.as_deref()
         };
-        let name_field = 1;
-        let spelled = fields[name_field].as_ref();
-        let relation = self.relation_name(spelled, names[name_field])?;
-        let mut values: Vec<Field<'_>> = Vec::with_capacity(2);
-        for (i, f) in fields.iter().enumerate().take(n) {
-            if i == name_field {
-                continue;
-            }
-            let v = Field::from_tsv(Cow::Borrowed(f.as_ref()));
+        let spelled = fields[1].as_ref();
+        self.relation_name(spelled, names[1])?;
+        let mut values = [Field::Absent, Field::Absent];
+        let mut nv = 0;
+        for i in (0..n).filter(|&i| i != 1) {
+            let v = Field::from_tsv(Cow::Borrowed(fields[i].as_ref()));
             if v == Field::Absent && names[i] != "value" {
                 return Err(self.err(format!(
                     "field {} ({}) is \\N (absent); an id must be stated",
@@ -350,29 +364,36 @@ impl LineReader<'_> {
                     names[i]
                 )));
             }
-            values.push(v);
+            values[nv] = v;
+            nv += 1;
         }
         self.facts += 1;
         sink.fact(&Fact {
             spelled,
-            relation: &relation,
+            relation: &self.names[spelled],
             origin,
-            columns: &columns,
+            columns: &self.fixed_columns[which],
             doc: None,
-            fields: &values,
+            fields: &values[..nv],
             unit,
             line: self.line_no,
         })
     }
 
-    fn relation_name(&self, spelled: &str, what: &str) -> Result<String> {
+    /// Lower-cases and checks a relation name given by an edge kind, attribute key or node
+    /// label, remembering it in `self.names`.
+    fn relation_name(&mut self, spelled: &str, what: &str) -> Result<()> {
+        if self.names.contains_key(spelled) {
+            return Ok(());
+        }
         let lower = spelled.to_lowercase();
         if !valid_name(&lower) {
             return Err(self.err(format!(
                 "{what} \"{spelled}\" cannot name a relation: use letters, digits, `_` and `-`"
             )));
         }
-        Ok(lower)
+        self.names.insert(spelled.to_owned(), lower);
+        Ok(())
     }
 
     fn facts_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
@@ -472,18 +493,18 @@ impl LineReader<'_> {
         let Field::Text(spelled) = fields.remove(1) else {
             return Err(self.err(format!("\"{}\" must be a non-empty string", keys[1])));
         };
-        let relation = self.relation_name(&spelled, keys[1])?;
-        let (origin, columns) = match format {
-            Format::Edges => (Origin::Edges, edge_columns()),
-            Format::Attrs => (Origin::Attrs, vec!["node".to_owned(), "value".to_owned()]),
-            _ => (Origin::Nodes, vec!["id".to_owned()]),
+        self.relation_name(&spelled, keys[1])?;
+        let (origin, which) = match format {
+            Format::Edges => (Origin::Edges, 0),
+            Format::Attrs => (Origin::Attrs, 1),
+            _ => (Origin::Nodes, 2),
         };
         self.facts += 1;
         sink.fact(&Fact {
             spelled: &spelled,
-            relation: &relation,
+            relation: &self.names[spelled.as_ref()],
             origin,
-            columns: &columns,
+            columns: &self.fixed_columns[which],
             doc: None,
             fields: &fields,
             unit,

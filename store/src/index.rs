@@ -1,10 +1,63 @@
-//! Postings: roaring bitmaps of row ids, stored per (relation, column, term).
+//! Postings: for each (relation, column, term), the rows whose column holds the term.
+//!
+//! Postings are grouped in chunks of [`CHUNK_TERMS`] consecutive terms, one redb entry per
+//! chunk, keyed by `(relation, column, term >> CHUNK_BITS)`; most terms of a code graph occur
+//! in a handful of rows, and an entry per term would cost a B-tree insert per distinct value.
+//!
+//! A chunk's bytes: `n` (u8, 1 to 64), then `n` low bytes of the terms (`term & 63`,
+//! ascending), then `n` end offsets (u32 LE) of each posting within the data that follows,
+//! then the postings back to back. A posting is a tag byte and its rows: tag 0, up to
+//! [`RAW_MAX`] row ids as u32 LE, ascending; tag 1, a serialized roaring bitmap.
 
 use roaring::RoaringBitmap;
 
 use crate::error::{Result, StoreError};
 
-/// Serializes a bitmap (after optimizing its containers into runs where that is smaller).
+/// log2 of the terms per chunk.
+pub const CHUNK_BITS: u32 = 6;
+/// Terms per chunk.
+pub const CHUNK_TERMS: u32 = 1 << CHUNK_BITS;
+/// The most rows a posting stores as a plain list rather than as a roaring bitmap.
+pub const RAW_MAX: u64 = 8;
+
+/// The chunk a term's posting lives in, and its low byte within the chunk.
+pub fn chunk_of(term: u32) -> (u32, u8) {
+    (term >> CHUNK_BITS, (term & (CHUNK_TERMS - 1)) as u8)
+}
+
+/// Appends one posting's encoding to `out`.
+pub fn encode_posting(bitmap: &mut RoaringBitmap, out: &mut Vec<u8>) {
+    if bitmap.len() <= RAW_MAX {
+        out.push(0);
+        for r in bitmap.iter() {
+            out.extend_from_slice(&r.to_le_bytes());
+        }
+    } else {
+        out.push(1);
+        bitmap.optimize();
+        // Writing into a Vec cannot fail.
+        let _ = bitmap.serialize_into(&mut *out);
+    }
+}
+
+/// Decodes one posting.
+pub fn decode_posting(bytes: &[u8]) -> Result<RoaringBitmap> {
+    match bytes.split_first() {
+        Some((0, rows)) if rows.len() % 4 == 0 => {
+            let it = rows
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            RoaringBitmap::from_sorted_iter(it)
+                .map_err(|_| StoreError::Corrupt("a posting's rows are out of order".to_owned()))
+        }
+        Some((1, rest)) => decode(rest),
+        _ => Err(StoreError::Corrupt(
+            "a posting has an unknown encoding".to_owned(),
+        )),
+    }
+}
+
+/// Serializes a bitmap on its own (dead rows, owners).
 pub fn encode(bitmap: &mut RoaringBitmap) -> Vec<u8> {
     bitmap.optimize();
     let mut out = Vec::with_capacity(bitmap.serialized_size());
@@ -13,10 +66,89 @@ pub fn encode(bitmap: &mut RoaringBitmap) -> Vec<u8> {
     out
 }
 
-/// Deserializes and validates a stored bitmap.
+/// Deserializes and validates a bitmap written by [`encode`].
 pub fn decode(bytes: &[u8]) -> Result<RoaringBitmap> {
     RoaringBitmap::deserialize_from(bytes)
         .map_err(|e| StoreError::Corrupt(format!("a row bitmap does not validate: {e}")))
+}
+
+/// A chunk of postings read in place.
+pub struct ChunkView<'a> {
+    lows: &'a [u8],
+    ends: &'a [u8],
+    data: &'a [u8],
+}
+
+impl<'a> ChunkView<'a> {
+    /// Checks a chunk's directory.
+    pub fn parse(bytes: &'a [u8]) -> Result<ChunkView<'a>> {
+        let bad = || StoreError::Corrupt("a postings chunk is malformed".to_owned());
+        let (&n, rest) = bytes.split_first().ok_or_else(bad)?;
+        let n = n as usize;
+        if n == 0 || n > CHUNK_TERMS as usize || rest.len() < n * 5 {
+            return Err(bad());
+        }
+        let (lows, rest) = rest.split_at(n);
+        let (ends, data) = rest.split_at(n * 4);
+        let view = ChunkView { lows, ends, data };
+        let mut prev_end = 0;
+        for i in 0..n {
+            let end = view.end(i);
+            if end < prev_end || end > data.len() || (i > 0 && lows[i] <= lows[i - 1]) {
+                return Err(bad());
+            }
+            prev_end = end;
+        }
+        Ok(view)
+    }
+
+    fn end(&self, i: usize) -> usize {
+        let e = &self.ends[i * 4..i * 4 + 4];
+        u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize
+    }
+
+    fn posting(&self, i: usize) -> &'a [u8] {
+        let start = if i == 0 { 0 } else { self.end(i - 1) };
+        &self.data[start..self.end(i)]
+    }
+
+    /// The encoded posting of the term with low byte `low`, if the chunk holds it.
+    pub fn get(&self, low: u8) -> Option<&'a [u8]> {
+        self.lows.binary_search(&low).ok().map(|i| self.posting(i))
+    }
+
+    /// Each term's low byte with its encoded posting, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, &'a [u8])> + '_ {
+        (0..self.lows.len()).map(|i| (self.lows[i], self.posting(i)))
+    }
+
+    /// How many terms the chunk holds.
+    pub fn len(&self) -> usize {
+        self.lows.len()
+    }
+
+    /// Whether the chunk is empty (a stored chunk never is).
+    pub fn is_empty(&self) -> bool {
+        self.lows.is_empty()
+    }
+}
+
+/// Encodes a chunk from its non-empty postings, ascending by low byte.
+pub fn encode_chunk<'b>(entries: impl Iterator<Item = (u8, &'b mut RoaringBitmap)>) -> Vec<u8> {
+    let mut lows = Vec::new();
+    let mut ends = Vec::new();
+    let mut data = Vec::new();
+    for (low, bitmap) in entries {
+        lows.push(low);
+        encode_posting(bitmap, &mut data);
+        ends.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    }
+    let mut out = Vec::with_capacity(1 + lows.len() * 5 + data.len());
+    out.push(lows.len() as u8);
+    out.extend_from_slice(&lows);
+    out.extend_from_slice(&ends);
+    out.extend_from_slice(&data);
+    out
 }
 
 #[cfg(test)]
@@ -29,5 +161,30 @@ mod tests {
         let bytes = encode(&mut b);
         assert_eq!(decode(&bytes).unwrap(), b);
         assert!(decode(&bytes[..bytes.len() / 2]).is_err());
+    }
+
+    #[test]
+    fn chunks_round_trip() {
+        let mut small: RoaringBitmap = [3, 9, 4000].into_iter().collect();
+        let mut big: RoaringBitmap = (0..1000).collect();
+        let mut one: RoaringBitmap = [7].into_iter().collect();
+        let (s, b, o) = (small.clone(), big.clone(), one.clone());
+        let bytes = encode_chunk([(0, &mut small), (5, &mut big), (63, &mut one)].into_iter());
+        let view = ChunkView::parse(&bytes).unwrap();
+        assert_eq!(view.len(), 3);
+        assert_eq!(decode_posting(view.get(0).unwrap()).unwrap(), s);
+        assert_eq!(decode_posting(view.get(5).unwrap()).unwrap(), b);
+        assert_eq!(decode_posting(view.get(63).unwrap()).unwrap(), o);
+        assert!(view.get(6).is_none());
+        assert_eq!(view.iter().map(|(l, _)| l).collect::<Vec<_>>(), [0, 5, 63]);
+        for cut in 0..bytes.len() {
+            // Any truncation is an error or a view whose postings fail to decode; no panic.
+            if let Ok(v) = ChunkView::parse(&bytes[..cut]) {
+                for (_, p) in v.iter() {
+                    let _ = decode_posting(p);
+                }
+            }
+        }
+        assert_eq!(chunk_of(0x8000_0041), (0x8000_0041 >> 6, 1));
     }
 }

@@ -6,6 +6,7 @@ use std::sync::MutexGuard;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable, WriteTransaction};
+use rustc_hash::FxHashMap;
 
 use crate::catalog::{BatchRecord, Catalog, RelationMeta, encode_json};
 use crate::db::Store;
@@ -82,15 +83,18 @@ pub struct Batch<'s> {
     options: BatchOptions,
     start: Catalog,
     started: Instant,
-    id_by_text: ReadOnlyTable<&'static str, u32>,
+    id_by_text: ReadOnlyTable<u64, u32>,
+    text_collisions: ReadOnlyTable<&'static str, u32>,
+    text_by_id: ReadOnlyTable<u32, &'static [u8]>,
     id_by_number: ReadOnlyTable<u64, u32>,
     id_by_unit: ReadOnlyTable<&'static str, u32>,
     start_units: u32,
-    texts: HashMap<Box<str>, u32>,
-    new_texts: Vec<Box<str>>,
-    numbers: HashMap<u64, u32>,
+    /// Every text the batch has seen, with its id; ids past `start.texts` are new.
+    texts: FxHashMap<Box<str>, u32>,
+    new_texts: u32,
+    numbers: FxHashMap<u64, u32>,
     new_numbers: Vec<u64>,
-    units: HashMap<Box<str>, u32>,
+    units: FxHashMap<Box<str>, u32>,
     new_units: Vec<Box<str>>,
     rels: BTreeMap<String, Pending>,
     replace_units: BTreeSet<u32>,
@@ -128,17 +132,19 @@ impl Store {
             store: self,
             _writer: writer,
             id_by_text: txn.open_table(layout::ID_BY_TEXT)?,
+            text_collisions: txn.open_table(layout::TEXT_COLLISIONS)?,
+            text_by_id: txn.open_table(layout::TEXT_BY_ID)?,
             id_by_number: txn.open_table(layout::ID_BY_NUMBER)?,
             id_by_unit: txn.open_table(layout::UNIT_IDS)?,
             options,
             start,
             start_units,
             started: Instant::now(),
-            texts: HashMap::new(),
-            new_texts: Vec::new(),
-            numbers: HashMap::new(),
+            texts: FxHashMap::default(),
+            new_texts: 0,
+            numbers: FxHashMap::default(),
             new_numbers: Vec::new(),
-            units: HashMap::new(),
+            units: FxHashMap::default(),
             new_units: Vec::new(),
             rels: BTreeMap::new(),
             replace_units: BTreeSet::new(),
@@ -232,18 +238,24 @@ impl<'s> Batch<'s> {
             return Ok(id);
         }
         let stored = if self.start.texts > 0 {
-            self.id_by_text.get(s)?.map(|v| v.value())
+            crate::intern::find_text(
+                &self.id_by_text,
+                &self.text_collisions,
+                &self.text_by_id,
+                self.start.texts,
+                s,
+            )?
         } else {
             None
         };
         let id = match stored {
             Some(id) => id,
             None => {
-                let id = self.start.texts + 1 + self.new_texts.len() as u32;
+                let id = self.start.texts + 1 + self.new_texts;
                 if id > Term::MAX_ID {
                     return Err(StoreError::Full("the text dictionary".to_owned()));
                 }
-                self.new_texts.push(s.into());
+                self.new_texts += 1;
                 id
             }
         };
@@ -265,7 +277,7 @@ impl<'s> Batch<'s> {
             Some(id) => id,
             None => {
                 let id = self.start.numbers + self.new_numbers.len() as u32;
-                if id > Term::MAX_ID {
+                if id > Term::MAX_NUMBER_ID {
                     return Err(StoreError::Full("the number dictionary".to_owned()));
                 }
                 self.new_numbers.push(bits);
@@ -295,7 +307,10 @@ impl<'s> Batch<'s> {
         Ok(match field {
             Field::Absent => Term::ABSENT.0,
             Field::Text(s) => Term::text(self.intern_text(s)?).0,
-            Field::Number(n) => Term::number(self.intern_number(*n)?).0,
+            Field::Number(n) => match Term::integer(*n) {
+                Some(t) => t.0,
+                None => Term::number(self.intern_number(*n)?).0,
+            },
         })
     }
 
@@ -456,8 +471,72 @@ impl<'s> Batch<'s> {
         Ok(out)
     }
 
+    /// Writes the batch's new texts into the dictionary tables.
+    fn write_texts(&self, wtxn: &WriteTransaction) -> Result<()> {
+        use crate::intern::{TEXT_CHUNK_BITS, decode_text_chunk, encode_text_chunk, text_hash};
+        let mut new: Vec<(u32, &str)> = self
+            .texts
+            .iter()
+            .filter(|(_, id)| **id > self.start.texts)
+            .map(|(s, id)| (*id, &**s))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        new.sort_unstable_by_key(|(id, _)| *id);
+        let mut by_id = wtxn.open_table(layout::TEXT_BY_ID)?;
+        let mut i = 0;
+        while i < new.len() {
+            let chunk = new[i].0 >> TEXT_CHUNK_BITS;
+            let mut j = i;
+            while j < new.len() && new[j].0 >> TEXT_CHUNK_BITS == chunk {
+                j += 1;
+            }
+            // The chunk holds the ids before this batch's first (the empty slot 0 included).
+            let mut texts = match by_id.get(chunk)? {
+                Some(v) => decode_text_chunk(v.value())?,
+                None if chunk == 0 => vec![String::new()],
+                None => Vec::new(),
+            };
+            if texts.len() as u32 != new[i].0 - (chunk << TEXT_CHUNK_BITS) {
+                return Err(StoreError::Corrupt(format!(
+                    "dictionary chunk {chunk} holds {} texts; expected {}",
+                    texts.len(),
+                    new[i].0 - (chunk << TEXT_CHUNK_BITS)
+                )));
+            }
+            texts.extend(new[i..j].iter().map(|(_, s)| (*s).to_owned()));
+            by_id.insert(
+                chunk,
+                encode_text_chunk(texts.iter().map(String::as_str)).as_slice(),
+            )?;
+            i = j;
+        }
+        let mut hashed: Vec<(u64, u32, &str)> =
+            new.iter().map(|&(id, s)| (text_hash(s), id, s)).collect();
+        hashed.sort_unstable();
+        let mut by_hash = wtxn.open_table(layout::ID_BY_TEXT)?;
+        let mut collisions = wtxn.open_table(layout::TEXT_COLLISIONS)?;
+        let mut prev = None;
+        for (h, id, s) in hashed {
+            let taken = prev == Some(h) || (self.start.texts > 0 && by_hash.get(h)?.is_some());
+            if taken {
+                collisions.insert(s, id)?;
+            } else {
+                by_hash.insert(h, id)?;
+            }
+            prev = Some(h);
+        }
+        Ok(())
+    }
+
     /// Writes the batch atomically: all of it lands, or (on any error) none of it.
     pub fn commit(mut self) -> Result<BatchSummary> {
+        let t0 = Instant::now();
+        let trace = std::env::var_os("STRATA_TRACE").is_some();
+        if trace {
+            eprintln!("read: {:?}", self.started.elapsed());
+        }
         let base = &self.store.inner.base;
         let wtxn = base.begin_write()?;
         if let Some(id) = &self.options.batch_id
@@ -579,15 +658,12 @@ impl<'s> Batch<'s> {
             }
         }
 
+        if trace {
+            eprintln!("relations written: {:?}", t0.elapsed());
+        }
         // The base file: dictionary, units, catalog, batch record.
         {
-            let mut t = wtxn.open_table(layout::TEXT_BY_ID)?;
-            let mut r = wtxn.open_table(layout::ID_BY_TEXT)?;
-            for (i, s) in self.new_texts.iter().enumerate() {
-                let id = self.start.texts + 1 + i as u32;
-                t.insert(id, &**s)?;
-                r.insert(&**s, id)?;
-            }
+            self.write_texts(&wtxn)?;
             let mut t = wtxn.open_table(layout::NUMBER_BY_ID)?;
             let mut r = wtxn.open_table(layout::ID_BY_NUMBER)?;
             for (i, &bits) in self.new_numbers.iter().enumerate() {
@@ -645,7 +721,7 @@ impl<'s> Batch<'s> {
             }
             let mut meta = wtxn.open_table(layout::META)?;
             meta.insert("seq", seq.to_le_bytes().as_slice())?;
-            let texts = self.start.texts + self.new_texts.len() as u32;
+            let texts = self.start.texts + self.new_texts;
             meta.insert("texts", texts.to_le_bytes().as_slice())?;
             let numbers = self.start.numbers + self.new_numbers.len() as u32;
             meta.insert("numbers", numbers.to_le_bytes().as_slice())?;
@@ -654,6 +730,9 @@ impl<'s> Batch<'s> {
             meta.insert("relations", next_rel.to_le_bytes().as_slice())?;
         }
 
+        if trace {
+            eprintln!("base written: {:?}", t0.elapsed());
+        }
         // Commit: tier files first, then the base file, which acknowledges the batch.
         {
             let _guard = self
@@ -675,6 +754,9 @@ impl<'s> Batch<'s> {
                 txn.commit()?;
             }
         }
+        if trace {
+            eprintln!("committed: {:?}", t0.elapsed());
+        }
         summary.elapsed = self.started.elapsed();
         Ok(summary)
     }
@@ -683,9 +765,43 @@ impl<'s> Batch<'s> {
 /// Adds a relation's gathered facts: each distinct tuple once, with its distinct units.
 fn add_pending(w: &mut RelWriter<'_>, p: &mut Pending, summary: &mut BatchSummary) -> Result<()> {
     let arity = p.columns.len();
-    let n = p.units.len();
     let tuples = std::mem::take(&mut p.tuples);
     let units = std::mem::take(&mut p.units);
+    if arity <= 2 {
+        // Pack each statement as one u128 (columns, then unit) and sort those.
+        let mut packed: Vec<u128> = (0..units.len())
+            .map(|i| {
+                let t = &tuples[i * arity..(i + 1) * arity];
+                let a = t.first().map_or(0, |&x| u128::from(x));
+                let b = t.get(1).map_or(0, |&x| u128::from(x));
+                a << 96 | b << 64 | u128::from(units[i])
+            })
+            .collect();
+        drop(tuples);
+        drop(units);
+        packed.sort_unstable();
+        let mut i = 0;
+        let mut us = Vec::new();
+        let mut tuple = [0u32; 2];
+        while i < packed.len() {
+            let key = packed[i] >> 64;
+            tuple[0] = (key >> 32) as u32;
+            tuple[1] = key as u32;
+            us.clear();
+            let mut j = i;
+            while j < packed.len() && packed[j] >> 64 == key {
+                let u = packed[j] as u32;
+                if us.last() != Some(&u) {
+                    us.push(u);
+                }
+                j += 1;
+            }
+            record(w.add(&tuple[..arity], &us)?, (j - i) as u64, summary);
+            i = j;
+        }
+        return Ok(());
+    }
+    let n = units.len();
     let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by(|&a, &b| {
@@ -706,17 +822,20 @@ fn add_pending(w: &mut RelWriter<'_>, p: &mut Pending, summary: &mut BatchSummar
             }
             j += 1;
         }
-        let occurrences = (j - i) as u64;
-        let (new, _) = w.add(t, &us)?;
-        if new {
-            summary.new += 1;
-            summary.duplicates += occurrences - 1;
-        } else {
-            summary.duplicates += occurrences;
-        }
+        record(w.add(t, &us)?, (j - i) as u64, summary);
         i = j;
     }
     Ok(())
+}
+
+/// Counts a distinct tuple that `occurrences` statements of the batch gave.
+fn record(new: bool, occurrences: u64, summary: &mut BatchSummary) {
+    if new {
+        summary.new += 1;
+        summary.duplicates += occurrences - 1;
+    } else {
+        summary.duplicates += occurrences;
+    }
 }
 
 /// Adapts a batch to [`FactSink`], tracking bytes for progress.

@@ -23,11 +23,14 @@ pub const BASE_FILE: &str = "strata.redb";
 /// batch), `texts` (u32, text ids handed out), `numbers` (u32), `units` (u32), `relations`
 /// (u32, relation ids handed out).
 pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
-/// `text_by_id`: text id (1-based) → the text.
-pub const TEXT_BY_ID: TableDefinition<'_, u32, &str> = TableDefinition::new("text_by_id");
-/// `id_by_text`: the text → its id.
-pub const ID_BY_TEXT: TableDefinition<'_, &str, u32> = TableDefinition::new("id_by_text");
-/// `number_by_id`: number id (0-based) → the `f64`'s bits.
+/// `text_by_id`: `id >> 8` → a chunk of up to 256 texts (see [`crate::intern`]).
+pub const TEXT_BY_ID: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("text_by_id");
+/// `id_by_text`: [`crate::intern::text_hash`] of a text → its id.
+pub const ID_BY_TEXT: TableDefinition<'_, u64, u32> = TableDefinition::new("id_by_text");
+/// `text_collisions`: a text whose hash another text has in `id_by_text` → its id.
+pub const TEXT_COLLISIONS: TableDefinition<'_, &str, u32> = TableDefinition::new("text_collisions");
+/// `number_by_id`: number id (0-based) → the `f64`'s bits. Integers in `0 .. 2^30` are held
+/// in their terms and never appear here.
 pub const NUMBER_BY_ID: TableDefinition<'_, u32, u64> = TableDefinition::new("number_by_id");
 /// `id_by_number`: the `f64`'s bits → its id.
 pub const ID_BY_NUMBER: TableDefinition<'_, u64, u32> = TableDefinition::new("id_by_number");
@@ -53,8 +56,9 @@ pub const TIER_SEQ: TableDefinition<'_, &str, u64> = TableDefinition::new("tier_
 
 /// `blocks`: (relation id, column, block number) → an rkyv-archived `Vec<u32>` of terms.
 pub const BLOCKS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("blocks");
-/// `postings`: (relation id, column, term) → a serialized roaring bitmap of the live rows
-/// whose column holds the term. No entry is stored for an empty bitmap.
+/// `postings`: (relation id, column, `term >> 6`) → a chunk of the postings of up to 64
+/// terms: for each, the live rows whose column holds it (see [`crate::index`]). Terms with
+/// no live row have no posting; a chunk with no posting is not stored.
 pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("postings");
 /// `dead`: relation id → roaring bitmap of row ids whose fact was removed.
 pub const DEAD: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("dead");

@@ -35,6 +35,7 @@ pub mod dump;
 mod error;
 pub mod index;
 mod ingest;
+pub mod intern;
 pub mod layout;
 mod relwriter;
 mod snapshot;

@@ -1,11 +1,11 @@
 //! Writing one relation's data within a write transaction: appending rows, removing a unit's
 //! rows, and keeping postings, owners and counts in step.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use redb::{ReadableTable, Table, WriteTransaction};
 use roaring::RoaringBitmap;
+use rustc_hash::FxHashMap;
 
 use crate::catalog::RelationMeta;
 use crate::error::{Result, StoreError};
@@ -21,6 +21,15 @@ struct Cached {
     dirty: bool,
 }
 
+/// A postings chunk being changed: each term's rows by low byte, how many terms it held
+/// when read, whether it changed.
+#[derive(Default)]
+struct ChunkCache {
+    postings: std::collections::BTreeMap<u8, RoaringBitmap>,
+    before: usize,
+    dirty: bool,
+}
+
 /// One relation's writer within one tier's write transaction.
 pub(crate) struct RelWriter<'t> {
     pub(crate) meta: RelationMeta,
@@ -31,9 +40,10 @@ pub(crate) struct RelWriter<'t> {
     shared: Table<'t, (u32, u32), u32>,
     dead_table: Table<'t, u32, &'static [u8]>,
     /// Blocks read or written this batch, by (column, block), with a dirty flag.
-    block_cache: HashMap<(u16, u32), (Vec<u32>, bool)>,
-    posting_cache: HashMap<(u16, u32), Cached>,
-    owner_cache: HashMap<u32, Cached>,
+    block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
+    /// Postings chunks read or changed this batch, by (column, chunk).
+    chunks: FxHashMap<(u16, u32), ChunkCache>,
+    owner_cache: FxHashMap<u32, Cached>,
     dead: Option<Cached>,
     /// Rows appended this batch, per column, as `term << 32 | row`.
     appended: Vec<Vec<u64>>,
@@ -52,9 +62,9 @@ impl<'t> RelWriter<'t> {
             owners: txn.open_table(layout::OWNERS)?,
             shared: txn.open_table(layout::SHARED)?,
             dead_table: txn.open_table(layout::DEAD)?,
-            block_cache: HashMap::new(),
-            posting_cache: HashMap::new(),
-            owner_cache: HashMap::new(),
+            block_cache: FxHashMap::default(),
+            chunks: FxHashMap::default(),
+            owner_cache: FxHashMap::default(),
             dead: None,
             appended: vec![Vec::new(); arity],
             meta,
@@ -65,32 +75,49 @@ impl<'t> RelWriter<'t> {
         self.meta.id
     }
 
-    fn posting(&mut self, col: u16, term: u32) -> Result<&mut Cached> {
-        match self.posting_cache.entry((col, term)) {
+    fn chunk(&mut self, col: u16, chunk: u32) -> Result<&mut ChunkCache> {
+        match self.chunks.entry((col, chunk)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
-                let stored = if self.had_rows {
-                    self.postings
-                        .get((self.meta.id, col, term))?
-                        .map(|v| v.value().to_vec())
-                } else {
-                    None
-                };
-                let c = match stored {
-                    Some(bytes) => Cached {
-                        bitmap: index::decode(&bytes)?,
-                        stored: true,
-                        dirty: false,
-                    },
-                    None => Cached {
-                        bitmap: RoaringBitmap::new(),
-                        stored: false,
-                        dirty: false,
-                    },
-                };
+                let mut c = ChunkCache::default();
+                if self.had_rows
+                    && let Some(v) = self.postings.get((self.meta.id, col, chunk))?
+                {
+                    let view = index::ChunkView::parse(v.value())?;
+                    for (low, p) in view.iter() {
+                        c.postings.insert(low, index::decode_posting(p)?);
+                    }
+                    c.before = c.postings.len();
+                }
                 Ok(e.insert(c))
             }
         }
+    }
+
+    /// The rows of (column, term) as stored plus this batch's changes so far.
+    fn posting_len(&mut self, col: u16, term: u32) -> Result<u64> {
+        let (chunk, low) = index::chunk_of(term);
+        Ok(self
+            .chunk(col, chunk)?
+            .postings
+            .get(&low)
+            .map_or(0, RoaringBitmap::len))
+    }
+
+    fn posting_contains(&self, col: u16, term: u32, row: u32) -> bool {
+        let (chunk, low) = index::chunk_of(term);
+        self.chunks
+            .get(&(col, chunk))
+            .and_then(|c| c.postings.get(&low))
+            .is_some_and(|b| b.contains(row))
+    }
+
+    /// The posting of (column, term), to change.
+    fn posting_mut(&mut self, col: u16, term: u32) -> Result<&mut RoaringBitmap> {
+        let (chunk, low) = index::chunk_of(term);
+        let c = self.chunk(col, chunk)?;
+        c.dirty = true;
+        Ok(c.postings.entry(low).or_default())
     }
 
     fn owner(&mut self, unit: u32) -> Result<&mut Cached> {
@@ -183,7 +210,7 @@ impl<'t> RelWriter<'t> {
         }
         let mut best: Option<(u64, u16)> = None;
         for (c, &t) in tuple.iter().enumerate() {
-            let len = self.posting(c as u16, t)?.bitmap.len();
+            let len = self.posting_len(c as u16, t)?;
             if len == 0 {
                 return Ok(None);
             }
@@ -194,13 +221,11 @@ impl<'t> RelWriter<'t> {
         let Some((_, bc)) = best else {
             return Ok(None);
         };
-        let candidates: Vec<u32> = self.posting_cache[&(bc, tuple[bc as usize])]
-            .bitmap
-            .iter()
-            .collect();
+        let (chunk, low) = index::chunk_of(tuple[bc as usize]);
+        let candidates: Vec<u32> = self.chunks[&(bc, chunk)].postings[&low].iter().collect();
         'rows: for r in candidates {
             for (c, &t) in tuple.iter().enumerate() {
-                if c as u16 != bc && !self.posting_cache[&(c as u16, t)].bitmap.contains(r) {
+                if c as u16 != bc && !self.posting_contains(c as u16, t, r) {
                     continue 'rows;
                 }
             }
@@ -228,9 +253,7 @@ impl<'t> RelWriter<'t> {
                 None => {
                     let terms = self.read_row(r)?;
                     for (c, t) in terms.into_iter().enumerate() {
-                        let p = self.posting(c as u16, t)?;
-                        p.bitmap.remove(r);
-                        p.dirty = true;
+                        self.posting_mut(c as u16, t)?.remove(r);
                     }
                     let d = self.dead()?;
                     d.bitmap.insert(r);
@@ -244,20 +267,16 @@ impl<'t> RelWriter<'t> {
     }
 
     /// Adds one distinct tuple stated by each of `units` (sorted, distinct; 0 = no unit).
-    /// Returns whether the tuple is a new fact, and how many of its statements were already
-    /// stored.
-    pub(crate) fn add(&mut self, tuple: &[u32], units: &[u32]) -> Result<(bool, u64)> {
+    /// Returns whether the tuple is a new fact.
+    pub(crate) fn add(&mut self, tuple: &[u32], units: &[u32]) -> Result<bool> {
         match self.find_row(tuple)? {
             Some(r) => {
                 let mut added = 0u32;
-                let mut dups = 0;
                 for &u in units {
                     let o = self.owner(u)?;
                     if o.bitmap.insert(r) {
                         o.dirty = true;
                         added += 1;
-                    } else {
-                        dups += 1;
                     }
                 }
                 if added > 0 {
@@ -265,7 +284,7 @@ impl<'t> RelWriter<'t> {
                     let before = self.shared.get(key)?.map_or(1, |v| v.value());
                     self.shared.insert(key, before + added)?;
                 }
-                Ok((false, dups))
+                Ok(false)
             }
             None => {
                 let r = self.meta.next_row;
@@ -295,7 +314,7 @@ impl<'t> RelWriter<'t> {
                 if units.len() > 1 {
                     self.shared.insert((self.rel(), r), units.len() as u32)?;
                 }
-                Ok((true, 0))
+                Ok(true)
             }
         }
     }
@@ -310,49 +329,70 @@ impl<'t> RelWriter<'t> {
                     .insert((rel, col, block), column::encode(&terms)?.as_slice())?;
             }
         }
-        // Appended rows: merge each term's new rows into its posting.
+        // Appended rows: merge each chunk's new rows into its postings.
         for col in 0..self.arity {
             let mut pairs = std::mem::take(&mut self.appended[col]);
             pairs.sort_unstable();
+            let c16 = col as u16;
             let mut i = 0;
             while i < pairs.len() {
-                let term = (pairs[i] >> 32) as u32;
+                let chunk = index::chunk_of((pairs[i] >> 32) as u32).0;
                 let mut j = i;
-                while j < pairs.len() && (pairs[j] >> 32) as u32 == term {
+                while j < pairs.len() && index::chunk_of((pairs[j] >> 32) as u32).0 == chunk {
                     j += 1;
                 }
-                let rows = pairs[i..j].iter().map(|p| *p as u32);
-                let key = (col as u16, term);
-                if self.had_rows || self.posting_cache.contains_key(&key) {
-                    let p = self.posting(col as u16, term)?;
-                    p.bitmap.extend(rows);
-                    p.dirty = true;
+                let fresh = !self.had_rows && !self.chunks.contains_key(&(c16, chunk));
+                let mut postings: Vec<(u8, RoaringBitmap)> = Vec::new();
+                let mut k = i;
+                while k < j {
+                    let term = (pairs[k] >> 32) as u32;
+                    let mut l = k;
+                    while l < j && (pairs[l] >> 32) as u32 == term {
+                        l += 1;
+                    }
+                    let rows =
+                        RoaringBitmap::from_sorted_iter(pairs[k..l].iter().map(|p| *p as u32))
+                            .map_err(|e| {
+                                StoreError::Corrupt(format!("appended rows out of order: {e}"))
+                            })?;
+                    postings.push((index::chunk_of(term).1, rows));
+                    k = l;
+                }
+                if fresh {
+                    self.meta.distinct[col] += postings.len() as u64;
+                    let bytes = index::encode_chunk(postings.iter_mut().map(|(l, b)| (*l, b)));
+                    self.postings.insert((rel, c16, chunk), bytes.as_slice())?;
                 } else {
-                    let mut b = RoaringBitmap::from_sorted_iter(rows).map_err(|e| {
-                        StoreError::Corrupt(format!("appended rows out of order: {e}"))
-                    })?;
-                    self.postings
-                        .insert((rel, col as u16, term), index::encode(&mut b).as_slice())?;
-                    self.meta.distinct[col] += 1;
+                    let c = self.chunk(c16, chunk)?;
+                    c.dirty = true;
+                    for (low, rows) in postings {
+                        *c.postings.entry(low).or_default() |= rows;
+                    }
                 }
                 i = j;
             }
         }
-        for ((col, term), mut c) in std::mem::take(&mut self.posting_cache) {
+        for ((col, chunk), mut c) in std::mem::take(&mut self.chunks) {
             if !c.dirty {
                 continue;
             }
-            if c.bitmap.is_empty() {
-                if c.stored {
-                    self.postings.remove((rel, col, term))?;
-                    self.meta.distinct[col as usize] -= 1;
+            c.postings.retain(|_, b| !b.is_empty());
+            let d = &mut self.meta.distinct[col as usize];
+            *d = (*d + c.postings.len() as u64)
+                .checked_sub(c.before as u64)
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "relation {}: distinct count underflow",
+                        self.meta.name
+                    ))
+                })?;
+            if c.postings.is_empty() {
+                if c.before > 0 {
+                    self.postings.remove((rel, col, chunk))?;
                 }
             } else {
-                self.postings
-                    .insert((rel, col, term), index::encode(&mut c.bitmap).as_slice())?;
-                if !c.stored {
-                    self.meta.distinct[col as usize] += 1;
-                }
+                let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
+                self.postings.insert((rel, col, chunk), bytes.as_slice())?;
             }
         }
         let mut units = Vec::new();

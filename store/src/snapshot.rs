@@ -39,8 +39,9 @@ impl TierRead {
 pub struct Snapshot {
     store: Store,
     catalog: Arc<Catalog>,
-    text_by_id: ReadOnlyTable<u32, &'static str>,
-    id_by_text: ReadOnlyTable<&'static str, u32>,
+    text_by_id: ReadOnlyTable<u32, &'static [u8]>,
+    id_by_text: ReadOnlyTable<u64, u32>,
+    text_collisions: ReadOnlyTable<&'static str, u32>,
     number_by_id: ReadOnlyTable<u32, u64>,
     id_by_number: ReadOnlyTable<u64, u32>,
     tiers: Mutex<HashMap<String, Arc<TierRead>>>,
@@ -77,6 +78,7 @@ impl Store {
             store: self.clone(),
             text_by_id: base.open_table(layout::TEXT_BY_ID)?,
             id_by_text: base.open_table(layout::ID_BY_TEXT)?,
+            text_collisions: base.open_table(layout::TEXT_COLLISIONS)?,
             number_by_id: base.open_table(layout::NUMBER_BY_ID)?,
             id_by_number: base.open_table(layout::ID_BY_NUMBER)?,
             catalog,
@@ -150,8 +152,8 @@ impl Snapshot {
     ) -> Result<RoaringBitmap> {
         let mut maps = Vec::with_capacity(bound.len());
         for &(c, t) in bound {
-            match tier.postings.get((meta.id, c as u16, t.0))? {
-                Some(v) => maps.push(index::decode(v.value())?),
+            match Self::posting(tier, meta, c, t)? {
+                Some(b) => maps.push(b),
                 None => return Ok(RoaringBitmap::new()),
             }
         }
@@ -165,6 +167,21 @@ impl Snapshot {
             }
         }
         Ok(acc)
+    }
+
+    /// The posting of one (column, term), if the term occurs in the column.
+    fn posting(
+        tier: &TierRead,
+        meta: &RelationMeta,
+        col: usize,
+        term: Term,
+    ) -> Result<Option<RoaringBitmap>> {
+        let (chunk, low) = index::chunk_of(term.0);
+        let Some(v) = tier.postings.get((meta.id, col as u16, chunk))? else {
+            return Ok(None);
+        };
+        let view = index::ChunkView::parse(v.value())?;
+        view.get(low).map(index::decode_posting).transpose()
     }
 
     fn check_columns(meta: &RelationMeta, bound: &[(usize, Term)]) -> Result<(), SourceError> {
@@ -294,14 +311,7 @@ impl FactSource for Snapshot {
         let tier = self.tier(&meta.tier)?;
         let mut best = meta.rows;
         for &(c, t) in bound {
-            let n = match tier
-                .postings
-                .get((meta.id, c as u16, t.0))
-                .map_err(StoreError::from)?
-            {
-                Some(v) => index::decode(v.value())?.len(),
-                None => 0,
-            };
+            let n = Self::posting(&tier, meta, c, t)?.map_or(0, |b| b.len());
             best = best.min(n);
         }
         Ok(best)
@@ -311,15 +321,23 @@ impl FactSource for Snapshot {
         let r: Result<Option<Term>> = (|| {
             Ok(match value {
                 Value::Absent => Some(Term::ABSENT),
-                Value::Text(s) => self
-                    .id_by_text
-                    .get(s.as_str())?
-                    .map(|v| Term::text(v.value())),
+                Value::Text(s) => crate::intern::find_text(
+                    &self.id_by_text,
+                    &self.text_collisions,
+                    &self.text_by_id,
+                    self.catalog.texts,
+                    s,
+                )?
+                .map(Term::text),
                 Value::Number(n) => {
                     let n = if *n == 0.0 { 0.0 } else { *n };
-                    self.id_by_number
-                        .get(n.to_bits())?
-                        .map(|v| Term::number(v.value()))
+                    match Term::integer(n) {
+                        Some(t) => Some(t),
+                        None => self
+                            .id_by_number
+                            .get(n.to_bits())?
+                            .map(|v| Term::number(v.value())),
+                    }
                 }
             })
         })();
@@ -330,10 +348,11 @@ impl FactSource for Snapshot {
         let r: Result<Option<Value>> = (|| {
             Ok(match term.kind() {
                 TermKind::Absent => Some(Value::Absent),
-                TermKind::Text(id) => self
-                    .text_by_id
-                    .get(id)?
-                    .map(|v| Value::Text(v.value().to_owned())),
+                TermKind::Text(id) => {
+                    crate::intern::read_text(&self.text_by_id, self.catalog.texts, id)?
+                        .map(Value::Text)
+                }
+                TermKind::Integer(n) => Some(Value::Number(f64::from(n))),
                 TermKind::Number(id) => self
                     .number_by_id
                     .get(id)?

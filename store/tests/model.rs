@@ -2,6 +2,8 @@
 //! retractions) applied to the store and to an in-memory model of the semantics; after each,
 //! every scan and lookup must agree with the model and `check` must pass.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
@@ -25,11 +27,14 @@ enum Op {
 
 const RELS: [(&str, usize); 3] = [("r0", 2), ("r1", 3), ("r2", 1)];
 
+/// Values of every kind of term: integers held in the term, numbers and texts in the
+/// dictionary (spread over several postings chunks).
 fn value(v: i64) -> Value {
-    if v % 3 == 0 {
-        Value::Number(v as f64)
-    } else {
-        Value::text(format!("v{v}"))
+    match v % 5 {
+        0 => Value::Number(v as f64),
+        1 => Value::Number(v as f64 + 0.5),
+        2 => Value::Number(2f64.powi(31) + v as f64),
+        _ => Value::text(format!("v{v}")),
     }
 }
 
@@ -42,7 +47,11 @@ fn field(v: i64) -> Field<'static> {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let fact = (0..RELS.len(), prop::collection::vec(0i64..6, 3), prop::option::of(0u8..4))
+    let fact = (
+        0..RELS.len(),
+        prop::collection::vec(prop_oneof![0i64..6, 0i64..400], 3),
+        prop::option::of(0u8..4),
+    )
         .prop_map(|(r, mut t, u)| {
             t.truncate(RELS[r].1);
             (r, t, u)
@@ -73,7 +82,12 @@ fn apply(model: &mut Model, op: &Op) {
                 remove(model, &units);
             }
             for (r, t, u) in facts {
-                model.entry(*r).or_default().entry(t.clone()).or_default().insert(*u);
+                model
+                    .entry(*r)
+                    .or_default()
+                    .entry(t.clone())
+                    .or_default()
+                    .insert(*u);
             }
         }
         Op::Retract(units) => remove(model, &units.iter().copied().collect()),
@@ -96,32 +110,59 @@ fn rows(snap: &impl FactSource, rel: &str, bound: &[(usize, Term)]) -> BTreeSet<
 
 fn run(ops: &[Op]) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path(), OpenOptions { create: true, ..Default::default() }).unwrap();
+    let store = Store::open(
+        dir.path(),
+        OpenOptions {
+            create: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let mut model = Model::new();
     // A relation's tier is fixed by the first batch that creates it.
     let mut tier_of: BTreeMap<usize, &str> = BTreeMap::new();
     for op in ops {
         match op {
-            Op::Add { facts, replace, tier } => {
+            Op::Add {
+                facts,
+                replace,
+                tier,
+            } => {
                 let tier_name = if *tier { "side" } else { "default" };
                 // Facts of relations that live in another tier go to a batch of their own.
                 let (here, elsewhere): (Vec<_>, Vec<_>) = facts
                     .iter()
                     .cloned()
                     .partition(|f| *tier_of.entry(f.0).or_insert(tier_name) == tier_name);
-                for (tier, part) in [(tier_name, here), (if *tier { "default" } else { "side" }, elsewhere)] {
+                for (tier, part) in [
+                    (tier_name, here),
+                    (if *tier { "default" } else { "side" }, elsewhere),
+                ] {
                     if part.is_empty() {
                         continue;
                     }
-                    let options = BatchOptions { tier: tier.to_owned(), replace: *replace, ..Default::default() };
+                    let options = BatchOptions {
+                        tier: tier.to_owned(),
+                        replace: *replace,
+                        ..Default::default()
+                    };
                     let mut batch = store.batch(options).unwrap();
                     for (r, t, u) in &part {
                         let fields: Vec<Field<'_>> = t.iter().map(|&v| field(v)).collect();
                         let unit = u.map(|u| format!("unit{u}"));
-                        batch.add_fact(RELS[*r].0, &fields, unit.as_deref()).unwrap();
+                        batch
+                            .add_fact(RELS[*r].0, &fields, unit.as_deref())
+                            .unwrap();
                     }
                     batch.commit().unwrap();
-                    apply(&mut model, &Op::Add { facts: part, replace: *replace, tier: false });
+                    apply(
+                        &mut model,
+                        &Op::Add {
+                            facts: part,
+                            replace: *replace,
+                            tier: false,
+                        },
+                    );
                 }
             }
             Op::Retract(units) => {
@@ -134,10 +175,17 @@ fn run(ops: &[Op]) {
         for (r, (name, arity)) in RELS.iter().enumerate() {
             let expected: BTreeSet<Vec<Value>> = model
                 .get(&r)
-                .map(|m| m.keys().map(|t| t.iter().map(|&v| value(v)).collect()).collect())
+                .map(|m| {
+                    m.keys()
+                        .map(|t| t.iter().map(|&v| value(v)).collect())
+                        .collect()
+                })
                 .unwrap_or_default();
             if snap.relation(name).unwrap().is_none() {
-                assert!(expected.is_empty(), "{name} missing but expected {expected:?}");
+                assert!(
+                    expected.is_empty(),
+                    "{name} missing but expected {expected:?}"
+                );
                 continue;
             }
             assert_eq!(rows(&snap, name, &[]), expected, "scan of {name}");
@@ -145,22 +193,49 @@ fn run(ops: &[Op]) {
             assert_eq!(info.rows, expected.len() as u64, "row count of {name}");
             for c in 0..*arity {
                 let distinct: BTreeSet<&Value> = expected.iter().map(|t| &t[c]).collect();
-                assert_eq!(info.distinct[c], distinct.len() as u64, "distinct {name}.{c}");
+                assert_eq!(
+                    info.distinct[c],
+                    distinct.len() as u64,
+                    "distinct {name}.{c}"
+                );
             }
             // Every lookup by one column, and by all columns, for each value 0..6.
-            for v in 0..6 {
-                let Some(term) = snap.term(&value(v)).unwrap() else { continue };
+            let present: BTreeSet<i64> = model
+                .values()
+                .flat_map(|m| m.keys().flatten().copied())
+                .collect();
+            for v in present.iter().copied().chain([7, 401]) {
+                let found = snap.term(&value(v)).unwrap();
+                assert!(
+                    found.is_some() || !present.contains(&v),
+                    "no term for stored {v}"
+                );
+                let Some(term) = found else { continue };
                 for c in 0..*arity {
-                    let want: BTreeSet<Vec<Value>> =
-                        expected.iter().filter(|t| t[c] == value(v)).cloned().collect();
-                    assert_eq!(rows(&snap, name, &[(c, term)]), want, "{name} col {c} = {v}");
+                    let want: BTreeSet<Vec<Value>> = expected
+                        .iter()
+                        .filter(|t| t[c] == value(v))
+                        .cloned()
+                        .collect();
+                    assert_eq!(
+                        rows(&snap, name, &[(c, term)]),
+                        want,
+                        "{name} col {c} = {v}"
+                    );
                     assert!(snap.estimate(name, &[(c, term)]).unwrap() >= want.len() as u64);
                 }
             }
             for t in &expected {
-                let bound: Vec<(usize, Term)> =
-                    t.iter().enumerate().map(|(c, v)| (c, snap.term(v).unwrap().unwrap())).collect();
-                assert_eq!(rows(&snap, name, &bound).len(), 1, "{name} point lookup {t:?}");
+                let bound: Vec<(usize, Term)> = t
+                    .iter()
+                    .enumerate()
+                    .map(|(c, v)| (c, snap.term(v).unwrap().unwrap()))
+                    .collect();
+                assert_eq!(
+                    rows(&snap, name, &bound).len(),
+                    1,
+                    "{name} point lookup {t:?}"
+                );
             }
         }
         let report = store.check().unwrap();
@@ -181,10 +256,26 @@ proptest! {
 fn shared_fact_survives_one_owner_leaving() {
     let f = |r: usize, t: &[i64], u: Option<u8>| (r, t.to_vec(), u);
     run(&[
-        Op::Add { facts: vec![f(0, &[1, 2], Some(0)), f(0, &[1, 2], Some(1)), f(0, &[1, 2], None)], replace: false, tier: false },
+        Op::Add {
+            facts: vec![
+                f(0, &[1, 2], Some(0)),
+                f(0, &[1, 2], Some(1)),
+                f(0, &[1, 2], None),
+            ],
+            replace: false,
+            tier: false,
+        },
         Op::Retract(vec![0]),
         Op::Retract(vec![1]),
-        Op::Add { facts: vec![f(0, &[1, 2], Some(2)), f(0, &[2, 2], Some(2))], replace: true, tier: false },
-        Op::Add { facts: vec![f(0, &[3, 3], Some(2))], replace: true, tier: true },
+        Op::Add {
+            facts: vec![f(0, &[1, 2], Some(2)), f(0, &[2, 2], Some(2))],
+            replace: true,
+            tier: false,
+        },
+        Op::Add {
+            facts: vec![f(0, &[3, 3], Some(2))],
+            replace: true,
+            tier: true,
+        },
     ]);
 }

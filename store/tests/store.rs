@@ -1,5 +1,7 @@
 //! The store's behaviour through its public API: formats, errors, tiers, snapshots, versions.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -9,11 +11,23 @@ use strata_store::dump::{DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store, StoreError};
 
 fn create(dir: &Path) -> Store {
-    Store::open(dir, OpenOptions { create: true, ..Default::default() }).unwrap()
+    Store::open(
+        dir,
+        OpenOptions {
+            create: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 fn spec(label: &str, format: Format) -> DumpSpec {
-    DumpSpec { label: label.to_owned(), format, relation: None, unit: None }
+    DumpSpec {
+        label: label.to_owned(),
+        format,
+        relation: None,
+        unit: None,
+    }
 }
 
 fn ingest(store: &Store, label: &str, format: Format, text: &str) -> Result<u64, StoreError> {
@@ -63,10 +77,28 @@ fn all(store: &Store, rel: &str) -> Vec<Vec<String>> {
 fn every_format_reads_its_fields() {
     let dir = tempfile::tempdir().unwrap();
     let store = create(dir.path());
-    ingest(&store, "a.edges.tsv", Format::Edges, "# comment\n\napp\tIMPORTS\tapi\nx\\ty\tIMPORTS\t42\n").unwrap();
-    ingest(&store, "a.attrs.tsv", Format::Attrs, "f\tlines\t120\nf\tpath\t\ng\tpath\t\\N\nh\tpath\t1.50\n").unwrap();
+    ingest(
+        &store,
+        "a.edges.tsv",
+        Format::Edges,
+        "# comment\n\napp\tIMPORTS\tapi\nx\\ty\tIMPORTS\t42\n",
+    )
+    .unwrap();
+    ingest(
+        &store,
+        "a.attrs.tsv",
+        Format::Attrs,
+        "f\tlines\t120\nf\tpath\t\ng\tpath\t\\N\nh\tpath\t1.50\n",
+    )
+    .unwrap();
     ingest(&store, "a.nodes.tsv", Format::Nodes, "app\tPackage\n").unwrap();
-    ingest(&store, "pkg.facts", Format::Facts, "# columns: name, license\napp\tMIT\napi\t\\N\nlog\t\n").unwrap();
+    ingest(
+        &store,
+        "pkg.facts",
+        Format::Facts,
+        "# columns: name, license\napp\tMIT\napi\t\\N\nlog\t\n",
+    )
+    .unwrap();
     ingest(
         &store,
         "a.jsonl",
@@ -74,14 +106,21 @@ fn every_format_reads_its_fields() {
         "{\"src\":\"a\",\"kind\":\"CALLS\",\"dst\":\"b\",\"unit\":\"f.rs\"}\n{\"node\":\"a\",\"key\":\"lines\",\"value\":7}\n{\"node\":\"a\",\"key\":\"doc\",\"value\":null}\n{\"id\":\"a\",\"label\":\"Fn\"}\n",
     )
     .unwrap();
-    assert_eq!(all(&store, "imports"), [vec!["\"app\"", "\"api\""], vec!["\"x\\ty\"", "42"]]);
+    assert_eq!(
+        all(&store, "imports"),
+        [vec!["\"app\"", "\"api\""], vec!["\"x\\ty\"", "42"]]
+    );
     assert_eq!(
         all(&store, "lines"),
         [vec!["\"a\"", "7"], vec!["\"f\"", "120"]]
     );
     assert_eq!(
         all(&store, "path"),
-        [vec!["\"f\"", "\"\""], vec!["\"g\"", "absent"], vec!["\"h\"", "\"1.50\""]]
+        [
+            vec!["\"f\"", "\"\""],
+            vec!["\"g\"", "absent"],
+            vec!["\"h\"", "\"1.50\""]
+        ]
     );
     assert_eq!(all(&store, "package"), [vec!["\"app\""]]);
     assert_eq!(all(&store, "fn"), [vec!["\"a\""]]);
@@ -89,20 +128,32 @@ fn every_format_reads_its_fields() {
     assert_eq!(all(&store, "doc"), [vec!["\"a\"", "absent"]]);
     let pkg = store.catalog().unwrap().relations["pkg"].clone();
     assert_eq!(pkg.columns, ["name", "license"]);
-    assert_eq!(all(&store, "pkg"), [vec!["\"api\"", "absent"], vec!["\"app\"", "\"MIT\""], vec!["\"log\"", "\"\""]]);
+    assert_eq!(
+        all(&store, "pkg"),
+        [
+            vec!["\"api\"", "absent"],
+            vec!["\"app\"", "\"MIT\""],
+            vec!["\"log\"", "\"\""]
+        ]
+    );
 }
 
 #[test]
 fn gzip_dumps_are_read_compressed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("g.edges.tsv.gz");
-    let mut gz = flate2::write::GzEncoder::new(std::fs::File::create(&path).unwrap(), flate2::Compression::fast());
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
     gz.write_all(b"a\tIMPORTS\tb\nb\tIMPORTS\tc\n").unwrap();
     gz.finish().unwrap();
     assert_eq!(Format::from_path(&path), Some(Format::Edges));
     let store = create(&dir.path().join("db"));
     let mut batch = store.batch(BatchOptions::default()).unwrap();
-    batch.read_file(&path, &spec("g.edges.tsv.gz", Format::Edges)).unwrap();
+    batch
+        .read_file(&path, &spec("g.edges.tsv.gz", Format::Edges))
+        .unwrap();
     assert_eq!(batch.commit().unwrap().new, 2);
 }
 
@@ -111,11 +162,21 @@ fn a_fact_ingested_twice_is_stored_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = create(dir.path());
     let mut batch = store.batch(BatchOptions::default()).unwrap();
-    batch.read_dump("a\tX\tb\na\tX\tb\n".as_bytes(), &spec("x.edges.tsv", Format::Edges)).unwrap();
+    batch
+        .read_dump(
+            "a\tX\tb\na\tX\tb\n".as_bytes(),
+            &spec("x.edges.tsv", Format::Edges),
+        )
+        .unwrap();
     let s = batch.commit().unwrap();
     assert_eq!((s.facts_read, s.new, s.duplicates), (2, 1, 1));
     let mut batch = store.batch(BatchOptions::default()).unwrap();
-    batch.read_dump("a\tX\tb\nb\tX\tc\n".as_bytes(), &spec("x.edges.tsv", Format::Edges)).unwrap();
+    batch
+        .read_dump(
+            "a\tX\tb\nb\tX\tc\n".as_bytes(),
+            &spec("x.edges.tsv", Format::Edges),
+        )
+        .unwrap();
     let s = batch.commit().unwrap();
     assert_eq!((s.seq, s.new, s.duplicates), (2, 1, 1));
     assert_eq!(store.catalog().unwrap().relations["x"].rows, 2);
@@ -125,10 +186,25 @@ fn a_fact_ingested_twice_is_stored_once() {
 fn a_retried_batch_id_is_a_no_op() {
     let dir = tempfile::tempdir().unwrap();
     let store = create(dir.path());
-    let opts = BatchOptions { batch_id: Some("b-1".into()), ..Default::default() };
-    assert_eq!(ingest_with(&store, "x.edges.tsv", Format::Edges, "a\tX\tb\n", opts.clone()).unwrap(), 1);
+    let opts = BatchOptions {
+        batch_id: Some("b-1".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        ingest_with(
+            &store,
+            "x.edges.tsv",
+            Format::Edges,
+            "a\tX\tb\n",
+            opts.clone()
+        )
+        .unwrap(),
+        1
+    );
     let mut batch = store.batch(opts).unwrap();
-    batch.read_dump("c\tX\td\n".as_bytes(), &spec("x.edges.tsv", Format::Edges)).unwrap();
+    batch
+        .read_dump("c\tX\td\n".as_bytes(), &spec("x.edges.tsv", Format::Edges))
+        .unwrap();
     let s = batch.commit().unwrap();
     assert!(s.already_committed);
     assert_eq!(s.seq, 1);
@@ -148,7 +224,11 @@ fn malformed(format: Format, label: &str, text: &[u8]) -> String {
         Err(e) => e,
         Ok(_) => batch.commit().expect_err("the batch must fail"),
     };
-    assert_eq!(store.catalog().unwrap().seq, 1, "nothing of the failed batch is stored");
+    assert_eq!(
+        store.catalog().unwrap().seq,
+        1,
+        "nothing of the failed batch is stored"
+    );
     assert_eq!(store.stats().unwrap().relations, before);
     err.to_string()
 }
@@ -156,21 +236,96 @@ fn malformed(format: Format, label: &str, text: &[u8]) -> String {
 #[test]
 fn malformed_lines_name_file_line_and_problem() {
     let cases: &[(Format, &str, &[u8], &str)] = &[
-        (Format::Edges, "e.edges.tsv", b"a\tX\tb\na\tX\n", "e.edges.tsv:2: expected 3 or 4 tab-separated fields (src, kind, dst[, unit]), found 2"),
-        (Format::Edges, "e.edges.tsv", b"a\tX\tb\tu\textra\n", "e.edges.tsv:1: expected 3 or 4 tab-separated fields (src, kind, dst[, unit]), found 5"),
-        (Format::Edges, "e.edges.tsv", b"a\\q\tX\tb\n", "e.edges.tsv:1: field 1: bad escape \"\\q\" (write \\t, \\n, \\r or \\\\; a field that is exactly \\N is absent)"),
-        (Format::Edges, "e.edges.tsv", b"# c\na\tX\t\xff\n", "e.edges.tsv:2: invalid UTF-8 at byte 5 of the line"),
-        (Format::Edges, "e.edges.tsv", b"\tX\tb\n", "e.edges.tsv:1: field 1 (src) is empty"),
-        (Format::Edges, "e.edges.tsv", b"a\tX\t\\N\n", "e.edges.tsv:1: field 3 (dst) is \\N (absent); an id must be stated"),
-        (Format::Edges, "e.edges.tsv", b"a\tX Y\tb\n", "e.edges.tsv:1: kind \"X Y\" cannot name a relation: use letters, digits, `_` and `-`"),
-        (Format::Nodes, "n.nodes.tsv", b"a\tP\t\n", "n.nodes.tsv:1: the unit field is empty; leave it out instead"),
-        (Format::Facts, "f.facts", b"1\t2\n1\t2\t3\n", "f.facts:2: expected 2 tab-separated fields like the lines before, found 3"),
-        (Format::Jsonl, "j.jsonl", b"{\"src\":\"a\",\"kind\":\"X\"}\n", "j.jsonl:1: missing key \"dst\""),
-        (Format::Jsonl, "j.jsonl", b"{\"src\":\"a\",\"kind\":\"X\",\"dst\":\"b\",\"weight\":1}\n", "j.jsonl:1: unexpected key \"weight\"; this object takes \"src\", \"kind\", \"dst\" and \"unit\""),
-        (Format::Jsonl, "j.jsonl", b"[1]\n", "j.jsonl:1: expected a JSON object"),
-        (Format::Edges, "e.edges.tsv", b"a\tx\tb\n", "e.edges.tsv:1: \"x\" (an edge kind) names the same relation \"x\" as the stored \"X\" (an edge kind); rename one of them"),
-        (Format::Attrs, "a.attrs.tsv", b"a\tX\tb\n", "a.attrs.tsv:1: \"X\" (an attribute key) names the same relation \"x\" as the stored \"X\" (an edge kind); rename one of them"),
-        (Format::Edges, "e.edges.tsv", b"a\tY\tb\na\ty\tc\n", "e.edges.tsv:2: \"y\" (an edge kind) names the same relation \"y\" as \"Y\" (an edge kind) at e.edges.tsv:1; rename one of them"),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\tX\tb\na\tX\n",
+            "e.edges.tsv:2: expected 3 or 4 tab-separated fields (src, kind, dst[, unit]), found 2",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\tX\tb\tu\textra\n",
+            "e.edges.tsv:1: expected 3 or 4 tab-separated fields (src, kind, dst[, unit]), found 5",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\\q\tX\tb\n",
+            "e.edges.tsv:1: field 1: bad escape \"\\q\" (write \\t, \\n, \\r or \\\\; a field that is exactly \\N is absent)",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"# c\na\tX\t\xff\n",
+            "e.edges.tsv:2: invalid UTF-8 at byte 5 of the line",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"\tX\tb\n",
+            "e.edges.tsv:1: field 1 (src) is empty",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\tX\t\\N\n",
+            "e.edges.tsv:1: field 3 (dst) is \\N (absent); an id must be stated",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\tX Y\tb\n",
+            "e.edges.tsv:1: kind \"X Y\" cannot name a relation: use letters, digits, `_` and `-`",
+        ),
+        (
+            Format::Nodes,
+            "n.nodes.tsv",
+            b"a\tP\t\n",
+            "n.nodes.tsv:1: the unit field is empty; leave it out instead",
+        ),
+        (
+            Format::Facts,
+            "f.facts",
+            b"1\t2\n1\t2\t3\n",
+            "f.facts:2: expected 2 tab-separated fields like the lines before, found 3",
+        ),
+        (
+            Format::Jsonl,
+            "j.jsonl",
+            b"{\"src\":\"a\",\"kind\":\"X\"}\n",
+            "j.jsonl:1: missing key \"dst\"",
+        ),
+        (
+            Format::Jsonl,
+            "j.jsonl",
+            b"{\"src\":\"a\",\"kind\":\"X\",\"dst\":\"b\",\"weight\":1}\n",
+            "j.jsonl:1: unexpected key \"weight\"; this object takes \"src\", \"kind\", \"dst\" and \"unit\"",
+        ),
+        (
+            Format::Jsonl,
+            "j.jsonl",
+            b"[1]\n",
+            "j.jsonl:1: expected a JSON object",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\tx\tb\n",
+            "e.edges.tsv:1: \"x\" (an edge kind) names the same relation \"x\" as the stored \"X\" (an edge kind); rename one of them",
+        ),
+        (
+            Format::Attrs,
+            "a.attrs.tsv",
+            b"a\tX\tb\n",
+            "a.attrs.tsv:1: \"X\" (an attribute key) names the same relation \"x\" as the stored \"X\" (an edge kind); rename one of them",
+        ),
+        (
+            Format::Edges,
+            "e.edges.tsv",
+            b"a\tY\tb\na\ty\tc\n",
+            "e.edges.tsv:2: \"y\" (an edge kind) names the same relation \"y\" as \"Y\" (an edge kind) at e.edges.tsv:1; rename one of them",
+        ),
     ];
     for (format, label, text, want) in cases {
         assert_eq!(&malformed(*format, label, text), want);
@@ -183,12 +338,24 @@ fn an_arity_or_tier_clash_is_refused() {
     let store = create(dir.path());
     ingest(&store, "r.facts", Format::Facts, "1\t2\n").unwrap();
     let err = ingest(&store, "r.facts", Format::Facts, "# c\n1\t2\t3\n").unwrap_err();
-    assert_eq!(err.to_string(), "r.facts:2: relation \"r\" is stored with 2 columns (c1, c2), but this dump gives it 3");
-    let opts = BatchOptions { tier: "big".into(), ..Default::default() };
+    assert_eq!(
+        err.to_string(),
+        "r.facts:2: relation \"r\" is stored with 2 columns (c1, c2), but this dump gives it 3"
+    );
+    let opts = BatchOptions {
+        tier: "big".into(),
+        ..Default::default()
+    };
     let err = ingest_with(&store, "r.facts", Format::Facts, "5\t6\n", opts).unwrap_err();
-    assert_eq!(err.to_string(), "r.facts:1: relation \"r\" lives in tier \"default\", not \"big\"; ingest it with --tier default");
+    assert_eq!(
+        err.to_string(),
+        "r.facts:1: relation \"r\" lives in tier \"default\", not \"big\"; ingest it with --tier default"
+    );
     assert_eq!(store.catalog().unwrap().seq, 1);
-    assert!(!dir.path().join("tier-big.redb").exists() || store.catalog().unwrap().relations["r"].tier == "default");
+    assert!(
+        !dir.path().join("tier-big.redb").exists()
+            || store.catalog().unwrap().relations["r"].tier == "default"
+    );
 }
 
 #[test]
@@ -197,15 +364,29 @@ fn a_query_on_the_default_tier_never_opens_another() {
     {
         let store = create(dir.path());
         ingest(&store, "d.edges.tsv", Format::Edges, "a\tIMPORTS\tb\n").unwrap();
-        let opts = BatchOptions { tier: "big".into(), ..Default::default() };
-        ingest_with(&store, "x.edges.tsv", Format::Edges, "a\tCALLS\tb\nb\tCALLS\tc\n", opts).unwrap();
+        let opts = BatchOptions {
+            tier: "big".into(),
+            ..Default::default()
+        };
+        ingest_with(
+            &store,
+            "x.edges.tsv",
+            Format::Edges,
+            "a\tCALLS\tb\nb\tCALLS\tc\n",
+            opts,
+        )
+        .unwrap();
         assert!(dir.path().join("tier-big.redb").exists());
     }
     let store = Store::open(dir.path(), OpenOptions::default()).unwrap();
     assert_eq!(store.opened_tiers(), ["default"]);
     assert_eq!(all(&store, "imports").len(), 1);
     store.stats().unwrap();
-    assert_eq!(store.opened_tiers(), ["default"], "reading default-tier relations opened another tier");
+    assert_eq!(
+        store.opened_tiers(),
+        ["default"],
+        "reading default-tier relations opened another tier"
+    );
     assert_eq!(all(&store, "calls").len(), 2);
     assert_eq!(store.opened_tiers(), ["big", "default"]);
     assert!(store.check().unwrap().ok());
@@ -216,8 +397,18 @@ fn a_snapshot_never_sees_a_later_batch() {
     let dir = tempfile::tempdir().unwrap();
     let store = create(dir.path());
     ingest(&store, "d.edges.tsv", Format::Edges, "a\tIMPORTS\tb\n").unwrap();
-    let opts = BatchOptions { tier: "big".into(), ..Default::default() };
-    ingest_with(&store, "x.edges.tsv", Format::Edges, "a\tCALLS\tb\n", opts.clone()).unwrap();
+    let opts = BatchOptions {
+        tier: "big".into(),
+        ..Default::default()
+    };
+    ingest_with(
+        &store,
+        "x.edges.tsv",
+        Format::Edges,
+        "a\tCALLS\tb\n",
+        opts.clone(),
+    )
+    .unwrap();
     let old = store.snapshot_with_tiers(&["big"]).unwrap();
     ingest(&store, "d.edges.tsv", Format::Edges, "b\tIMPORTS\tc\n").unwrap();
     ingest_with(&store, "x.edges.tsv", Format::Edges, "b\tCALLS\tc\n", opts).unwrap();
@@ -230,9 +421,15 @@ fn a_snapshot_never_sees_a_later_batch() {
         .unwrap();
         n
     };
-    assert_eq!((old.seq(), count(&old, "imports"), count(&old, "calls")), (2, 1, 1));
+    assert_eq!(
+        (old.seq(), count(&old, "imports"), count(&old, "calls")),
+        (2, 1, 1)
+    );
     let new = store.snapshot().unwrap();
-    assert_eq!((new.seq(), count(&new, "imports"), count(&new, "calls")), (4, 2, 2));
+    assert_eq!(
+        (new.seq(), count(&new, "imports"), count(&new, "calls")),
+        (4, 2, 2)
+    );
 }
 
 #[test]
@@ -241,7 +438,14 @@ fn labels_and_sequence_numbers_are_recorded() {
     let store = create(dir.path());
     let mut opts = BatchOptions::default();
     opts.labels.insert("commit".into(), "abc123".into());
-    ingest_with(&store, "d.edges.tsv", Format::Edges, "a\tIMPORTS\tb\n", opts).unwrap();
+    ingest_with(
+        &store,
+        "d.edges.tsv",
+        Format::Edges,
+        "a\tIMPORTS\tb\n",
+        opts,
+    )
+    .unwrap();
     let snap = store.snapshot().unwrap();
     assert_eq!(snap.seq(), 1);
     assert_eq!(snap.last_batch().unwrap().labels["commit"], "abc123");
@@ -262,9 +466,24 @@ fn a_newer_format_is_refused() {
             .unwrap();
         txn.commit().unwrap();
     }
-    let err = Store::open(dir.path(), OpenOptions::default()).err().unwrap();
-    assert!(matches!(err, StoreError::NewerFormat { found: 99, supported: 1, .. }), "{err}");
-    assert!(err.to_string().contains("has format version 99, but this strata reads version 1 at most"));
+    let err = Store::open(dir.path(), OpenOptions::default())
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            err,
+            StoreError::NewerFormat {
+                found: 99,
+                supported: 1,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("has format version 99, but this strata reads version 1 at most")
+    );
 }
 
 #[test]
@@ -272,7 +491,9 @@ fn a_database_in_use_is_named_so() {
     let dir = tempfile::tempdir().unwrap();
     let _held = create(dir.path());
     // redb refuses a second open of the same file, in this process as in another.
-    let err = Store::open(dir.path(), OpenOptions::default()).err().unwrap();
+    let err = Store::open(dir.path(), OpenOptions::default())
+        .err()
+        .unwrap();
     assert!(matches!(err, StoreError::InUse { .. }), "{err}");
     assert!(err.to_string().contains("is in use by another process"));
 }
@@ -280,6 +501,11 @@ fn a_database_in_use_is_named_so() {
 #[test]
 fn opening_a_missing_database_says_how_to_create_one() {
     let dir = tempfile::tempdir().unwrap();
-    let err = Store::open(dir.path().join("nope"), OpenOptions::default()).err().unwrap();
-    assert!(err.to_string().contains("is not a Strata database"), "{err}");
+    let err = Store::open(dir.path().join("nope"), OpenOptions::default())
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("is not a Strata database"),
+        "{err}"
+    );
 }
