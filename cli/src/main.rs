@@ -93,9 +93,27 @@ struct RetractArgs {
     batch: BatchArgs,
 }
 
+/// Writes a line to standard output, returning the error (a closed pipe, say) instead of
+/// panicking as `println!` would.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`strata stats DB | head`): nothing to report.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
@@ -108,7 +126,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Ingest(args) => ingest(&args),
         Command::Retract(args) => retract(&args),
         Command::Stats { db } => {
-            print!("{}", open(&db)?.stats()?);
+            say!("{}", open(&db)?.stats()?.to_string().trim_end())?;
             Ok(())
         }
         Command::Check { db } => check(&db),
@@ -228,25 +246,26 @@ fn ingest(args: &IngestArgs) -> Result<()> {
     bar.set_message("committing");
     let summary = batch.commit()?;
     bar.finish_and_clear();
-    report(&summary, specs.len());
-    Ok(())
+    report(&summary, specs.len())
 }
 
-fn report(s: &BatchSummary, files: usize) {
+fn report(s: &BatchSummary, files: usize) -> Result<()> {
     if s.already_committed {
-        println!(
+        say!(
             "batch already committed as batch {}: nothing written ({} facts read)",
-            s.seq, s.facts_read
-        );
-        return;
+            s.seq,
+            s.facts_read
+        )?;
+        return Ok(());
     }
     let rels = if s.relations.is_empty() {
         "none".to_owned()
     } else {
         s.relations.join(", ")
     };
-    println!(
-        "batch {}: {} facts read from {} file{}, {} new, {} duplicates, {} removed; relations: {}; {:.2}s",
+    say!(
+        "batch {}: {} facts read from {} file{}, {} new, {} duplicates, {} removed; relations: {}; \
+         {:.2}s (read {:.2}s, write {:.2}s, sync {:.2}s)",
         s.seq,
         s.facts_read,
         files,
@@ -255,23 +274,26 @@ fn report(s: &BatchSummary, files: usize) {
         s.duplicates,
         s.removed,
         rels,
-        s.elapsed.as_secs_f64()
-    );
+        s.elapsed.as_secs_f64(),
+        s.read_time.as_secs_f64(),
+        s.write_time.as_secs_f64(),
+        s.sync_time.as_secs_f64()
+    )?;
     for u in &s.unknown_units {
         eprintln!("warning: unit \"{u}\" owns no facts in this database");
     }
+    Ok(())
 }
 
 fn retract(args: &RetractArgs) -> Result<()> {
     let store = open(&args.db)?;
     let summary = store.retract(&args.units, batch_options(&args.batch, "default", false)?)?;
-    report(&summary, 0);
-    Ok(())
+    report(&summary, 0)
 }
 
 fn check(db: &Path) -> Result<()> {
     let report = open(db)?.check()?;
-    println!("{report}");
+    say!("{}", report.to_string().trim_end())?;
     if !report.ok() {
         bail!("{db}: the integrity check failed", db = db.display());
     }
@@ -299,10 +321,10 @@ fn demo(dir: Option<PathBuf>) -> Result<()> {
             batch_id: None,
         },
     };
-    println!("$ strata ingest {} <the example's dumps>", dir.display());
+    say!("$ strata ingest {} <the example's dumps>", dir.display())?;
     ingest(&args)?;
-    println!("\n$ strata stats {}", dir.display());
-    print!("{}", open(&dir)?.stats()?);
-    println!("\n$ strata check {}", dir.display());
+    say!("\n$ strata stats {}", dir.display())?;
+    say!("{}", open(&dir)?.stats()?.to_string().trim_end())?;
+    say!("\n$ strata check {}", dir.display())?;
     check(&dir)
 }

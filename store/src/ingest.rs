@@ -61,6 +61,12 @@ pub struct BatchSummary {
     pub unknown_units: Vec<String>,
     /// Time from the batch's start to its commit.
     pub elapsed: Duration,
+    /// Of that, reading and interning the input.
+    pub read_time: Duration,
+    /// Of that, writing columns, indexes and the catalog.
+    pub write_time: Duration,
+    /// Of that, committing the transactions durably.
+    pub sync_time: Duration,
 }
 
 /// A relation's facts gathered by a batch, as terms.
@@ -533,10 +539,6 @@ impl<'s> Batch<'s> {
     /// Writes the batch atomically: all of it lands, or (on any error) none of it.
     pub fn commit(mut self) -> Result<BatchSummary> {
         let t0 = Instant::now();
-        let trace = std::env::var_os("STRATA_TRACE").is_some();
-        if trace {
-            eprintln!("read: {:?}", self.started.elapsed());
-        }
         let base = &self.store.inner.base;
         let wtxn = base.begin_write()?;
         if let Some(id) = &self.options.batch_id
@@ -658,9 +660,6 @@ impl<'s> Batch<'s> {
             }
         }
 
-        if trace {
-            eprintln!("relations written: {:?}", t0.elapsed());
-        }
         // The base file: dictionary, units, catalog, batch record.
         {
             self.write_texts(&wtxn)?;
@@ -730,9 +729,7 @@ impl<'s> Batch<'s> {
             meta.insert("relations", next_rel.to_le_bytes().as_slice())?;
         }
 
-        if trace {
-            eprintln!("base written: {:?}", t0.elapsed());
-        }
+        let t1 = Instant::now();
         // Commit: tier files first, then the base file, which acknowledges the batch.
         {
             let _guard = self
@@ -754,10 +751,10 @@ impl<'s> Batch<'s> {
                 txn.commit()?;
             }
         }
-        if trace {
-            eprintln!("committed: {:?}", t0.elapsed());
-        }
         summary.elapsed = self.started.elapsed();
+        summary.read_time = t0 - self.started;
+        summary.write_time = t1 - t0;
+        summary.sync_time = t1.elapsed();
         Ok(summary)
     }
 }
