@@ -95,6 +95,8 @@ fn check_relation(
         ));
     }
     let nblocks = meta.next_row.div_ceil(BLOCK_ROWS);
+    // Live tuples, column-major, to look for a tuple stored twice.
+    let mut tuples: Vec<Vec<u32>> = vec![Vec::with_capacity(live.len() as usize); arity];
     for (c, col) in meta.columns.iter().enumerate() {
         let mut rebuilt: HashMap<u32, RoaringBitmap> = HashMap::new();
         for b in 0..nblocks {
@@ -129,6 +131,7 @@ fn check_relation(
                     ));
                 }
                 rebuilt.entry(t).or_default().insert(r);
+                tuples[c].push(t);
             }
         }
         let mut stored = 0u64;
@@ -165,6 +168,18 @@ fn check_relation(
     if arity == 0 {
         return Ok(());
     }
+    if tuples.iter().all(|t| t.len() as u64 == live.len()) {
+        let mut order: Vec<u32> = (0..live.len() as u32).collect();
+        let key = |i: u32| tuples.iter().map(move |t| t[i as usize]);
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        let dups = order.windows(2).filter(|w| key(w[0]).eq(key(w[1]))).count();
+        if dups > 0 {
+            report.problems.push(format!(
+                "relation {name}: {dups} facts are stored more than once"
+            ));
+        }
+    }
+    drop(tuples);
     // Owners: every live row has at least one, and the shared counts agree.
     let owners = txn.open_table(layout::OWNERS)?;
     let shared = txn.open_table(layout::SHARED)?;

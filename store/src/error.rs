@@ -78,6 +78,18 @@ pub enum StoreError {
     /// A relation or dictionary grew past what the format can address.
     #[error("{0} is full: the format addresses at most 2^31 values and 2^32 rows per relation")]
     Full(String),
+    /// Writing a batch failed in the storage engine (a full disk, an I/O error).
+    #[error("{dir}: writing batch {seq} failed: {message}; {outcome}")]
+    WriteFailed {
+        /// The database directory.
+        dir: PathBuf,
+        /// The sequence number the batch would have had.
+        seq: u64,
+        /// What the storage engine said.
+        message: String,
+        /// Whether anything of the batch may have been stored, and what to do.
+        outcome: &'static str,
+    },
     /// redb, the storage engine underneath, failed.
     #[error("storage engine: {0}")]
     Engine(#[from] redb::Error),

@@ -537,7 +537,32 @@ impl<'s> Batch<'s> {
     }
 
     /// Writes the batch atomically: all of it lands, or (on any error) none of it.
-    pub fn commit(mut self) -> Result<BatchSummary> {
+    ///
+    /// A storage failure (a full disk, say) is [`StoreError::WriteFailed`], which says whether
+    /// the batch may have landed: only a failure of the final durable commit leaves that open,
+    /// and running the same batch again is then safe (facts already stored are not stored
+    /// twice; a batch id already committed is skipped).
+    pub fn commit(self) -> Result<BatchSummary> {
+        let dir = self.store.dir().to_owned();
+        let seq = self.start.seq + 1;
+        let mut committing = false;
+        self.commit_inner(&mut committing).map_err(|e| match e {
+            StoreError::Engine(e) => StoreError::WriteFailed {
+                dir,
+                seq,
+                message: e.to_string(),
+                outcome: if committing {
+                    "the batch may or may not have been stored: run it again (a fact already \
+                     stored is not stored twice, a committed --batch-id is skipped)"
+                } else {
+                    "nothing of the batch was stored"
+                },
+            },
+            other => other,
+        })
+    }
+
+    fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {
         let t0 = Instant::now();
         let base = &self.store.inner.base;
         let wtxn = base.begin_write()?;
@@ -743,6 +768,7 @@ impl<'s> Batch<'s> {
                 txn.commit()?;
                 cleanup.push((db, sp));
             }
+            *committing = true;
             wtxn.commit()?;
             for (db, sp) in cleanup {
                 let txn = db.begin_write()?;
