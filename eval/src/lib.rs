@@ -25,10 +25,26 @@
 //! assert_eq!(src.value(found[0][1]).unwrap(), Value::text("log"));
 //! ```
 
+pub mod ast;
+pub mod budget;
+pub mod dict;
+pub mod engine;
+pub mod error;
+pub mod ir;
 mod memory;
+pub mod naive;
+pub mod parse;
+pub mod plan;
+pub mod relation;
 mod source;
+pub mod strata;
 pub mod value;
+pub mod witness;
 
 pub use memory::MemorySource;
 pub use source::{FactSource, RelationInfo, SourceError, Visit};
 pub use value::{Term, TermKind, Value};
+
+pub use ast::Span;
+pub use error::Diagnostic;
+pub use parse::{parse_module, parse_program};

@@ -1,0 +1,1013 @@
+//! The evaluator: strata in order, semi-naive rounds for recursive ones, each round's work
+//! split into tasks that worker threads run, with results independent of the thread count.
+//!
+//! Like datafrog, each derived relation has stable, recent and newest tuples
+//! ([`crate::relation`]). A round runs every rule once per body literal of its own stratum,
+//! that literal reading only the recent tuples (the delta), literals written before it every
+//! visible tuple and literals after it only the stable ones; what the round derives becomes
+//! the next delta. The delta of the first step is cut into fixed-size chunks, one task each;
+//! tasks' outputs are merged in task order, so tuple ids, witnesses and work are the same
+//! with one thread or many.
+
+use std::ops::{ControlFlow, Range};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::ast::{AggFunc, CmpOp};
+use crate::budget::{BATCH, Budget, Cancel};
+use crate::dict::Dict;
+use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId, RelKind};
+use crate::plan::{Col, Operand, Part, Plan, Sizes, Step, plan};
+use crate::relation::{KEY_COLUMNS, Mask, Relation, key_columns, pack};
+use crate::source::{FactSource, SourceError};
+use crate::strata::{Stratum, Unstratifiable, stratify};
+use crate::value::{Term, TermKind, Value};
+use crate::witness::{Deriv, Premise, Witnesses};
+
+/// Tuples of the first step's part per task.
+pub const CHUNK: u32 = 2048;
+
+/// Why an evaluation stopped without an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The work budget ran out.
+    #[error("the program passed its work budget of {max} units")]
+    WorkLimit {
+        /// The budget.
+        max: u64,
+    },
+    /// The deadline passed.
+    #[error("the program ran past its time limit of {limit:?}")]
+    Deadline {
+        /// The limit.
+        limit: Duration,
+    },
+    /// The cancellation token was cancelled.
+    #[error("the evaluation was cancelled")]
+    Cancelled,
+    /// A relation depends on itself through negation or an aggregate.
+    #[error("relations {cycle:?} depend on each other through {}", if *.negation { "negation" } else { "an aggregate" })]
+    Unstratifiable {
+        /// The relations on the cycle.
+        cycle: Vec<String>,
+        /// Negation (else an aggregate).
+        negation: bool,
+    },
+    /// An aggregate met a value it cannot take (`sum` of a text).
+    #[error("{0}")]
+    Aggregate(String),
+    /// `str.match` was given a pattern that is not a regular expression.
+    #[error("str.match: {0}")]
+    Regex(String),
+    /// The fact source failed.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+}
+
+/// How to evaluate.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Record a derivation per derived tuple, for witnesses.
+    pub witnesses: bool,
+    /// The most work units the evaluation may spend.
+    pub max_work: Option<u64>,
+    /// The longest the evaluation may take.
+    pub timeout: Option<Duration>,
+    /// Stops the evaluation when cancelled.
+    pub cancel: Cancel,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+            witnesses: true,
+            max_work: None,
+            timeout: None,
+            cancel: Cancel::new(),
+        }
+    }
+}
+
+/// A finished evaluation: every derived relation, with derivations when asked for.
+pub struct Evaluation<'s> {
+    /// The derived relations, by [`RelId`] (base relations have an empty placeholder).
+    pub relations: Vec<Relation>,
+    /// Derivations, when [`Options::witnesses`] was set.
+    pub witnesses: Option<Witnesses>,
+    /// Work spent.
+    pub work: u64,
+    /// The dictionary the evaluation used (values of the terms in its relations).
+    pub dict: Dict<'s>,
+    /// Constants as terms.
+    pub constants: Vec<Term>,
+    /// Rounds run, over all strata.
+    pub rounds: u64,
+}
+
+/// Evaluates every rule of `ir` against `source`.
+pub fn evaluate<'s>(
+    ir: &Ir,
+    source: &'s dyn FactSource,
+    options: &Options,
+) -> Result<Evaluation<'s>, EvalError> {
+    let strata =
+        stratify(ir).map_err(
+            |Unstratifiable { cycle, negation }| EvalError::Unstratifiable {
+                cycle: cycle
+                    .iter()
+                    .map(|&r| ir.relations[r].name.clone())
+                    .collect(),
+                negation,
+            },
+        )?;
+    let dict = Dict::new(source);
+    let constants = ir
+        .constants
+        .iter()
+        .map(|v| dict.term(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let budget = Budget::new(options.max_work, options.timeout, options.cancel.clone());
+    let mut base_info = FxHashMap::default();
+    for (i, r) in ir.relations.iter().enumerate() {
+        if r.kind == RelKind::Base
+            && let Some(info) = source.relation(&r.name)?
+        {
+            base_info.insert(i, info);
+        }
+    }
+    let mut ev = Evaluator {
+        ir,
+        dict: &dict,
+        constants: &constants,
+        budget: &budget,
+        options,
+        relations: ir
+            .relations
+            .iter()
+            .map(|r| Relation::new(r.arity))
+            .collect(),
+        witnesses: options
+            .witnesses
+            .then(|| Witnesses::new(ir.relations.len())),
+        base_info,
+        rounds: 0,
+    };
+    for stratum in &strata {
+        ev.stratum(stratum)?;
+    }
+    let Evaluator {
+        relations,
+        witnesses,
+        rounds,
+        ..
+    } = ev;
+    Ok(Evaluation {
+        relations,
+        witnesses,
+        work: budget.spent(),
+        dict,
+        constants,
+        rounds,
+    })
+}
+
+struct Evaluator<'a, 's> {
+    ir: &'a Ir,
+    dict: &'a Dict<'s>,
+    constants: &'a [Term],
+    budget: &'a Budget,
+    options: &'a Options,
+    relations: Vec<Relation>,
+    witnesses: Option<Witnesses>,
+    base_info: FxHashMap<RelId, crate::source::RelationInfo>,
+    rounds: u64,
+}
+
+impl Sizes for Evaluator<'_, '_> {
+    fn estimate(&self, rel: RelId, mask: Mask) -> Option<u64> {
+        if let Some(info) = self.base_info.get(&rel) {
+            let d = (0..info.arity())
+                .filter(|c| mask & (1 << c) != 0)
+                .map(|c| info.distinct.get(c).copied().unwrap_or(1).max(1))
+                .max()
+                .unwrap_or(1);
+            return Some(info.rows / d);
+        }
+        let r = &self.relations[rel];
+        if r.is_empty() {
+            return None;
+        }
+        Some(if mask == 0 { u64::from(r.len()) } else { 1 })
+    }
+}
+
+/// One task: a plan, and the slice of its first step's part it covers.
+struct Task {
+    plan: usize,
+    chunk: Option<Range<u32>>,
+}
+
+impl Evaluator<'_, '_> {
+    fn stratum(&mut self, stratum: &Stratum) -> Result<(), EvalError> {
+        let members = &stratum.relations;
+        let in_stratum = |r: RelId| members.contains(&r);
+        let rules: Vec<usize> = (0..self.ir.rules.len())
+            .filter(|&i| members.contains(&self.ir.rules[i].head))
+            .collect();
+        // Head aggregates (never recursive: stratification puts their body below).
+        for &ri in &rules {
+            if self.ir.rules[ri].aggregates() {
+                let p = plan(self.ir, ri, None, &in_stratum, self);
+                self.head_aggregate(&p)?;
+            }
+        }
+        let is_exit = |ri: usize| {
+            !self.ir.rules[ri]
+                .body
+                .iter()
+                .any(|l| matches!(l, crate::ir::Lit::Pos { rel, .. } if in_stratum(*rel)))
+        };
+        let plans: Vec<Plan> = rules
+            .iter()
+            .filter(|&&ri| !self.ir.rules[ri].aggregates() && is_exit(ri))
+            .map(|&ri| plan(self.ir, ri, None, &in_stratum, self))
+            .collect();
+        self.run_round(&plans)?;
+        for &r in members {
+            self.relations[r].advance();
+        }
+        if stratum.recursive {
+            let mut variants = Vec::new();
+            for &ri in &rules {
+                if self.ir.rules[ri].aggregates() || is_exit(ri) {
+                    continue;
+                }
+                for (pos, lit) in self.ir.rules[ri].body.iter().enumerate() {
+                    if matches!(lit, crate::ir::Lit::Pos { rel, .. } if in_stratum(*rel)) {
+                        variants.push(plan(self.ir, ri, Some(pos), &in_stratum, self));
+                    }
+                }
+            }
+            loop {
+                self.rounds += 1;
+                self.budget.check_time()?;
+                self.run_round(&variants)?;
+                let mut changed = false;
+                for &r in members {
+                    changed |= self.relations[r].advance();
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+        for &r in members {
+            self.relations[r].settle();
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self, steps: &[Step]) {
+        for s in steps {
+            match s {
+                Step::Atom {
+                    rel,
+                    base: false,
+                    mask,
+                    ..
+                }
+                | Step::Neg {
+                    rel,
+                    base: false,
+                    mask,
+                    ..
+                } => self.relations[*rel].ensure_index(*mask),
+                Step::Agg { inner, .. } => self.prepare(inner),
+                _ => {}
+            }
+        }
+    }
+
+    fn tasks(&self, plans: &[Plan]) -> Vec<Task> {
+        let mut tasks = Vec::new();
+        for (pi, p) in plans.iter().enumerate() {
+            match p.steps.first() {
+                Some(Step::Atom {
+                    rel,
+                    base: false,
+                    part,
+                    ..
+                }) => {
+                    let range = part_range(&self.relations[*rel], *part);
+                    let mut start = range.start;
+                    while start < range.end {
+                        let end = (start + CHUNK).min(range.end);
+                        tasks.push(Task {
+                            plan: pi,
+                            chunk: Some(start..end),
+                        });
+                        start = end;
+                    }
+                }
+                _ => tasks.push(Task {
+                    plan: pi,
+                    chunk: None,
+                }),
+            }
+        }
+        tasks
+    }
+
+    /// Runs every plan once, then adds what they derived.
+    fn run_round(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
+        for p in plans {
+            self.prepare(&p.steps);
+        }
+        let tasks = self.tasks(plans);
+        let outputs = {
+            let ctx = Ctx {
+                ir: self.ir,
+                dict: self.dict,
+                constants: self.constants,
+                relations: &self.relations,
+                budget: self.budget,
+                witnesses: self.witnesses.is_some(),
+                regexes: Mutex::new(FxHashMap::default()),
+            };
+            run_tasks(&ctx, plans, &tasks, self.options.threads)?
+        };
+        for out in outputs {
+            self.merge(out);
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, out: Output) {
+        let mut at = 0;
+        for (k, &head) in out.heads.iter().enumerate() {
+            let arity = self.ir.relations[head].arity;
+            let tuple = &out.terms[at..at + arity];
+            at += arity;
+            if let Some(id) = self.relations[head].insert(tuple)
+                && let Some(w) = self.witnesses.as_mut()
+            {
+                let d = &out.derivs[k];
+                let premises = &out.premises[d.start as usize..(d.start + d.len) as usize];
+                w.record(head, id, d.rule, premises, &out.base_terms, self.ir);
+            }
+        }
+    }
+
+    fn head_aggregate(&mut self, p: &Plan) -> Result<(), EvalError> {
+        self.prepare(&p.steps);
+        let rule = &self.ir.rules[p.rule];
+        let ctx = Ctx {
+            ir: self.ir,
+            dict: self.dict,
+            constants: self.constants,
+            relations: &self.relations,
+            budget: self.budget,
+            witnesses: false,
+            regexes: Mutex::new(FxHashMap::default()),
+        };
+        let mut w = Worker::new(&ctx, rule.vars, rule.body.len());
+        let mut groups: FxHashMap<Vec<Term>, FxHashSet<Vec<Term>>> = FxHashMap::default();
+        let key_of = |env: &[Term]| -> Vec<Term> {
+            rule.args
+                .iter()
+                .filter_map(|a| match a {
+                    HeadArg::Arg(Arg::Var(v)) => Some(env[*v]),
+                    HeadArg::Arg(Arg::Const(c)) => Some(ctx.constants[*c]),
+                    _ => None,
+                })
+                .collect()
+        };
+        w.run(&p.steps, 0, &mut |w| {
+            groups
+                .entry(key_of(&w.env))
+                .or_default()
+                .insert(w.env.clone());
+            Ok(())
+        })?;
+        w.flush_work()?;
+        let mut out = Vec::new();
+        let mut keys: Vec<&Vec<Term>> = groups.keys().collect();
+        keys.sort();
+        for key in keys {
+            let sols = &groups[key];
+            let mut k = key.iter();
+            let mut tuple = Vec::with_capacity(rule.args.len());
+            for a in &rule.args {
+                match a {
+                    HeadArg::Agg {
+                        func,
+                        distinct,
+                        over,
+                    } => {
+                        let values: Vec<Term> = sols.iter().map(|s| s[*over]).collect();
+                        tuple.push(aggregate(&ctx, *func, *distinct, values)?);
+                    }
+                    _ => tuple.push(k.next().copied().unwrap_or(Term::ABSENT)),
+                }
+            }
+            out.push(tuple);
+        }
+        drop(ctx);
+        for t in out {
+            self.relations[rule.head].insert(&t);
+        }
+        Ok(())
+    }
+}
+
+fn part_range(rel: &Relation, part: Part) -> Range<u32> {
+    match part {
+        Part::All => 0..rel.len(),
+        Part::Recent => rel.recent(),
+        Part::Visible => rel.visible(),
+        Part::Stable => rel.stable(),
+    }
+}
+
+/// What the workers read: shared, immutable during a round.
+struct Ctx<'a, 's> {
+    ir: &'a Ir,
+    dict: &'a Dict<'s>,
+    constants: &'a [Term],
+    relations: &'a [Relation],
+    budget: &'a Budget,
+    witnesses: bool,
+    regexes: Mutex<FxHashMap<String, Result<regex::Regex, String>>>,
+}
+
+/// A task's output: derived tuples in order, with their derivations.
+#[derive(Default)]
+struct Output {
+    heads: Vec<RelId>,
+    terms: Vec<Term>,
+    derivs: Vec<Deriv>,
+    premises: Vec<Premise>,
+    base_terms: Vec<Term>,
+}
+
+fn run_tasks(
+    ctx: &Ctx<'_, '_>,
+    plans: &[Plan],
+    tasks: &[Task],
+    threads: usize,
+) -> Result<Vec<Output>, EvalError> {
+    let run_one = |t: &Task| -> Result<Output, EvalError> {
+        let p = &plans[t.plan];
+        let rule = &ctx.ir.rules[p.rule];
+        let mut w = Worker::new(ctx, rule.vars, rule.body.len());
+        w.chunk = t.chunk.clone();
+        w.emit_plan(p)?;
+        w.flush_work()?;
+        Ok(w.out)
+    };
+    let threads = threads.max(1).min(tasks.len());
+    if threads <= 1 {
+        return tasks.iter().map(run_one).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Result<Output, EvalError>>>> =
+        tasks.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(t) = tasks.get(i) else { break };
+                    let r = run_one(t);
+                    let failed = r.is_err();
+                    *slots[i]
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
+                    if failed {
+                        // Let the others stop at their next task.
+                        next.store(tasks.len(), Ordering::Relaxed);
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let mut outs = Vec::with_capacity(tasks.len());
+    for slot in slots {
+        match slot
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            Some(r) => outs.push(r?),
+            None => break,
+        }
+    }
+    Ok(outs)
+}
+
+/// One worker's state while it runs a plan.
+struct Worker<'c, 'a, 's> {
+    ctx: &'c Ctx<'a, 's>,
+    env: Vec<Term>,
+    /// The fact matched at each body position, for witnesses.
+    premises: Vec<Premise>,
+    /// The base facts matched at each body position.
+    base_rows: Vec<Vec<Term>>,
+    /// Whether to record premises (not inside aggregates).
+    record: bool,
+    /// The slice of the first step's part this task covers.
+    chunk: Option<Range<u32>>,
+    work: u64,
+    out: Output,
+}
+
+type Done<'d, 'c, 'a, 's> = dyn FnMut(&mut Worker<'c, 'a, 's>) -> Result<(), EvalError> + 'd;
+
+impl<'c, 'a, 's> Worker<'c, 'a, 's> {
+    fn new(ctx: &'c Ctx<'a, 's>, vars: usize, body: usize) -> Self {
+        Worker {
+            ctx,
+            env: vec![Term::ABSENT; vars],
+            premises: vec![Premise::None; body],
+            base_rows: vec![Vec::new(); body],
+            record: ctx.witnesses,
+            chunk: None,
+            work: 0,
+            out: Output::default(),
+        }
+    }
+
+    fn tick(&mut self) -> Result<(), EvalError> {
+        self.work += 1;
+        if self.work >= BATCH {
+            self.flush_work()?;
+        }
+        Ok(())
+    }
+
+    fn flush_work(&mut self) -> Result<(), EvalError> {
+        let w = std::mem::take(&mut self.work);
+        self.ctx.budget.charge(w)
+    }
+
+    fn operand(&self, o: Operand) -> Term {
+        match o {
+            Operand::Var(v) => self.env[v],
+            Operand::Const(c) => self.ctx.constants.get(c).copied().unwrap_or(Term::ABSENT),
+        }
+    }
+
+    fn emit_plan(&mut self, p: &Plan) -> Result<(), EvalError> {
+        let rule = &self.ctx.ir.rules[p.rule];
+        self.run(&p.steps, 0, &mut |w| {
+            let ctx = w.ctx;
+            let start = w.out.terms.len();
+            for a in &rule.args {
+                let t = match a {
+                    HeadArg::Arg(Arg::Var(v)) => w.env[*v],
+                    HeadArg::Arg(Arg::Const(c)) => ctx.constants[*c],
+                    _ => Term::ABSENT,
+                };
+                w.out.terms.push(t);
+            }
+            if ctx.relations[rule.head]
+                .find(&w.out.terms[start..])
+                .is_some()
+            {
+                w.out.terms.truncate(start);
+                return Ok(());
+            }
+            w.out.heads.push(rule.head);
+            let pstart = w.out.premises.len() as u32;
+            if ctx.witnesses {
+                for &pos in &p.premises {
+                    match w.premises[pos] {
+                        Premise::Base { rel, .. } => {
+                            let at = w.out.base_terms.len() as u32;
+                            w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
+                            w.out.premises.push(Premise::Base { rel, start: at });
+                        }
+                        other => w.out.premises.push(other),
+                    }
+                }
+            }
+            w.out.derivs.push(Deriv {
+                rule: p.rule as u32,
+                start: pstart,
+                len: w.out.premises.len() as u32 - pstart,
+            });
+            Ok(())
+        })
+    }
+
+    /// Runs `steps[i..]` for the current bindings, calling `done` for each solution.
+    fn run(
+        &mut self,
+        steps: &[Step],
+        i: usize,
+        done: &mut Done<'_, 'c, 'a, 's>,
+    ) -> Result<(), EvalError> {
+        let Some(step) = steps.get(i) else {
+            return done(self);
+        };
+        let ctx = self.ctx;
+        match step {
+            Step::Atom {
+                pos,
+                rel,
+                base,
+                part,
+                cols,
+                mask,
+            } => {
+                if *base {
+                    return self.base_atom(steps, i, *pos, *rel, cols, done);
+                }
+                let r = &ctx.relations[*rel];
+                let mut range = part_range(r, *part);
+                if i == 0
+                    && let Some(c) = &self.chunk
+                {
+                    range = range.start.max(c.start)..range.end.min(c.end);
+                }
+                if *mask == 0 {
+                    for id in range {
+                        self.tick()?;
+                        if self.bind(cols, r.tuple(id)) {
+                            self.premises[*pos] = Premise::Derived {
+                                rel: *rel as u32,
+                                id,
+                            };
+                            self.run(steps, i + 1, done)?;
+                        }
+                    }
+                } else {
+                    let key = self.key(cols, *mask);
+                    for &id in r.lookup(*mask, key, range) {
+                        self.tick()?;
+                        if self.bind(cols, r.tuple(id)) {
+                            self.premises[*pos] = Premise::Derived {
+                                rel: *rel as u32,
+                                id,
+                            };
+                            self.run(steps, i + 1, done)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Step::Neg {
+                rel,
+                base,
+                cols,
+                mask,
+            } => {
+                self.tick()?;
+                if !self.exists(*rel, *base, cols, *mask)? {
+                    self.run(steps, i + 1, done)?;
+                }
+                Ok(())
+            }
+            Step::Cmp { op, left, right } => {
+                if self.compare(*op, self.operand(*left), self.operand(*right))? {
+                    self.run(steps, i + 1, done)?;
+                }
+                Ok(())
+            }
+            Step::Builtin { builtin, args } => {
+                let terms: Vec<Term> = args.iter().map(|a| self.operand(*a)).collect();
+                if self.builtin(builtin, &terms)? {
+                    self.run(steps, i + 1, done)?;
+                }
+                Ok(())
+            }
+            Step::Agg {
+                result,
+                result_bound,
+                func,
+                distinct,
+                over,
+                inner,
+                locals,
+            } => {
+                let mut sols: FxHashSet<Vec<Term>> = FxHashSet::default();
+                let record = std::mem::replace(&mut self.record, false);
+                self.run(inner, 0, &mut |w| {
+                    let mut s: Vec<Term> = locals.iter().map(|&v| w.env[v]).collect();
+                    s.push(w.env[*over]);
+                    sols.insert(s);
+                    Ok(())
+                })?;
+                self.record = record;
+                let values: Vec<Term> = sols.into_iter().map(|s| s[s.len() - 1]).collect();
+                let t = aggregate(ctx, *func, *distinct, values)?;
+                if *result_bound {
+                    if self.env[*result] == t {
+                        self.run(steps, i + 1, done)?;
+                    }
+                } else {
+                    self.env[*result] = t;
+                    self.run(steps, i + 1, done)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn key(&self, cols: &[Col], mask: Mask) -> u128 {
+        pack(key_columns(mask).into_iter().map(|c| match cols[c] {
+            Col::Const(k) => self.ctx.constants[k],
+            Col::Bound(v) | Col::Same(v) => self.env[v],
+            _ => Term::ABSENT,
+        }))
+    }
+
+    /// Checks a tuple against the columns that are bound but not in the index key, and
+    /// binds the free ones. Returns whether it matches.
+    fn bind(&mut self, cols: &[Col], tuple: &[Term]) -> bool {
+        let mut keyed = 0;
+        for (c, col) in cols.iter().enumerate() {
+            match *col {
+                Col::Const(k) => {
+                    keyed += 1;
+                    if keyed > KEY_COLUMNS && tuple[c] != self.ctx.constants[k] {
+                        return false;
+                    }
+                }
+                Col::Bound(v) => {
+                    keyed += 1;
+                    if keyed > KEY_COLUMNS && tuple[c] != self.env[v] {
+                        return false;
+                    }
+                }
+                Col::Bind(v) => self.env[v] = tuple[c],
+                Col::Same(v) => {
+                    if tuple[c] != self.env[v] {
+                        return false;
+                    }
+                }
+                Col::Wild => {}
+            }
+        }
+        true
+    }
+
+    fn bound_terms(&self, cols: &[Col]) -> Vec<(usize, Term)> {
+        cols.iter()
+            .enumerate()
+            .filter_map(|(c, col)| match *col {
+                Col::Const(k) => Some((c, self.ctx.constants[k])),
+                Col::Bound(v) => Some((c, self.env[v])),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn base_atom(
+        &mut self,
+        steps: &[Step],
+        i: usize,
+        pos: usize,
+        rel: RelId,
+        cols: &[Col],
+        done: &mut Done<'_, 'c, 'a, 's>,
+    ) -> Result<(), EvalError> {
+        let ctx = self.ctx;
+        let bound = self.bound_terms(cols);
+        let name = &ctx.ir.relations[rel].name;
+        let mut failure = None;
+        ctx.dict.source().lookup(name, &bound, &mut |row| {
+            let r = (|| {
+                self.tick()?;
+                // Bound columns were matched by the lookup; check repeats and bind.
+                for (c, col) in cols.iter().enumerate() {
+                    match *col {
+                        Col::Bind(v) => self.env[v] = row[c],
+                        Col::Same(v) if row[c] != self.env[v] => return Ok(()),
+                        _ => {}
+                    }
+                }
+                if self.record {
+                    self.premises[pos] = Premise::Base {
+                        rel: rel as u32,
+                        start: 0,
+                    };
+                    self.base_rows[pos].clear();
+                    self.base_rows[pos].extend_from_slice(row);
+                }
+                self.run(steps, i + 1, done)
+            })();
+            match r {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failure = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        })?;
+        failure.map_or(Ok(()), Err)
+    }
+
+    fn exists(
+        &mut self,
+        rel: RelId,
+        base: bool,
+        cols: &[Col],
+        mask: Mask,
+    ) -> Result<bool, EvalError> {
+        let ctx = self.ctx;
+        if base {
+            let bound = self.bound_terms(cols);
+            let mut found = false;
+            ctx.dict
+                .source()
+                .lookup(&ctx.ir.relations[rel].name, &bound, &mut |_| {
+                    found = true;
+                    ControlFlow::Break(())
+                })?;
+            return Ok(found);
+        }
+        let r = &ctx.relations[rel];
+        if mask == 0 {
+            return Ok(!r.is_empty());
+        }
+        let key = self.key(cols, mask);
+        let bound = self.bound_terms(cols);
+        Ok(r.lookup(mask, key, 0..r.len())
+            .iter()
+            .any(|&id| bound.iter().all(|&(c, t)| r.tuple(id)[c] == t)))
+    }
+
+    fn compare(&self, op: CmpOp, a: Term, b: Term) -> Result<bool, EvalError> {
+        if a == Term::ABSENT || b == Term::ABSENT {
+            return Ok(false);
+        }
+        if matches!(op, CmpOp::Eq | CmpOp::Ne) {
+            return Ok((a == b) == (op == CmpOp::Eq));
+        }
+        let ord = match (a.kind(), b.kind()) {
+            (TermKind::Integer(x), TermKind::Integer(y)) => x.cmp(&y),
+            _ => {
+                let (x, y) = (self.ctx.dict.value(a)?, self.ctx.dict.value(b)?);
+                // A number and a text are never ordered against each other.
+                if matches!(
+                    (&x, &y),
+                    (Value::Number(_), Value::Text(_)) | (Value::Text(_), Value::Number(_))
+                ) {
+                    return Ok(false);
+                }
+                x.cmp(&y)
+            }
+        };
+        Ok(match op {
+            CmpOp::Lt => ord.is_lt(),
+            CmpOp::Le => ord.is_le(),
+            CmpOp::Gt => ord.is_gt(),
+            CmpOp::Ge => ord.is_ge(),
+            CmpOp::Eq => ord.is_eq(),
+            CmpOp::Ne => ord.is_ne(),
+        })
+    }
+
+    fn builtin(&self, b: &Builtin, args: &[Term]) -> Result<bool, EvalError> {
+        if let Builtin::Absent = b {
+            return Ok(args.first() == Some(&Term::ABSENT));
+        }
+        let text = |t: Term| -> Result<Option<String>, EvalError> {
+            Ok(match self.ctx.dict.value(t)? {
+                Value::Text(s) => Some(s),
+                _ => None,
+            })
+        };
+        let (Some(s), Some(p)) = (text(args[0])?, text(args[1])?) else {
+            return Ok(false);
+        };
+        Ok(match b {
+            Builtin::Contains => s.contains(&p),
+            Builtin::Prefix => s.starts_with(&p),
+            Builtin::Suffix => s.ends_with(&p),
+            Builtin::Glob => glob(&s, &p),
+            Builtin::Match => {
+                let mut cache = self
+                    .ctx
+                    .regexes
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let re = cache
+                    .entry(p.clone())
+                    .or_insert_with(|| regex::Regex::new(&p).map_err(|e| e.to_string()));
+                match re {
+                    Ok(re) => re.is_match(&s),
+                    Err(e) => return Err(EvalError::Regex(e.clone())),
+                }
+            }
+            Builtin::Absent => false,
+        })
+    }
+}
+
+/// `*` matches any run of characters, `?` any one; everything else itself.
+pub fn glob(s: &str, pattern: &str) -> bool {
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    let (mut i, mut j) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if j < p.len() && (p[j] == '?' || p[j] == s[i]) {
+            i += 1;
+            j += 1;
+        } else if j < p.len() && p[j] == '*' {
+            star = Some((j, i));
+            j += 1;
+        } else if let Some((sj, si)) = star {
+            j = sj + 1;
+            i = si + 1;
+            star = Some((sj, si + 1));
+        } else {
+            return false;
+        }
+    }
+    p[j..].iter().all(|&c| c == '*')
+}
+
+/// The aggregate of `values` (one per distinct solution), as a term.
+fn aggregate(
+    ctx: &Ctx<'_, '_>,
+    func: AggFunc,
+    distinct: bool,
+    mut values: Vec<Term>,
+) -> Result<Term, EvalError> {
+    if distinct {
+        values.sort_unstable();
+        values.dedup();
+    }
+    let number = |n: f64| {
+        ctx.dict
+            .term(&Value::Number(if n == 0.0 { 0.0 } else { n }))
+    };
+    Ok(match func {
+        AggFunc::Count => number(values.len() as f64)?,
+        AggFunc::Sum => {
+            let mut nums = Vec::with_capacity(values.len());
+            for t in values {
+                match ctx.dict.value(t)? {
+                    Value::Number(n) => nums.push(n),
+                    Value::Absent => {}
+                    Value::Text(s) => {
+                        return Err(EvalError::Aggregate(format!(
+                            "sum adds numbers, but one value is the text {s:?}"
+                        )));
+                    }
+                }
+            }
+            // Sorted, so the float sum does not depend on the order solutions came in.
+            nums.sort_by(f64::total_cmp);
+            number(nums.iter().sum())?
+        }
+        AggFunc::Min | AggFunc::Max => {
+            let mut best: Option<(Value, Term)> = None;
+            for t in values {
+                let v = ctx.dict.value(t)?;
+                if v == Value::Absent {
+                    continue;
+                }
+                let better = match &best {
+                    None => true,
+                    Some((b, _)) if func == AggFunc::Min => v < *b,
+                    Some((b, _)) => v > *b,
+                };
+                if better {
+                    best = Some((v, t));
+                }
+            }
+            best.map_or(Term::ABSENT, |(_, t)| t)
+        }
+        AggFunc::List => {
+            return Err(EvalError::Aggregate(
+                "list(...) makes a list, which only a goal's columns can hold".to_owned(),
+            ));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn globs() {
+        assert!(glob("src/cli.rs", "src/*.rs"));
+        assert!(glob("src/cli.rs", "*cli*"));
+        assert!(glob("abc", "a?c"));
+        assert!(!glob("abc", "a?d"));
+        assert!(glob("", "*"));
+        assert!(!glob("a", ""));
+        assert!(glob("aXbXc", "a*b*c"));
+    }
+}

@@ -1,0 +1,233 @@
+//! The program as the evaluator runs it: relations by number, rules over variable slots.
+//!
+//! The checker lowers a linked, checked [`crate::ast::Program`] to an [`Ir`]; the evaluators
+//! ([`crate::naive`] and [`crate::engine`]) run it. Nothing here refers to source text except
+//! the names kept for witnesses and reports.
+
+use crate::ast::{AggFunc, CmpOp};
+use crate::value::Value;
+
+/// A relation's number within one [`Ir`].
+pub type RelId = usize;
+
+/// A variable's slot within one rule (or one goal).
+pub type VarId = usize;
+
+/// Where a relation's facts come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelKind {
+    /// Stored facts, read through the [`crate::FactSource`].
+    Base,
+    /// Computed by rules.
+    Derived,
+}
+
+/// A relation the program reads or defines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelDecl {
+    /// Its full name, as witnesses print it (`deps._step`).
+    pub name: String,
+    /// Its number of arguments.
+    pub arity: usize,
+    /// Base or derived.
+    pub kind: RelKind,
+}
+
+/// An argument of an atom, a comparison or a builtin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arg {
+    /// A variable slot.
+    Var(VarId),
+    /// A constant: an index into [`Ir::constants`].
+    Const(usize),
+    /// `_`: matches anything, binds nothing.
+    Wild,
+}
+
+/// A builtin predicate. Each tests bound arguments.
+#[derive(Clone, Debug)]
+pub enum Builtin {
+    /// `str.contains(s, sub)`.
+    Contains,
+    /// `str.prefix(s, p)`.
+    Prefix,
+    /// `str.suffix(s, x)`.
+    Suffix,
+    /// `str.glob(s, pattern)`: `*` any run, `?` any one character.
+    Glob,
+    /// `str.match(s, regex)`, unanchored.
+    Match,
+    /// `absent(x)`: holds only for absent.
+    Absent,
+}
+
+impl Builtin {
+    /// The builtin's name as programs write it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Builtin::Contains => "str.contains",
+            Builtin::Prefix => "str.prefix",
+            Builtin::Suffix => "str.suffix",
+            Builtin::Glob => "str.glob",
+            Builtin::Match => "str.match",
+            Builtin::Absent => "absent",
+        }
+    }
+
+    /// Its number of arguments.
+    pub fn arity(&self) -> usize {
+        match self {
+            Builtin::Absent => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// A body literal.
+#[derive(Clone, Debug)]
+pub enum Lit {
+    /// `rel(args)`: a fact of `rel` matches.
+    Pos {
+        /// The relation.
+        rel: RelId,
+        /// Its arguments.
+        args: Vec<Arg>,
+    },
+    /// `not rel(args)`: no fact of `rel` matches (its variables are bound, or existential).
+    Neg {
+        /// The relation.
+        rel: RelId,
+        /// Its arguments.
+        args: Vec<Arg>,
+    },
+    /// `left op right`, on bound values.
+    Cmp {
+        /// The operator.
+        op: CmpOp,
+        /// Left side.
+        left: Arg,
+        /// Right side.
+        right: Arg,
+    },
+    /// A builtin test.
+    Builtin {
+        /// Which.
+        builtin: Builtin,
+        /// Its arguments.
+        args: Vec<Arg>,
+    },
+    /// `?result = func(?over) : { body }`: the aggregate of `over` across the solutions of
+    /// `body`, for the bindings of the variables `body` shares with the rest of the rule.
+    Agg {
+        /// The variable receiving the aggregate.
+        result: VarId,
+        /// The function.
+        func: AggFunc,
+        /// Whether duplicates of `over` count once.
+        distinct: bool,
+        /// The variable aggregated.
+        over: VarId,
+        /// The inner literals (positive atoms, negations, comparisons, builtins).
+        body: Vec<Lit>,
+    },
+}
+
+impl Lit {
+    /// The variables the literal mentions (inner ones included, for aggregates).
+    pub fn vars(&self) -> Vec<VarId> {
+        let mut out = Vec::new();
+        let args = |args: &[Arg], out: &mut Vec<VarId>| {
+            for a in args {
+                if let Arg::Var(v) = a {
+                    out.push(*v);
+                }
+            }
+        };
+        match self {
+            Lit::Pos { args: a, .. } | Lit::Neg { args: a, .. } | Lit::Builtin { args: a, .. } => {
+                args(a, &mut out);
+            }
+            Lit::Cmp { left, right, .. } => args(&[*left, *right], &mut out),
+            Lit::Agg {
+                result, over, body, ..
+            } => {
+                out.push(*result);
+                out.push(*over);
+                for l in body {
+                    out.extend(l.vars());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A head argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeadArg {
+    /// A variable or constant.
+    Arg(Arg),
+    /// An aggregate over the rule's solutions, grouped by the head's other arguments.
+    Agg {
+        /// The function.
+        func: AggFunc,
+        /// Whether duplicates count once.
+        distinct: bool,
+        /// The variable aggregated.
+        over: VarId,
+    },
+}
+
+/// A rule: `head(args) :- body`.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The relation it defines.
+    pub head: RelId,
+    /// The head's arguments.
+    pub args: Vec<HeadArg>,
+    /// The body, in the order written (witnesses list premises in this order).
+    pub body: Vec<Lit>,
+    /// How many variable slots the rule uses.
+    pub vars: usize,
+}
+
+impl Rule {
+    /// Whether a head argument is an aggregate.
+    pub fn aggregates(&self) -> bool {
+        self.args.iter().any(|a| matches!(a, HeadArg::Agg { .. }))
+    }
+}
+
+/// A linked program ready to run: its relations, constants and rules. The goal is a rule
+/// like the others, defining the relation [`Ir::goal`], whose arguments are the goal's
+/// variables in order of first appearance.
+#[derive(Clone, Debug)]
+pub struct Ir {
+    /// Every relation read or defined, base ones included.
+    pub relations: Vec<RelDecl>,
+    /// The constants the program mentions.
+    pub constants: Vec<Value>,
+    /// Every rule, the goal's included.
+    pub rules: Vec<Rule>,
+    /// The relation holding the goal's solutions.
+    pub goal: RelId,
+}
+
+impl Ir {
+    /// The rules defining `rel`.
+    pub fn rules_of(&self, rel: RelId) -> impl Iterator<Item = (usize, &Rule)> {
+        self.rules
+            .iter()
+            .enumerate()
+            .filter(move |(_, r)| r.head == rel)
+    }
+
+    /// The base relations the program reads.
+    pub fn base_relations(&self) -> Vec<&str> {
+        self.relations
+            .iter()
+            .filter(|r| r.kind == RelKind::Base)
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+}

@@ -1,0 +1,225 @@
+//! Derived relations in memory: an append-only set of tuples with indexes on bound columns,
+//! split into the stable, recent and newest parts semi-naive evaluation reads.
+//!
+//! Tuples get dense ids in insertion order. After each round, [`Relation::advance`] makes the
+//! tuples added during the round the `recent` ones (the delta) and the previous recent ones
+//! `stable`. Indexes map the values of a set of columns to the ascending ids of the tuples
+//! holding them, so a range of ids (stable, recent, all) is a slice of each list.
+
+use std::hash::BuildHasher;
+use std::ops::Range;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+use crate::value::Term;
+
+/// A set of bound columns, as a bit mask (bit `c` for column `c`).
+pub type Mask = u64;
+
+/// The most columns an index key packs; further bound columns are checked tuple by tuple.
+pub const KEY_COLUMNS: usize = 4;
+
+/// The bound columns an index on `mask` keys on: the first [`KEY_COLUMNS`] of them.
+pub fn key_columns(mask: Mask) -> Vec<usize> {
+    (0..64)
+        .filter(|c| mask & (1 << c) != 0)
+        .take(KEY_COLUMNS)
+        .collect()
+}
+
+/// Packs the values of up to four columns into one key.
+pub fn pack(values: impl Iterator<Item = Term>) -> u128 {
+    values.fold(0u128, |k, t| k << 32 | u128::from(t.0))
+}
+
+struct Index {
+    columns: Vec<usize>,
+    map: FxHashMap<u128, Vec<u32>>,
+}
+
+/// A derived relation.
+pub struct Relation {
+    arity: usize,
+    tuples: Vec<Term>,
+    len: u32,
+    set: HashTable<u32>,
+    indexes: FxHashMap<Mask, Index>,
+    stable: u32,
+    recent: u32,
+}
+
+fn hash_tuple(t: &[Term]) -> u64 {
+    FxBuildHasher.hash_one(t)
+}
+
+impl Relation {
+    /// An empty relation of `arity` columns.
+    pub fn new(arity: usize) -> Relation {
+        Relation {
+            arity,
+            tuples: Vec::new(),
+            len: 0,
+            set: HashTable::new(),
+            indexes: FxHashMap::default(),
+            stable: 0,
+            recent: 0,
+        }
+    }
+
+    /// The number of columns.
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    /// The number of tuples (in every part).
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the relation has no tuple.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The tuple with id `id`.
+    pub fn tuple(&self, id: u32) -> &[Term] {
+        let a = self.arity;
+        &self.tuples[id as usize * a..(id as usize + 1) * a]
+    }
+
+    /// The ids of the tuples known before the last round (`stable`).
+    pub fn stable(&self) -> Range<u32> {
+        0..self.stable
+    }
+
+    /// The ids of the tuples the last round added (`recent`, the delta).
+    pub fn recent(&self) -> Range<u32> {
+        self.stable..self.recent
+    }
+
+    /// The ids of every tuple visible to the current round (stable and recent).
+    pub fn visible(&self) -> Range<u32> {
+        0..self.recent
+    }
+
+    /// The id of `tuple`, if the relation holds it.
+    pub fn find(&self, tuple: &[Term]) -> Option<u32> {
+        let h = hash_tuple(tuple);
+        self.set.find(h, |&id| self.tuple(id) == tuple).copied()
+    }
+
+    /// Adds `tuple` unless it is there; returns its id when it is new. New tuples become
+    /// visible at the next [`Relation::advance`].
+    pub fn insert(&mut self, tuple: &[Term]) -> Option<u32> {
+        debug_assert_eq!(tuple.len(), self.arity);
+        let h = hash_tuple(tuple);
+        let arity = self.arity;
+        let tuples = &self.tuples;
+        let eq = |&id: &u32| &tuples[id as usize * arity..(id as usize + 1) * arity] == tuple;
+        if self.set.find(h, eq).is_some() {
+            return None;
+        }
+        let id = self.len;
+        self.tuples.extend_from_slice(tuple);
+        self.len += 1;
+        let tuples = &self.tuples;
+        self.set.insert_unique(h, id, |&i| {
+            hash_tuple(&tuples[i as usize * arity..(i as usize + 1) * arity])
+        });
+        for index in self.indexes.values_mut() {
+            let key = pack(index.columns.iter().map(|&c| tuple[c]));
+            index.map.entry(key).or_default().push(id);
+        }
+        Some(id)
+    }
+
+    /// Ends a round: the tuples added since the last call become recent, the recent ones
+    /// stable. Returns whether any tuple was added.
+    pub fn advance(&mut self) -> bool {
+        self.stable = self.recent;
+        self.recent = self.len;
+        self.stable != self.recent
+    }
+
+    /// Makes every tuple stable and visible (for a relation computed outside rounds).
+    pub fn settle(&mut self) {
+        self.stable = self.len;
+        self.recent = self.len;
+    }
+
+    /// Builds the index on `mask` if it does not exist.
+    pub fn ensure_index(&mut self, mask: Mask) {
+        if mask == 0 || self.indexes.contains_key(&mask) {
+            return;
+        }
+        let columns = key_columns(mask);
+        let mut map: FxHashMap<u128, Vec<u32>> = FxHashMap::default();
+        for id in 0..self.len {
+            let t = self.tuple(id);
+            map.entry(pack(columns.iter().map(|&c| t[c])))
+                .or_default()
+                .push(id);
+        }
+        self.indexes.insert(mask, Index { columns, map });
+    }
+
+    /// The ids within `range` of the tuples whose columns in `mask` hold `key` (packed by
+    /// [`pack`] over [`key_columns`]); columns of `mask` past the key are not checked here.
+    /// The index on `mask` must exist ([`Relation::ensure_index`]).
+    pub fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> &[u32] {
+        let Some(ids) = self.indexes.get(&mask).and_then(|i| i.map.get(&key)) else {
+            return &[];
+        };
+        let lo = ids.partition_point(|&id| id < range.start);
+        let hi = ids.partition_point(|&id| id < range.end);
+        &ids[lo..hi]
+    }
+
+    /// Every tuple id in insertion order, with the tuple, over all parts.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &[Term])> {
+        (0..self.len).map(|id| (id, self.tuple(id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(v: &[u32]) -> Vec<Term> {
+        v.iter().map(|&x| Term(x)).collect()
+    }
+
+    #[test]
+    fn set_semantics_and_parts() {
+        let mut r = Relation::new(2);
+        assert_eq!(r.insert(&t(&[1, 2])), Some(0));
+        assert_eq!(r.insert(&t(&[1, 2])), None);
+        assert_eq!(r.insert(&t(&[1, 3])), Some(1));
+        assert_eq!(r.visible(), 0..0);
+        assert!(r.advance());
+        assert_eq!((r.stable(), r.recent()), (0..0, 0..2));
+        r.insert(&t(&[2, 3]));
+        assert!(r.advance());
+        assert_eq!((r.stable(), r.recent()), (0..2, 2..3));
+        assert!(!r.advance());
+        assert_eq!(r.find(&t(&[2, 3])), Some(2));
+        assert_eq!(r.find(&t(&[3, 3])), None);
+    }
+
+    #[test]
+    fn indexes_follow_inserts_and_ranges() {
+        let mut r = Relation::new(2);
+        r.insert(&t(&[1, 2]));
+        r.ensure_index(0b01);
+        r.insert(&t(&[1, 3]));
+        r.insert(&t(&[2, 3]));
+        r.insert(&t(&[1, 4]));
+        let k = pack([Term(1)].into_iter());
+        assert_eq!(r.lookup(0b01, k, 0..4), &[0, 1, 3]);
+        assert_eq!(r.lookup(0b01, k, 1..3), &[1]);
+        r.ensure_index(0b11);
+        let k = pack([Term(2), Term(3)].into_iter());
+        assert_eq!(r.lookup(0b11, k, 0..4), &[2]);
+    }
+}
