@@ -674,6 +674,20 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 }
                 Ok(())
             }
+            Step::OneOf { var, bound, values } => {
+                for &c in values {
+                    let t = ctx.constants[c];
+                    if *bound {
+                        if self.env[*var] == t {
+                            return self.run(steps, i + 1, done);
+                        }
+                    } else {
+                        self.env[*var] = t;
+                        self.run(steps, i + 1, done)?;
+                    }
+                }
+                Ok(())
+            }
             Step::Cmp { op, left, right } => {
                 if self.compare(*op, self.operand(*left), self.operand(*right))? {
                     self.run(steps, i + 1, done)?;

@@ -116,6 +116,14 @@ pub enum Lit {
         /// Its arguments.
         args: Vec<Arg>,
     },
+    /// The variable takes each of the constants in turn (a bound list), or, bound before,
+    /// must equal one of them.
+    OneOf {
+        /// The variable.
+        var: VarId,
+        /// The constants (indexes into [`Ir::constants`]).
+        values: Vec<usize>,
+    },
     /// `?result = func(?over) : { body }`: the aggregate of `over` across the solutions of
     /// `body`, for the bindings of the variables `body` shares with the rest of the rule.
     Agg {
@@ -148,6 +156,7 @@ impl Lit {
                 args(a, &mut out);
             }
             Lit::Cmp { left, right, .. } => args(&[*left, *right], &mut out),
+            Lit::OneOf { var, .. } => out.push(*var),
             Lit::Agg {
                 result, over, body, ..
             } => {

@@ -92,6 +92,15 @@ pub enum Step {
         /// Its operands.
         args: Vec<Operand>,
     },
+    /// Binds a variable to each constant in turn (or, bound, checks it is one of them).
+    OneOf {
+        /// The variable.
+        var: VarId,
+        /// Whether it is bound before.
+        bound: bool,
+        /// The constants.
+        values: Vec<usize>,
+    },
     /// An aggregate over an inner plan, correlated by the variables bound before it.
     Agg {
         /// The variable receiving the result.
@@ -178,6 +187,8 @@ fn cols(args: &[Arg], bound: &mut [bool]) -> Vec<Col> {
 fn ready(lit: &Lit, bound: &[bool], outer: &[VarId]) -> bool {
     match lit {
         Lit::Pos { .. } => false,
+        // A list of values is small: binding from it first is always good.
+        Lit::OneOf { .. } => true,
         Lit::Neg { args, .. } => {
             // Variables under `not` that are not bound elsewhere are existential.
             args.iter()
@@ -285,6 +296,15 @@ fn step(
                 base: ir.relations[*rel].kind == RelKind::Base,
                 cols,
                 mask,
+            }
+        }
+        Lit::OneOf { var, values } => {
+            let was = bound[*var];
+            bound[*var] = true;
+            Step::OneOf {
+                var: *var,
+                bound: was,
+                values: values.clone(),
             }
         }
         Lit::Cmp { op, left, right } => Step::Cmp {

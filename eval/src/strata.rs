@@ -30,7 +30,7 @@ fn edges(ir: &Ir) -> Vec<(RelId, RelId, bool)> {
                 Lit::Pos { rel, .. } => out.push((head, *rel, strict)),
                 Lit::Neg { rel, .. } => out.push((head, *rel, true)),
                 Lit::Agg { body, .. } => lits(head, body, true, out),
-                Lit::Cmp { .. } | Lit::Builtin { .. } => {}
+                Lit::Cmp { .. } | Lit::Builtin { .. } | Lit::OneOf { .. } => {}
             }
         }
     }
