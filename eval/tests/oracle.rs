@@ -1,0 +1,525 @@
+//! The engine against the naive oracle: random programs (recursion, negation, comparisons,
+//! aggregates, lists) over random facts; every derived relation must be equal at one thread
+//! and at several, with witnesses on and off, and every witness must re-derive its tuple.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use strata_eval::ast::{AggFunc, CmpOp};
+use strata_eval::engine::{Options, evaluate};
+use strata_eval::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelKind, Rule};
+use strata_eval::witness::Premise;
+use strata_eval::{FactSource, MemorySource, Value, naive};
+
+/// Base relations: e(2), f(2), n(1). Derived: d0..d3, each of arity 2 (aggregates: arity 2).
+const BASE: [(&str, usize); 3] = [("e", 2), ("f", 2), ("n", 1)];
+const DERIVED: usize = 4;
+
+fn value(i: u8) -> Value {
+    match i % 4 {
+        0 => Value::Number(f64::from(i)),
+        1 => Value::Number(f64::from(i) + 0.5),
+        _ => Value::text(format!("v{i}")),
+    }
+}
+
+#[derive(Clone, Debug)]
+struct GenRule {
+    head: usize,
+    atoms: Vec<(usize, [u8; 2])>,
+    neg: Option<(usize, [u8; 2])>,
+    cmp: Option<(u8, u8, u8)>,
+    agg: Option<u8>,
+    one_of: Option<(u8, Vec<u8>)>,
+    body_agg: Option<(usize, u8, u8)>,
+}
+
+fn gen_rule() -> impl Strategy<Value = GenRule> {
+    (
+        0..DERIVED,
+        prop::collection::vec((0..BASE.len() + DERIVED, [0u8..4, 0u8..4]), 1..4),
+        prop::option::weighted(0.3, (0..BASE.len() + DERIVED, [0u8..4, 0u8..4])),
+        prop::option::weighted(0.3, (0u8..6, 0u8..4, 0u8..4)),
+        prop::option::weighted(0.15, 0u8..4),
+        prop::option::weighted(0.15, (0u8..4, prop::collection::vec(0u8..8, 1..4))),
+        prop::option::weighted(0.25, (0..BASE.len() + DERIVED, 0u8..4, 0u8..4)),
+    )
+        .prop_map(|(head, atoms, neg, cmp, agg, one_of, body_agg)| GenRule {
+            head,
+            atoms,
+            neg,
+            cmp,
+            agg,
+            one_of,
+            body_agg,
+        })
+}
+
+/// Relation ids: base first, then derived, then the goal.
+fn rel_of(i: usize) -> usize {
+    i
+}
+
+/// Builds an IR from generated rules, dropping what would be unsafe or unstratified: a
+/// derived relation may only use derived relations of a lower index under `not` or in an
+/// aggregate rule; positive recursion is free.
+fn build(rules: &[GenRule]) -> Ir {
+    let mut relations: Vec<RelDecl> = BASE
+        .iter()
+        .map(|(n, a)| RelDecl {
+            name: (*n).to_owned(),
+            arity: *a,
+            kind: RelKind::Base,
+        })
+        .collect();
+    for d in 0..DERIVED {
+        relations.push(RelDecl {
+            name: format!("d{d}"),
+            arity: 2,
+            kind: RelKind::Derived,
+        });
+    }
+    let mut constants: Vec<Value> = (0..8).map(value).collect();
+    constants.push(Value::Absent);
+    let mut out = Vec::new();
+    for g in rules {
+        let head = BASE.len() + g.head;
+        let is_agg = g.agg.is_some();
+        let mut body = Vec::new();
+        let mut bound = BTreeSet::new();
+        for (r, vars) in &g.atoms {
+            let rel = rel_of(*r);
+            let arity = relations[rel].arity;
+            // Aggregate rules may only read lower derived relations (stratification).
+            if is_agg && relations[rel].kind == RelKind::Derived && rel >= head {
+                continue;
+            }
+            let args: Vec<Arg> = vars[..arity]
+                .iter()
+                .map(|&v| Arg::Var(v as usize))
+                .collect();
+            bound.extend(vars[..arity].iter().copied());
+            body.push(Lit::Pos { rel, args });
+        }
+        if body.is_empty() {
+            continue;
+        }
+        if let Some((r, vars)) = &g.neg {
+            let rel = rel_of(*r);
+            let arity = relations[rel].arity;
+            let lower = relations[rel].kind == RelKind::Base || rel < head;
+            let args: Vec<Arg> = vars[..arity]
+                .iter()
+                .map(|&v| {
+                    if bound.contains(&v) {
+                        Arg::Var(v as usize)
+                    } else {
+                        Arg::Wild
+                    }
+                })
+                .collect();
+            if lower && args.iter().any(|a| matches!(a, Arg::Var(_))) {
+                body.push(Lit::Neg { rel, args });
+            }
+        }
+        if let Some((op, a, b)) = g.cmp
+            && bound.contains(&a)
+        {
+            let op = [
+                CmpOp::Lt,
+                CmpOp::Le,
+                CmpOp::Eq,
+                CmpOp::Ne,
+                CmpOp::Gt,
+                CmpOp::Ge,
+            ][op as usize];
+            let right = if bound.contains(&b) {
+                Arg::Var(b as usize)
+            } else {
+                Arg::Const(b as usize)
+            };
+            body.push(Lit::Cmp {
+                op,
+                left: Arg::Var(a as usize),
+                right,
+            });
+        }
+        if let Some((v, values)) = &g.one_of
+            && bound.contains(v)
+        {
+            body.push(Lit::OneOf {
+                var: *v as usize,
+                values: values.iter().map(|&c| c as usize).collect(),
+            });
+        }
+        // ?5 = func(?4) : { rel(?a, ?4) }, correlated by ?a, over a lower relation.
+        if let Some((r, f, a)) = g.body_agg
+            && bound.contains(&a)
+        {
+            let rel = rel_of(r);
+            if relations[rel].kind == RelKind::Base || rel < head {
+                let func = [AggFunc::Count, AggFunc::Min, AggFunc::Max, AggFunc::Count][f as usize];
+                let args = if relations[rel].arity == 2 {
+                    vec![Arg::Var(a as usize), Arg::Var(4)]
+                } else {
+                    vec![Arg::Var(4)]
+                };
+                body.push(Lit::Agg {
+                    result: 5,
+                    func,
+                    distinct: f == 3,
+                    over: 4,
+                    body: vec![Lit::Pos { rel, args }],
+                });
+                bound.insert(5);
+            }
+        }
+        let vars: Vec<u8> = bound.iter().copied().collect();
+        let args = if let Some(f) = g.agg {
+            let func = [AggFunc::Count, AggFunc::Sum, AggFunc::Min, AggFunc::Max][f as usize];
+            // Sum only over a column that holds numbers: count instead when unsure.
+            let func = if func == AggFunc::Sum {
+                AggFunc::Count
+            } else {
+                func
+            };
+            vec![
+                HeadArg::Arg(Arg::Var(vars[0] as usize)),
+                HeadArg::Agg {
+                    func,
+                    distinct: f % 2 == 0,
+                    over: *vars.last().unwrap() as usize,
+                },
+            ]
+        } else {
+            vec![
+                HeadArg::Arg(Arg::Var(vars[0] as usize)),
+                HeadArg::Arg(Arg::Var(*vars.last().unwrap() as usize)),
+            ]
+        };
+        out.push(Rule {
+            head,
+            args,
+            body,
+            vars: 6,
+        });
+    }
+    // The goal: everything of d0..d3 side by side is too big; ask for d3 joined with e.
+    let goal = relations.len();
+    relations.push(RelDecl {
+        name: "goal".into(),
+        arity: 2,
+        kind: RelKind::Derived,
+    });
+    out.push(Rule {
+        head: goal,
+        args: vec![HeadArg::Arg(Arg::Var(0)), HeadArg::Arg(Arg::Var(1))],
+        body: vec![Lit::Pos {
+            rel: BASE.len() + DERIVED - 1,
+            args: vec![Arg::Var(0), Arg::Var(1)],
+        }],
+        vars: 2,
+    });
+    Ir {
+        relations,
+        constants,
+        rules: out,
+        goal,
+    }
+}
+
+fn source(facts: &[(usize, u8, u8)]) -> MemorySource {
+    let mut s = MemorySource::new();
+    s.add_relation("e", &["a", "b"]);
+    s.add_relation("f", &["a", "b"]);
+    s.add_relation("n", &["a"]);
+    for &(r, a, b) in facts {
+        match r {
+            0 => s.insert("e", &[value(a), value(b)]).unwrap(),
+            1 => s.insert("f", &[value(a), value(b)]).unwrap(),
+            _ => s.insert("n", &[value(a)]).unwrap(),
+        };
+    }
+    s
+}
+
+fn engine_facts(ir: &Ir, src: &MemorySource, threads: usize, witnesses: bool) -> Vec<naive::Facts> {
+    let opts = Options {
+        threads,
+        witnesses,
+        ..Options::default()
+    };
+    let ev = evaluate(ir, src, &opts).unwrap();
+    let mut out = Vec::new();
+    for (i, r) in ev.relations.iter().enumerate() {
+        if ir.relations[i].kind == RelKind::Base {
+            out.push(naive::Facts::new());
+            continue;
+        }
+        let facts = r
+            .iter()
+            .map(|(_, t)| t.iter().map(|&x| ev.dict.value(x).unwrap()).collect())
+            .collect();
+        out.push(facts);
+    }
+    if witnesses {
+        check_witnesses(ir, src, &ev);
+    }
+    out
+}
+
+/// Every derived tuple with a derivation must follow from its premises by its rule: the
+/// premises are facts (stored, or derived), and evaluating the rule's body with the premises
+/// as the only facts of their positive literals yields the tuple.
+fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evaluation<'_>) {
+    let w = ev.witnesses.as_ref().unwrap();
+    for (rel, r) in ev.relations.iter().enumerate() {
+        for (id, tuple) in r.iter() {
+            let Some((rule, premises)) = w.derivation(rel, id) else {
+                assert!(
+                    ir.rules.iter().any(|x| x.head == rel && x.aggregates()),
+                    "tuple without derivation"
+                );
+                continue;
+            };
+            let rule = &ir.rules[rule as usize];
+            assert_eq!(rule.head, rel);
+            // Bind the rule's variables from the premises, positive literal by literal.
+            let mut env = vec![None; rule.vars];
+            let positives: Vec<&Lit> = rule
+                .body
+                .iter()
+                .filter(|l| matches!(l, Lit::Pos { .. }))
+                .collect();
+            assert_eq!(positives.len(), premises.len());
+            for (lit, p) in positives.iter().zip(premises) {
+                let Lit::Pos { rel: lr, args } = lit else {
+                    unreachable!()
+                };
+                let fact: Vec<strata_eval::Term> = match *p {
+                    Premise::Derived { rel, id } => {
+                        assert_eq!(rel as usize, *lr);
+                        ev.relations[rel as usize].tuple(id).to_vec()
+                    }
+                    Premise::Base { rel, start } => {
+                        assert_eq!(rel as usize, *lr);
+                        let t = w
+                            .base_terms(start, ir.relations[rel as usize].arity)
+                            .to_vec();
+                        // A base premise is a stored fact.
+                        let bound: Vec<(usize, strata_eval::Term)> =
+                            t.iter().copied().enumerate().collect();
+                        assert_eq!(
+                            src.estimate(&ir.relations[rel as usize].name, &bound)
+                                .unwrap(),
+                            1
+                        );
+                        t
+                    }
+                    Premise::None => panic!("missing premise"),
+                };
+                for (a, t) in args.iter().zip(&fact) {
+                    match *a {
+                        Arg::Var(v) => {
+                            if let Some(b) = env[v] {
+                                assert_eq!(b, *t, "premises disagree on a variable");
+                            }
+                            env[v] = Some(*t);
+                        }
+                        Arg::Const(c) => assert_eq!(ev.constants[c], *t),
+                        Arg::Wild => {}
+                    }
+                }
+            }
+            for (a, t) in rule.args.iter().zip(tuple) {
+                if let HeadArg::Arg(Arg::Var(v)) = a
+                    && let Some(b) = env[*v]
+                {
+                    assert_eq!(b, *t, "the head does not follow from the premises");
+                }
+            }
+        }
+    }
+}
+
+fn compare(rules: &[GenRule], facts: &[(usize, u8, u8)]) {
+    let ir = build(rules);
+    let src = source(facts);
+    let want = match naive::evaluate(&ir, &src) {
+        Ok(f) => f,
+        Err(e) => {
+            // The engine must refuse the same programs.
+            assert!(
+                evaluate(&ir, &src, &Options::default()).is_err(),
+                "naive refused: {e}"
+            );
+            return;
+        }
+    };
+    for (threads, witnesses) in [(1, true), (4, true), (1, false), (3, false)] {
+        let got = engine_facts(&ir, &src, threads, witnesses);
+        for (i, r) in ir.relations.iter().enumerate() {
+            if r.kind == RelKind::Derived {
+                assert_eq!(got[i], want[i], "relation {} at {threads} threads", r.name);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn engine_agrees_with_naive(
+        rules in prop::collection::vec(gen_rule(), 1..7),
+        facts in prop::collection::vec((0usize..3, 0u8..8, 0u8..8), 0..40),
+    ) {
+        compare(&rules, &facts);
+    }
+}
+
+#[test]
+fn transitive_closure_over_a_long_chain_is_complete() {
+    // d0(x, y) :- e(x, y); d0(x, z) :- d0(x, y), e(y, z); chain of 3,000 links, in chunks.
+    let n = 3000u32;
+    let mut src = MemorySource::new();
+    src.add_relation("e", &["a", "b"]);
+    for i in 0..n {
+        src.insert(
+            "e",
+            &[Value::Number(f64::from(i)), Value::Number(f64::from(i + 1))],
+        )
+        .unwrap();
+    }
+    let relations = vec![
+        RelDecl {
+            name: "e".into(),
+            arity: 2,
+            kind: RelKind::Base,
+        },
+        RelDecl {
+            name: "reach".into(),
+            arity: 2,
+            kind: RelKind::Derived,
+        },
+    ];
+    let v = |i| Arg::Var(i);
+    let ir = Ir {
+        relations,
+        constants: vec![Value::Number(0.0)],
+        rules: vec![
+            Rule {
+                head: 1,
+                args: vec![HeadArg::Arg(v(0)), HeadArg::Arg(v(1))],
+                body: vec![
+                    Lit::Pos {
+                        rel: 0,
+                        args: vec![Arg::Const(0), v(1)],
+                    },
+                    Lit::OneOf {
+                        var: 0,
+                        values: vec![0],
+                    },
+                ],
+                vars: 3,
+            },
+            Rule {
+                head: 1,
+                args: vec![HeadArg::Arg(v(0)), HeadArg::Arg(v(2))],
+                body: vec![
+                    Lit::Pos {
+                        rel: 1,
+                        args: vec![v(0), v(1)],
+                    },
+                    Lit::Pos {
+                        rel: 0,
+                        args: vec![v(1), v(2)],
+                    },
+                ],
+                vars: 3,
+            },
+        ],
+        goal: 1,
+    };
+    for threads in [1, 2] {
+        let ev = evaluate(
+            &ir,
+            &src,
+            &Options {
+                threads,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(ev.relations[1].len(), n);
+        assert_eq!(ev.rounds, u64::from(n));
+        // The last tuple's witness goes all the way down the chain.
+        let w = ev.witnesses.as_ref().unwrap();
+        let mut depth = 0;
+        let (mut rel, mut id) = (1usize, n - 1);
+        while let Some((_, premises)) = w.derivation(rel, id) {
+            depth += 1;
+            match premises[0] {
+                Premise::Derived { rel: r, id: i } => (rel, id) = (r as usize, i),
+                _ => break,
+            }
+        }
+        assert_eq!(depth, n);
+    }
+}
+
+#[test]
+fn work_is_the_same_at_any_thread_count_and_the_budget_stops_it() {
+    let facts: Vec<(usize, u8, u8)> = (0..8)
+        .flat_map(|a| (0..8).map(move |b| (0, a, b)))
+        .collect();
+    let rules = vec![GenRule {
+        head: 3,
+        atoms: vec![(0, [0, 1]), (0, [1, 2])],
+        neg: None,
+        cmp: None,
+        agg: None,
+        one_of: None,
+        body_agg: None,
+    }];
+    let ir = build(&rules);
+    let src = source(&facts);
+    let w1 = evaluate(
+        &ir,
+        &src,
+        &Options {
+            threads: 1,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .work;
+    let w2 = evaluate(
+        &ir,
+        &src,
+        &Options {
+            threads: 2,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .work;
+    assert_eq!(w1, w2);
+    assert!(w1 > 64);
+    let err = evaluate(
+        &ir,
+        &src,
+        &Options {
+            max_work: Some(10),
+            ..Options::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "the program passed its work budget of 10 units"
+    );
+}
