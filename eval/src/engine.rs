@@ -640,10 +640,12 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     for id in range {
                         self.tick()?;
                         if self.bind(cols, r.tuple(id)) {
-                            self.premises[*pos] = Premise::Derived {
-                                rel: *rel as u32,
-                                id,
-                            };
+                            if self.record {
+                                self.premises[*pos] = Premise::Derived {
+                                    rel: *rel as u32,
+                                    id,
+                                };
+                            }
                             self.run(steps, i + 1, done)?;
                         }
                     }
@@ -652,10 +654,12 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     for &id in r.lookup(*mask, key, range) {
                         self.tick()?;
                         if self.bind(cols, r.tuple(id)) {
-                            self.premises[*pos] = Premise::Derived {
-                                rel: *rel as u32,
-                                id,
-                            };
+                            if self.record {
+                                self.premises[*pos] = Premise::Derived {
+                                    rel: *rel as u32,
+                                    id,
+                                };
+                            }
                             self.run(steps, i + 1, done)?;
                         }
                     }

@@ -25,12 +25,14 @@
 //! assert_eq!(src.value(found[0][1]).unwrap(), Value::text("log"));
 //! ```
 
+pub mod answer;
 pub mod ast;
 pub mod budget;
 pub mod dict;
 pub mod engine;
 pub mod error;
 pub mod ir;
+pub mod magic;
 mod memory;
 pub mod naive;
 pub mod parse;

@@ -1,10 +1,18 @@
 //! An in-memory [`FactSource`], for tests, examples and the engine's oracle.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use crate::source::{FactSource, RelationInfo, SourceError, Visit};
 use crate::value::{Term, TermKind, Value};
+
+/// One relation's rows, in insertion order, with an index per column.
+#[derive(Default, Debug, Clone)]
+struct Rows {
+    rows: Vec<Vec<Term>>,
+    set: HashSet<Vec<Term>>,
+    by_column: Vec<HashMap<Term, Vec<usize>>>,
+}
 
 /// A fact source held in memory: a dictionary and, per relation, a set of rows.
 #[derive(Default, Debug, Clone)]
@@ -13,7 +21,7 @@ pub struct MemorySource {
     text_ids: HashMap<String, u32>,
     numbers: Vec<f64>,
     number_ids: HashMap<u64, u32>,
-    relations: Vec<(RelationInfo, BTreeSet<Vec<Term>>)>,
+    relations: Vec<(RelationInfo, Rows)>,
     by_name: HashMap<String, usize>,
 }
 
@@ -38,7 +46,11 @@ impl MemorySource {
             distinct: vec![0; columns.len()],
         };
         self.by_name.insert(name.to_owned(), self.relations.len());
-        self.relations.push((info, BTreeSet::new()));
+        let rows = Rows {
+            by_column: vec![HashMap::new(); columns.len()],
+            ..Rows::default()
+        };
+        self.relations.push((info, rows));
     }
 
     /// The term for `value`, interning it if it is new.
@@ -87,15 +99,22 @@ impl MemorySource {
         }
         let terms: Vec<Term> = row.iter().map(|v| self.intern(v)).collect();
         let (info, rows) = &mut self.relations[idx];
-        let new = rows.insert(terms);
-        info.rows = rows.len() as u64;
-        for (c, d) in info.distinct.iter_mut().enumerate() {
-            *d = rows.iter().map(|r| r[c]).collect::<BTreeSet<_>>().len() as u64;
+        if !rows.set.insert(terms.clone()) {
+            return Ok(false);
         }
-        Ok(new)
+        let at = rows.rows.len();
+        for (c, t) in terms.iter().enumerate() {
+            rows.by_column[c].entry(*t).or_default().push(at);
+        }
+        rows.rows.push(terms);
+        info.rows = rows.rows.len() as u64;
+        for (c, d) in info.distinct.iter_mut().enumerate() {
+            *d = rows.by_column[c].len() as u64;
+        }
+        Ok(true)
     }
 
-    fn rel(&self, name: &str) -> Result<&(RelationInfo, BTreeSet<Vec<Term>>), SourceError> {
+    fn rel(&self, name: &str) -> Result<&(RelationInfo, Rows), SourceError> {
         self.by_name
             .get(name)
             .map(|&i| &self.relations[i])
@@ -141,7 +160,18 @@ impl FactSource for MemorySource {
     ) -> Result<(), SourceError> {
         let (info, rows) = self.rel(relation)?;
         check_bound(info, bound)?;
-        for row in rows {
+        let candidates: Box<dyn Iterator<Item = usize>> = match bound.first() {
+            Some(&(c, t)) => Box::new(
+                rows.by_column[c]
+                    .get(&t)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .copied(),
+            ),
+            None => Box::new(0..rows.rows.len()),
+        };
+        for i in candidates {
+            let row = &rows.rows[i];
             if bound.iter().all(|&(c, t)| row[c] == t) && visit(row) == ControlFlow::Break(()) {
                 break;
             }
@@ -150,12 +180,12 @@ impl FactSource for MemorySource {
     }
 
     fn estimate(&self, relation: &str, bound: &[(usize, Term)]) -> Result<u64, SourceError> {
-        let (info, rows) = self.rel(relation)?;
-        check_bound(info, bound)?;
-        Ok(rows
-            .iter()
-            .filter(|row| bound.iter().all(|&(c, t)| row[c] == t))
-            .count() as u64)
+        let mut n = 0;
+        self.lookup(relation, bound, &mut |_| {
+            n += 1;
+            ControlFlow::Continue(())
+        })?;
+        Ok(n)
     }
 
     fn term(&self, value: &Value) -> Result<Option<Term>, SourceError> {

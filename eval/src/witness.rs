@@ -45,7 +45,7 @@ pub struct Witnesses {
 }
 
 /// One node of a witness tree: a fact, and the facts it was derived from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Node {
     /// The relation's name.
     pub relation: String,

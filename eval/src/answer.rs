@@ -1,0 +1,467 @@
+//! Answers: the goal's solutions projected, aggregated, filtered, ordered and paged, each row
+//! with its witness, written as the seed writes them (text) or as JSON.
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+
+use crate::ast::{AggFunc, CmpOp};
+use crate::engine::{EvalError, Evaluation};
+use crate::ir::Ir;
+use crate::naive;
+use crate::value::{Term, Value};
+use crate::witness::{Node, Premise, Witnesses, write_value};
+
+/// A column of the answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnSpec {
+    /// A goal variable (its index among the goal's variables).
+    Var(usize),
+    /// An aggregate of a goal variable over the goal's distinct solutions, per group.
+    Agg {
+        /// The function.
+        func: AggFunc,
+        /// Whether duplicate values count once.
+        distinct: bool,
+        /// The goal variable.
+        var: usize,
+    },
+}
+
+/// A `having` condition: an aggregate compared with a value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HavingSpec {
+    /// The aggregate (a [`ColumnSpec::Agg`]).
+    pub aggregate: ColumnSpec,
+    /// The comparison.
+    pub op: CmpOp,
+    /// The value compared with.
+    pub value: Value,
+}
+
+/// An `order by` key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderSpec {
+    /// The column or aggregate ordered by.
+    pub column: ColumnSpec,
+    /// Descending.
+    pub desc: bool,
+}
+
+/// How the goal's solutions become the answer.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Shape {
+    /// The columns' names, as the answer prints them.
+    pub names: Vec<String>,
+    /// The columns.
+    pub columns: Vec<ColumnSpec>,
+    /// `having` conditions.
+    pub having: Vec<HavingSpec>,
+    /// `order by` keys (then the default order of the columns).
+    pub order: Vec<OrderSpec>,
+    /// The program's own `limit`.
+    pub limit: Option<u64>,
+    /// The program's own `offset`.
+    pub offset: u64,
+}
+
+/// A value in an answer: a value, or a list from `list(...)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// One value.
+    Value(Value),
+    /// A list, in answer order.
+    List(Vec<Value>),
+}
+
+impl Cell {
+    fn cmp(&self, other: &Cell) -> Ordering {
+        match (self, other) {
+            (Cell::Value(a), Cell::Value(b)) => a.cmp(b),
+            (Cell::List(a), Cell::List(b)) => a.cmp(b),
+            (Cell::Value(_), Cell::List(_)) => Ordering::Less,
+            (Cell::List(_), Cell::Value(_)) => Ordering::Greater,
+        }
+    }
+
+    /// Writes the cell as the text answer shows it: text bare, lists in brackets.
+    pub fn write(&self, out: &mut String) {
+        match self {
+            Cell::Value(v) => out.push_str(&v.to_string()),
+            Cell::List(vs) => {
+                out.push('[');
+                for (i, v) in vs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write_value(v, out);
+                }
+                out.push(']');
+            }
+        }
+    }
+}
+
+/// One row of an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The cells, one per column.
+    pub cells: Vec<Cell>,
+    /// The facts the row was derived from: one tree per positive goal literal (none for an
+    /// aggregate row, or when witnesses were off).
+    pub witness: Vec<Node>,
+}
+
+/// A page of an answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// The columns' names.
+    pub columns: Vec<String>,
+    /// The rows of this page.
+    pub rows: Vec<Row>,
+    /// The offset of the page's first row.
+    pub offset: u64,
+    /// How many rows the whole answer has.
+    pub total: u64,
+}
+
+/// One row before paging: its cells, and the goal tuple it was projected from.
+struct Full {
+    cells: Vec<Cell>,
+    keys: Vec<Cell>,
+    goal_tuple: Option<u32>,
+}
+
+impl Answer {
+    /// Builds the page of `limit` rows starting at `offset` (on top of the program's own
+    /// offset and limit) from a finished evaluation of `ir`.
+    pub fn build(
+        ir: &Ir,
+        ev: &Evaluation<'_>,
+        shape: &Shape,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Answer, EvalError> {
+        let goal = &ev.relations[ir.goal];
+        let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
+        let grouped = shape
+            .columns
+            .iter()
+            .any(|c| matches!(c, ColumnSpec::Agg { .. }))
+            || !shape.having.is_empty()
+            || shape
+                .order
+                .iter()
+                .any(|o| matches!(o.column, ColumnSpec::Agg { .. }));
+        // Decode every solution once, in id order.
+        let mut sols: Vec<(u32, Vec<Value>)> = Vec::with_capacity(goal.len() as usize);
+        for (id, t) in goal.iter() {
+            sols.push((id, t.iter().map(|&x| value(x)).collect::<Result<_, _>>()?));
+        }
+        // Solutions in default order, so each row keeps its least solution's witness.
+        sols.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut rows: Vec<Full> = Vec::new();
+        if grouped {
+            let group_of = |s: &[Value]| -> Vec<Value> {
+                shape
+                    .columns
+                    .iter()
+                    .filter_map(|c| match c {
+                        ColumnSpec::Var(v) => Some(s[*v].clone()),
+                        ColumnSpec::Agg { .. } => None,
+                    })
+                    .collect()
+            };
+            let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<&Vec<Value>>> =
+                std::collections::BTreeMap::new();
+            for (_, s) in &sols {
+                groups.entry(group_of(s)).or_default().push(s);
+            }
+            let has_group_var = shape
+                .columns
+                .iter()
+                .any(|c| matches!(c, ColumnSpec::Var(_)));
+            if groups.is_empty() && !has_group_var {
+                groups.insert(Vec::new(), Vec::new());
+            }
+            'groups: for (key, members) in groups {
+                let cell = |c: &ColumnSpec,
+                            key: &mut std::slice::Iter<'_, Value>|
+                 -> Result<Cell, EvalError> {
+                    Ok(match c {
+                        ColumnSpec::Var(_) => {
+                            Cell::Value(key.next().cloned().unwrap_or(Value::Absent))
+                        }
+                        ColumnSpec::Agg {
+                            func,
+                            distinct,
+                            var,
+                        } => {
+                            let values: Vec<Value> =
+                                members.iter().map(|s| s[*var].clone()).collect();
+                            agg_cell(*func, *distinct, values)?
+                        }
+                    })
+                };
+                for h in &shape.having {
+                    let Cell::Value(v) = cell(&h.aggregate, &mut [].iter())? else {
+                        continue 'groups;
+                    };
+                    if !holds(h.op, &v, &h.value) {
+                        continue 'groups;
+                    }
+                }
+                let mut it = key.iter();
+                let cells = shape
+                    .columns
+                    .iter()
+                    .map(|c| cell(c, &mut it))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let keys = shape
+                    .order
+                    .iter()
+                    .map(|o| match &o.column {
+                        ColumnSpec::Var(v) => {
+                            let pos = shape.columns.iter().position(|c| c == &ColumnSpec::Var(*v));
+                            Ok(pos.map_or(Cell::Value(Value::Absent), |p| cells[p].clone()))
+                        }
+                        agg => cell(agg, &mut [].iter()),
+                    })
+                    .collect::<Result<Vec<_>, EvalError>>()?;
+                rows.push(Full {
+                    cells,
+                    keys,
+                    goal_tuple: None,
+                });
+            }
+        } else {
+            let mut seen = std::collections::BTreeSet::new();
+            for (id, s) in &sols {
+                let cells: Vec<Value> = shape
+                    .columns
+                    .iter()
+                    .map(|c| match c {
+                        ColumnSpec::Var(v) => s[*v].clone(),
+                        ColumnSpec::Agg { .. } => Value::Absent,
+                    })
+                    .collect();
+                if !seen.insert(cells.clone()) {
+                    continue;
+                }
+                let keys = shape
+                    .order
+                    .iter()
+                    .map(|o| match &o.column {
+                        ColumnSpec::Var(v) => Cell::Value(s[*v].clone()),
+                        ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
+                    })
+                    .collect();
+                rows.push(Full {
+                    cells: cells.into_iter().map(Cell::Value).collect(),
+                    keys,
+                    goal_tuple: Some(*id),
+                });
+            }
+        }
+        rows.sort_by(|a, b| {
+            for (i, o) in shape.order.iter().enumerate() {
+                let ord = a.keys[i].cmp(&b.keys[i]);
+                let ord = if o.desc { ord.reverse() } else { ord };
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+            }
+            a.cells
+                .iter()
+                .zip(&b.cells)
+                .map(|(x, y)| x.cmp(y))
+                .find(|o| *o != Ordering::Equal)
+                .unwrap_or(Ordering::Equal)
+        });
+        // The program's own offset and limit, then the page's.
+        let program_end = shape.limit.map_or(rows.len() as u64, |l| {
+            (shape.offset + l).min(rows.len() as u64)
+        });
+        let program_start = shape.offset.min(program_end);
+        let total = program_end - program_start;
+        let start = (program_start + offset).min(program_end);
+        let end = start.saturating_add(limit).min(program_end);
+        let mut page = Vec::new();
+        for full in rows.drain(start as usize..end as usize) {
+            let witness = match (full.goal_tuple, ev.witnesses.as_ref()) {
+                (Some(id), Some(w)) => premises_of(ir, ev, w, ir.goal, id)?,
+                _ => Vec::new(),
+            };
+            page.push(Row {
+                cells: full.cells,
+                witness,
+            });
+        }
+        Ok(Answer {
+            columns: shape.names.clone(),
+            rows: page,
+            offset: start - program_start,
+            total,
+        })
+    }
+
+    /// The offset to continue from, if rows follow this page.
+    pub fn next(&self) -> Option<u64> {
+        let end = self.offset + self.rows.len() as u64;
+        (end < self.total).then_some(end)
+    }
+
+    /// The answer as the seed writes it: `columns: ...`, numbered rows with their witnesses
+    /// indented beneath, and a last line with the count or the page and its continuation.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "columns: {}", self.columns.join(", "));
+        for (i, row) in self.rows.iter().enumerate() {
+            let _ = write!(out, "{}. ", self.offset + i as u64 + 1);
+            for (j, c) in row.cells.iter().enumerate() {
+                if j > 0 {
+                    out.push_str(", ");
+                }
+                c.write(&mut out);
+            }
+            out.push('\n');
+            for n in &row.witness {
+                n.render(3, &mut out);
+            }
+        }
+        match self.next() {
+            Some(next) => {
+                let _ = write!(
+                    out,
+                    "rows {} to {} of {}; continue with page_token \"{next}\"",
+                    self.offset + 1,
+                    self.offset + self.rows.len() as u64,
+                    self.total
+                );
+            }
+            None if self.offset > 0 && !self.rows.is_empty() => {
+                let _ = write!(
+                    out,
+                    "rows {} to {} of {}",
+                    self.offset + 1,
+                    self.offset + self.rows.len() as u64,
+                    self.total
+                );
+            }
+            None if self.total == 1 => out.push_str("1 row"),
+            None => {
+                let _ = write!(out, "{} rows", self.total);
+            }
+        }
+        out
+    }
+}
+
+/// The trees of the premises of tuple `id` of `rel`.
+fn premises_of(
+    ir: &Ir,
+    ev: &Evaluation<'_>,
+    w: &Witnesses,
+    rel: usize,
+    id: u32,
+) -> Result<Vec<Node>, EvalError> {
+    let Some((_, premises)) = w.derivation(rel, id) else {
+        return Ok(Vec::new());
+    };
+    premises.iter().map(|p| node(ir, ev, w, *p)).collect()
+}
+
+/// The tree of one premise. Iterative: a derivation through a long chain is deep.
+fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<Node, EvalError> {
+    let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
+    let fact = |p: Premise| -> Result<(String, Vec<Value>, Vec<Premise>), EvalError> {
+        Ok(match p {
+            Premise::Derived { rel, id } => {
+                let rel = rel as usize;
+                let values = ev.relations[rel]
+                    .tuple(id)
+                    .iter()
+                    .map(|&t| value(t))
+                    .collect::<Result<_, _>>()?;
+                let children = w
+                    .derivation(rel, id)
+                    .map_or(Vec::new(), |(_, ps)| ps.to_vec());
+                (ir.relations[rel].name.clone(), values, children)
+            }
+            Premise::Base { rel, start } => {
+                let rel = rel as usize;
+                let values = w
+                    .base_terms(start, ir.relations[rel].arity)
+                    .iter()
+                    .map(|&t| value(t))
+                    .collect::<Result<_, _>>()?;
+                (ir.relations[rel].name.clone(), values, Vec::new())
+            }
+            Premise::None => (String::new(), Vec::new(), Vec::new()),
+        })
+    };
+    // Build bottom-up with an explicit stack of (premise, children still to build).
+    let (name, values, children) = fact(root)?;
+    let mut stack: Vec<(Node, Vec<Premise>)> = vec![(
+        Node {
+            relation: name,
+            values,
+            children: Vec::new(),
+        },
+        children.into_iter().rev().collect(),
+    )];
+    while let Some((_, pending)) = stack.last_mut() {
+        if let Some(p) = pending.pop() {
+            let (name, values, children) = fact(p)?;
+            stack.push((
+                Node {
+                    relation: name,
+                    values,
+                    children: Vec::new(),
+                },
+                children.into_iter().rev().collect(),
+            ));
+        } else {
+            let (done, _) = stack.pop().unwrap_or_default();
+            match stack.last_mut() {
+                Some((parent, _)) => parent.children.push(done),
+                None => return Ok(done),
+            }
+        }
+    }
+    Ok(Node {
+        relation: String::new(),
+        values: Vec::new(),
+        children: Vec::new(),
+    })
+}
+
+
+fn holds(op: CmpOp, a: &Value, b: &Value) -> bool {
+    if *a == Value::Absent || *b == Value::Absent {
+        return false;
+    }
+    let mixed = matches!(
+        (a, b),
+        (Value::Number(_), Value::Text(_)) | (Value::Text(_), Value::Number(_))
+    );
+    match op {
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+        _ if mixed => false,
+        CmpOp::Lt => a < b,
+        CmpOp::Le => a <= b,
+        CmpOp::Gt => a > b,
+        CmpOp::Ge => a >= b,
+    }
+}
+
+fn agg_cell(func: AggFunc, distinct: bool, mut values: Vec<Value>) -> Result<Cell, EvalError> {
+    if func == AggFunc::List {
+        values.sort();
+        if distinct {
+            values.dedup();
+        }
+        return Ok(Cell::List(values));
+    }
+    Ok(Cell::Value(naive::aggregate(func, distinct, values)?))
+}
