@@ -367,7 +367,24 @@ fn premises_of(
     let Some((_, premises)) = w.derivation(rel, id) else {
         return Ok(Vec::new());
     };
-    premises.iter().map(|p| node(ir, ev, w, *p)).collect()
+    visible(ir, premises)
+        .into_iter()
+        .map(|p| node(ir, ev, w, p))
+        .collect()
+}
+
+/// The premises a witness shows: all but the demand rewrite's magic facts.
+fn visible(ir: &Ir, premises: &[Premise]) -> Vec<Premise> {
+    premises
+        .iter()
+        .copied()
+        .filter(|p| match p {
+            Premise::Derived { rel, .. } | Premise::Base { rel, .. } => {
+                !crate::magic::is_internal(&ir.relations[*rel as usize].name)
+            }
+            Premise::None => false,
+        })
+        .collect()
 }
 
 /// The tree of one premise. Iterative: a derivation through a long chain is deep.
