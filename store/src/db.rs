@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) commit_lock: RwLock<()>,
     /// Serializes batches within this process.
     pub(crate) writer: Mutex<()>,
+    /// Set when a commit failed in a way that needs the files opened again to be safe.
+    pub(crate) poisoned: std::sync::atomic::AtomicBool,
 }
 
 fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database> {
@@ -63,6 +65,43 @@ fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Databas
         redb::DatabaseError::Storage(redb::StorageError::Io(io)) => StoreError::io(path, io),
         other => StoreError::Engine(other.into()),
     })
+}
+
+/// Opens a database file, or creates it atomically: a new file is initialized (tables and
+/// format version) under a temporary name and renamed into place, so a crash while creating
+/// it never leaves a half-made file where the database is looked for.
+fn open_file(path: &Path, options: &OpenOptions, create: bool, base: bool) -> Result<Database> {
+    if path.exists() || !create {
+        let db = open_redb(path, options, false)?;
+        init_file(&db, path, base)?;
+        return Ok(db);
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!("{name}.creating"));
+    let made = match open_redb(&tmp, options, true) {
+        Ok(db) => Ok(db),
+        // Another process is creating it right now.
+        Err(e @ StoreError::InUse { .. }) => return Err(e),
+        // A leftover from a crash while creating: start again.
+        Err(_) => {
+            std::fs::remove_file(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+            open_redb(&tmp, options, true)
+        }
+    }?;
+    init_file(&made, &tmp, base)?;
+    drop(made);
+    std::fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| StoreError::io(dir, e))?;
+    }
+    let db = open_redb(path, options, false)?;
+    init_file(&db, path, base)?;
+    Ok(db)
 }
 
 /// Creates the tables every file has, and the base file's own when `base`, and stamps the
@@ -134,8 +173,7 @@ impl Store {
             }
             std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         }
-        let base = open_redb(&base_path, &options, options.create)?;
-        init_file(&base, &base_path, true)?;
+        let base = open_file(&base_path, &options, options.create, true)?;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
@@ -144,6 +182,7 @@ impl Store {
                 tiers: Mutex::new(HashMap::new()),
                 commit_lock: RwLock::new(()),
                 writer: Mutex::new(()),
+                poisoned: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -189,8 +228,7 @@ impl Store {
                 path.display()
             )));
         }
-        let db = open_redb(&path, &self.inner.options, true)?;
-        init_file(&db, &path, false)?;
+        let db = open_file(&path, &self.inner.options, true, false)?;
         self.recover_tier(&db, tier)?;
         let db = Arc::new(db);
         self.lock_tiers().insert(tier.to_owned(), db.clone());
@@ -198,7 +236,7 @@ impl Store {
     }
 
     /// Undoes a tier's batch the base file never acknowledged, and drops leftover savepoints.
-    fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
+    pub(crate) fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
         let acknowledged = self.catalog()?.tier_seq.get(tier).copied().unwrap_or(0);
         let (applied, savepoint) = {
             let txn = db.begin_read()?;

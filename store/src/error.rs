@@ -6,12 +6,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// Reading or writing a file failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file or directory involved.
         path: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
+        /// What the operating system said (part of the message, so not chained again).
+        cause: std::io::Error,
     },
     /// Another process (a running `strata serve`, or another ingest) holds the database.
     #[error(
@@ -120,7 +120,7 @@ impl StoreError {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
         StoreError::Io {
             path: path.into(),
-            source,
+            cause: source,
         }
     }
 }

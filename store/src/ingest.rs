@@ -128,6 +128,17 @@ impl Store {
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self
+            .inner
+            .poisoned
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(StoreError::Invalid(format!(
+                "{}: an earlier batch failed while committing; open the database again \
+                 before writing to it",
+                self.dir().display()
+            )));
+        }
         let txn = self.inner.base.begin_read()?;
         let start = Catalog::read(&txn)?;
         let start_units = {
@@ -764,13 +775,42 @@ impl<'s> Batch<'s> {
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let mut cleanup = Vec::new();
-            for (_, db, txn, sp) in tier_txns {
-                txn.commit()?;
-                cleanup.push((db, sp));
+            let mut failed = None;
+            for (tier, db, txn, sp) in tier_txns {
+                if failed.is_some() {
+                    break;
+                }
+                match txn.commit() {
+                    Ok(()) => cleanup.push((tier, db, sp)),
+                    Err(e) => failed = Some(StoreError::from(e)),
+                }
             }
-            *committing = true;
-            wtxn.commit()?;
-            for (db, sp) in cleanup {
+            if failed.is_none() {
+                *committing = true;
+                if let Err(e) = wtxn.commit() {
+                    failed = Some(e.into());
+                }
+            }
+            if let Some(e) = failed {
+                // The base file did not acknowledge the batch (or may not have): undo it in
+                // the tiers it reached, now, so this process never builds on it; if that
+                // fails too, refuse further batches until the database is opened again.
+                self.store
+                    .inner
+                    .poisoned
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                let undone = cleanup
+                    .iter()
+                    .all(|(tier, db, _)| self.store.recover_tier(db, tier).is_ok());
+                if undone && !*committing {
+                    self.store
+                        .inner
+                        .poisoned
+                        .store(false, std::sync::atomic::Ordering::SeqCst);
+                }
+                return Err(e);
+            }
+            for (_, db, sp) in cleanup {
                 let txn = db.begin_write()?;
                 txn.delete_persistent_savepoint(sp)?;
                 txn.open_table(layout::TIER_META)?.remove("savepoint")?;
