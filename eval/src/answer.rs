@@ -452,7 +452,6 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
     })
 }
 
-
 fn holds(op: CmpOp, a: &Value, b: &Value) -> bool {
     if *a == Value::Absent || *b == Value::Absent {
         return false;
@@ -481,4 +480,54 @@ fn agg_cell(func: AggFunc, distinct: bool, mut values: Vec<Value>) -> Result<Cel
         return Ok(Cell::List(values));
     }
     Ok(Cell::Value(naive::aggregate(func, distinct, values)?))
+}
+
+/// A value as JSON: text a string, a number a number, absent `null`.
+pub fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Absent => serde_json::Value::Null,
+        Value::Number(n) => serde_json::Number::from_f64(*n)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
+        Value::Text(s) => serde_json::Value::String(s.clone()),
+    }
+}
+
+impl Cell {
+    /// The cell as JSON (a list is an array).
+    pub fn json(&self) -> serde_json::Value {
+        match self {
+            Cell::Value(v) => value_json(v),
+            Cell::List(vs) => serde_json::Value::Array(vs.iter().map(value_json).collect()),
+        }
+    }
+}
+
+impl Node {
+    /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
+    pub fn json(&self) -> serde_json::Value {
+        let mut fact = String::new();
+        self.write_fact(&mut fact);
+        serde_json::json!({
+            "fact": fact,
+            "relation": self.relation,
+            "values": self.values.iter().map(value_json).collect::<Vec<_>>(),
+            "children": self.children.iter().map(Node::json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+impl Answer {
+    /// The answer as JSON: `columns`, `rows` (arrays of values), `witnesses` (per row, the
+    /// trees of its premises), `total`, `offset` and `next` (the page token to continue
+    /// with, or null).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "columns": self.columns,
+            "rows": self.rows.iter().map(|r| r.cells.iter().map(Cell::json).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "witnesses": self.rows.iter().map(|r| r.witness.iter().map(Node::json).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "total": self.total,
+            "offset": self.offset,
+            "next": self.next().map(|n| n.to_string()),
+        })
+    }
 }

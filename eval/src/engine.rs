@@ -11,7 +11,7 @@
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -21,7 +21,7 @@ use crate::budget::{BATCH, Budget, Cancel};
 use crate::dict::Dict;
 use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId, RelKind};
 use crate::plan::{Col, Operand, Part, Plan, Sizes, Step, plan};
-use crate::relation::{KEY_COLUMNS, Mask, Relation, key_columns, pack};
+use crate::relation::{KEY_COLUMNS, Mask, Relation};
 use crate::source::{FactSource, SourceError};
 use crate::strata::{Stratum, Unstratifiable, stratify};
 use crate::value::{Term, TermKind, Value};
@@ -157,6 +157,8 @@ pub fn evaluate<'s>(
             .then(|| Witnesses::new(ir.relations.len())),
         base_info,
         rounds: 0,
+        loaded: vec![false; ir.relations.len()],
+        probes: (0..ir.relations.len()).map(|_| AtomicU64::new(0)).collect(),
     };
     for stratum in &strata {
         ev.stratum(stratum)?;
@@ -187,7 +189,12 @@ struct Evaluator<'a, 's> {
     witnesses: Option<Witnesses>,
     base_info: FxHashMap<RelId, crate::source::RelationInfo>,
     rounds: u64,
+    loaded: Vec<bool>,
+    probes: Vec<AtomicU64>,
 }
+
+/// Base relations this small are read into memory before a stratum that reads them.
+pub const EAGER_ROWS: u64 = 1 << 16;
 
 impl Sizes for Evaluator<'_, '_> {
     fn estimate(&self, rel: RelId, mask: Mask) -> Option<u64> {
@@ -277,21 +284,69 @@ impl Evaluator<'_, '_> {
         for s in steps {
             match s {
                 Step::Atom {
-                    rel,
-                    base: false,
-                    mask,
-                    ..
+                    rel, base, mask, ..
                 }
                 | Step::Neg {
-                    rel,
-                    base: false,
-                    mask,
-                    ..
-                } => self.relations[*rel].ensure_index(*mask),
+                    rel, base, mask, ..
+                } if !*base || self.loaded[*rel] => self.relations[*rel].ensure_index(*mask),
                 Step::Agg { inner, .. } => self.prepare(inner),
                 _ => {}
             }
         }
+    }
+
+    /// Reads base relation `rel` into memory, so joins probe an index instead of the source.
+    fn materialize(&mut self, rel: RelId) -> Result<(), EvalError> {
+        if self.loaded[rel] {
+            return Ok(());
+        }
+        let r = &mut self.relations[rel];
+        let mut work = 0u64;
+        self.dict
+            .source()
+            .scan(&self.ir.relations[rel].name, &mut |row| {
+                r.insert(row);
+                work += 1;
+                ControlFlow::Continue(())
+            })?;
+        r.settle();
+        self.loaded[rel] = true;
+        self.budget.charge(work)
+    }
+
+    /// Reads into memory the base relations the plans read that are small, or that were
+    /// probed more than an eighth of their size.
+    fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
+        let mut rels = Vec::new();
+        fn collect(steps: &[Step], out: &mut Vec<RelId>) {
+            for s in steps {
+                match s {
+                    Step::Atom {
+                        rel, base: true, ..
+                    }
+                    | Step::Neg {
+                        rel, base: true, ..
+                    } => {
+                        out.push(*rel);
+                    }
+                    Step::Agg { inner, .. } => collect(inner, out),
+                    _ => {}
+                }
+            }
+        }
+        for p in plans {
+            collect(&p.steps, &mut rels);
+        }
+        rels.sort_unstable();
+        rels.dedup();
+        for rel in rels {
+            let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
+            let probes = self.probes[rel].load(Ordering::Relaxed);
+            if rows <= EAGER_ROWS || probes > rows / 8 {
+                self.materialize(rel)?;
+            }
+        }
+        Ok(())
     }
 
     fn tasks(&self, plans: &[Plan]) -> Vec<Task> {
@@ -326,6 +381,7 @@ impl Evaluator<'_, '_> {
 
     /// Runs every plan once, then adds what they derived.
     fn run_round(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
+        self.load_hot(plans)?;
         for p in plans {
             self.prepare(&p.steps);
         }
@@ -339,6 +395,8 @@ impl Evaluator<'_, '_> {
                 budget: self.budget,
                 witnesses: self.witnesses.is_some(),
                 regexes: Mutex::new(FxHashMap::default()),
+                loaded: &self.loaded,
+                probes: &self.probes,
             };
             run_tasks(&ctx, plans, &tasks, self.options.threads)?
         };
@@ -365,6 +423,7 @@ impl Evaluator<'_, '_> {
     }
 
     fn head_aggregate(&mut self, p: &Plan) -> Result<(), EvalError> {
+        self.load_hot(std::slice::from_ref(p))?;
         self.prepare(&p.steps);
         let rule = &self.ir.rules[p.rule];
         let ctx = Ctx {
@@ -375,6 +434,8 @@ impl Evaluator<'_, '_> {
             budget: self.budget,
             witnesses: false,
             regexes: Mutex::new(FxHashMap::default()),
+            loaded: &self.loaded,
+            probes: &self.probes,
         };
         let mut w = Worker::new(&ctx, rule.vars, rule.body.len());
         let mut groups: FxHashMap<Vec<Term>, FxHashSet<Vec<Term>>> = FxHashMap::default();
@@ -444,6 +505,10 @@ struct Ctx<'a, 's> {
     budget: &'a Budget,
     witnesses: bool,
     regexes: Mutex<FxHashMap<String, Result<regex::Regex, String>>>,
+    /// Base relations read into memory (then read from `relations` like derived ones).
+    loaded: &'a [bool],
+    /// Lookups made into each base relation through the source.
+    probes: &'a [AtomicU64],
 }
 
 /// A task's output: derived tuples in order, with their derivations.
@@ -626,7 +691,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 cols,
                 mask,
             } => {
-                if *base {
+                if *base && !ctx.loaded[*rel] {
+                    ctx.probes[*rel].fetch_add(1, Ordering::Relaxed);
                     return self.base_atom(steps, i, *pos, *rel, cols, done);
                 }
                 let r = &ctx.relations[*rel];
@@ -641,10 +707,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                         self.tick()?;
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
-                                self.premises[*pos] = Premise::Derived {
-                                    rel: *rel as u32,
-                                    id,
-                                };
+                                self.note(*pos, *rel, *base, id, r);
                             }
                             self.run(steps, i + 1, done)?;
                         }
@@ -655,10 +718,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                         self.tick()?;
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
-                                self.premises[*pos] = Premise::Derived {
-                                    rel: *rel as u32,
-                                    id,
-                                };
+                                self.note(*pos, *rel, *base, id, r);
                             }
                             self.run(steps, i + 1, done)?;
                         }
@@ -738,12 +798,40 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         }
     }
 
+    /// Records the fact matched at body position `pos`, for the witness.
+    fn note(&mut self, pos: usize, rel: RelId, base: bool, id: u32, r: &Relation) {
+        if base {
+            self.premises[pos] = Premise::Base {
+                rel: rel as u32,
+                start: 0,
+            };
+            self.base_rows[pos].clear();
+            self.base_rows[pos].extend_from_slice(r.tuple(id));
+        } else {
+            self.premises[pos] = Premise::Derived {
+                rel: rel as u32,
+                id,
+            };
+        }
+    }
+
+    /// The index key of the bound columns (the first [`KEY_COLUMNS`] of `mask`).
     fn key(&self, cols: &[Col], mask: Mask) -> u128 {
-        pack(key_columns(mask).into_iter().map(|c| match cols[c] {
-            Col::Const(k) => self.ctx.constants[k],
-            Col::Bound(v) | Col::Same(v) => self.env[v],
-            _ => Term::ABSENT,
-        }))
+        let mut key = 0u128;
+        let mut m = mask;
+        let mut n = 0;
+        while m != 0 && n < KEY_COLUMNS {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            n += 1;
+            let t = match cols[c] {
+                Col::Const(k) => self.ctx.constants[k],
+                Col::Bound(v) | Col::Same(v) => self.env[v],
+                _ => Term::ABSENT,
+            };
+            key = key << 32 | u128::from(t.0);
+        }
+        key
     }
 
     /// Checks a tuple against the columns that are bound but not in the index key, and
@@ -840,7 +928,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         mask: Mask,
     ) -> Result<bool, EvalError> {
         let ctx = self.ctx;
-        if base {
+        if base && !ctx.loaded[rel] {
+            ctx.probes[rel].fetch_add(1, Ordering::Relaxed);
             let bound = self.bound_terms(cols);
             let mut found = false;
             ctx.dict

@@ -43,7 +43,10 @@ pub struct Relation {
     arity: usize,
     tuples: Vec<Term>,
     len: u32,
+    /// The set of tuples, by id (arity above 2).
     set: HashTable<u32>,
+    /// The set of tuples packed into a u64, with their ids (arity 2 or less: no indirection).
+    small: HashTable<(u64, u32)>,
     indexes: FxHashMap<Mask, Index>,
     stable: u32,
     recent: u32,
@@ -51,6 +54,16 @@ pub struct Relation {
 
 fn hash_tuple(t: &[Term]) -> u64 {
     FxBuildHasher.hash_one(t)
+}
+
+/// A tuple of at most two terms as one u64.
+fn pack_small(t: &[Term]) -> u64 {
+    t.iter().fold(0u64, |k, x| k << 32 | u64::from(x.0))
+}
+
+fn hash_small(k: u64) -> u64 {
+    // A multiplicative mix: FxHash of one word.
+    (k ^ (k >> 29)).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 
 impl Relation {
@@ -61,6 +74,7 @@ impl Relation {
             tuples: Vec::new(),
             len: 0,
             set: HashTable::new(),
+            small: HashTable::new(),
             indexes: FxHashMap::default(),
             stable: 0,
             recent: 0,
@@ -113,20 +127,29 @@ impl Relation {
     /// visible at the next [`Relation::advance`].
     pub fn insert(&mut self, tuple: &[Term]) -> Option<u32> {
         debug_assert_eq!(tuple.len(), self.arity);
-        let h = hash_tuple(tuple);
-        let arity = self.arity;
-        let tuples = &self.tuples;
-        let eq = |&id: &u32| &tuples[id as usize * arity..(id as usize + 1) * arity] == tuple;
-        if self.set.find(h, eq).is_some() {
-            return None;
-        }
         let id = self.len;
+        if self.arity <= 2 {
+            let k = pack_small(tuple);
+            let h = hash_small(k);
+            if self.small.find(h, |e| e.0 == k).is_some() {
+                return None;
+            }
+            self.small.insert_unique(h, (k, id), |e| hash_small(e.0));
+        } else {
+            let h = hash_tuple(tuple);
+            let arity = self.arity;
+            let tuples = &self.tuples;
+            let eq = |&i: &u32| &tuples[i as usize * arity..(i as usize + 1) * arity] == tuple;
+            if self.set.find(h, eq).is_some() {
+                return None;
+            }
+            let tuples = &self.tuples;
+            self.set.insert_unique(h, id, |&i| {
+                hash_tuple(&tuples[i as usize * arity..(i as usize + 1) * arity])
+            });
+        }
         self.tuples.extend_from_slice(tuple);
         self.len += 1;
-        let tuples = &self.tuples;
-        self.set.insert_unique(h, id, |&i| {
-            hash_tuple(&tuples[i as usize * arity..(i as usize + 1) * arity])
-        });
         for index in self.indexes.values_mut() {
             let key = pack(index.columns.iter().map(|&c| tuple[c]));
             index.map.entry(key).or_default().push(id);
