@@ -36,6 +36,16 @@ enum Command {
         /// The database directory.
         db: PathBuf,
     },
+    /// Run a program: rules, if any, then one goal; answers a page of rows with witnesses.
+    Query(QueryArgs),
+    /// Show the relations and modules a program may use: the card, or one module's or
+    /// relation's schema.
+    Schema {
+        /// The database directory.
+        db: PathBuf,
+        /// A module (`deps`) or relation (`deps.depends_on`, `imports`) to describe.
+        path: Option<String>,
+    },
     /// Build the bundled example database (the seed's four Go packages) and show it.
     Demo {
         /// Where to build it (default: a `strata-demo` folder in the system's temp directory).
@@ -83,6 +93,39 @@ struct IngestArgs {
 }
 
 #[derive(Args)]
+struct QueryArgs {
+    /// The database directory.
+    db: PathBuf,
+    /// The program, e.g. 'deps.depends_on("app", ?d) => ?d'.
+    program: String,
+    /// Give a variable a value, as var=value (repeat a variable for a list of values). A
+    /// value that reads as JSON (42, "42", ["a","b"]) is taken as such; anything else is text.
+    #[arg(long = "bind", value_name = "VAR=VALUE")]
+    binds: Vec<String>,
+    /// The most rows to answer.
+    #[arg(long, default_value_t = 100)]
+    limit: u64,
+    /// Continue from this page token (the offset the last page gave).
+    #[arg(long)]
+    page_token: Option<String>,
+    /// The most work (candidate tuples examined) the evaluation may spend.
+    #[arg(long)]
+    max_work: Option<u64>,
+    /// The longest the evaluation may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    timeout: String,
+    /// Answer as JSON: columns, rows, witnesses, total, next page token, snapshot.
+    #[arg(long)]
+    json: bool,
+    /// Leave out the witnesses (faster on large answers).
+    #[arg(long)]
+    no_witnesses: bool,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
 struct RetractArgs {
     /// The database directory.
     db: PathBuf,
@@ -115,7 +158,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            match e.downcast_ref::<ProgramError>() {
+                Some(p) => eprintln!("{p}"),
+                None => eprintln!("error: {e:#}"),
+            }
             ExitCode::FAILURE
         }
     }
@@ -130,6 +176,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Check { db } => check(&db),
+        Command::Query(args) => query(&args),
+        Command::Schema { db, path } => schema(&db, path.as_deref()),
         Command::Demo { dir } => demo(dir),
     }
 }
@@ -300,6 +348,164 @@ fn check(db: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Parses `500ms`, `30s`, `2m`, `1h` (a bare number is seconds).
+fn duration(s: &str) -> Result<Duration> {
+    let (num, unit) = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .map_or((s, "s"), |i| s.split_at(i));
+    let n: f64 = num
+        .parse()
+        .with_context(|| format!("\"{s}\" is not a duration; write 500ms, 30s or 2m"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => bail!("\"{s}\" is not a duration; write 500ms, 30s or 2m"),
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        bail!("\"{s}\" is not a positive duration");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn bind_value(raw: &str) -> strata_eval::Value {
+    use strata_eval::Value;
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::String(s)) => Value::Text(s),
+        Ok(serde_json::Value::Number(n)) => {
+            n.as_f64().map_or_else(|| Value::text(raw), Value::Number)
+        }
+        _ => Value::from_field(raw),
+    }
+}
+
+/// Turns `--bind var=value` flags into binds: a repeated variable, or a JSON array, is a list.
+fn binds(flags: &[String]) -> Result<Vec<(String, strata_eval::Bind)>> {
+    use strata_eval::Bind;
+    let mut out: Vec<(String, Vec<strata_eval::Value>, bool)> = Vec::new();
+    for f in flags {
+        let Some((var, raw)) = f.split_once('=') else {
+            bail!("--bind {f}: write var=value, e.g. --bind from=app");
+        };
+        let var = var.trim_start_matches('?').to_owned();
+        let (values, list) = match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::Array(items)) => (
+                items
+                    .iter()
+                    .map(|i| bind_value(&i.to_string()))
+                    .collect::<Vec<_>>(),
+                true,
+            ),
+            _ => (vec![bind_value(raw)], false),
+        };
+        match out.iter_mut().find(|(v, _, _)| *v == var) {
+            Some((_, vs, l)) => {
+                vs.extend(values);
+                *l = true;
+            }
+            None => out.push((var, values, list)),
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|(var, mut vs, list)| {
+            let bind = if list || vs.len() != 1 {
+                Bind::List(vs)
+            } else {
+                Bind::One(vs.remove(0))
+            };
+            (var, bind)
+        })
+        .collect())
+}
+
+/// The vocabulary of a database: its catalog (no tier is opened) and its `modules/` folder.
+fn vocabulary(store: &Store) -> Result<strata_eval::Vocabulary> {
+    let snap = store.snapshot()?;
+    let modules = store.dir().join("modules");
+    let dir = modules.is_dir().then_some(modules.as_path());
+    Ok(strata_eval::Vocabulary::load(&snap, dir)?)
+}
+
+/// A program error prints as the engine renders it, caret and fix, and exits 1.
+#[derive(Debug)]
+struct ProgramError(String);
+
+impl std::fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ProgramError {}
+
+fn query(args: &QueryArgs) -> Result<()> {
+    use strata_eval::query::{Query, QueryError, RunOptions};
+    let store = open(&args.db)?;
+    let vocab = vocabulary(&store)?;
+    let q = match Query::prepare(&vocab, &args.program, &binds(&args.binds)?) {
+        Ok(q) => q,
+        Err(QueryError::Program(text)) => return Err(ProgramError(text).into()),
+        Err(e) => return Err(e.into()),
+    };
+    // BaseFor: open exactly the tiers holding the relations the program reads.
+    let catalog = store.catalog()?;
+    let mut tiers: Vec<&str> = q
+        .base_relations()
+        .iter()
+        .filter_map(|r| catalog.relations.get(r).map(|m| m.tier.as_str()))
+        .collect();
+    tiers.sort_unstable();
+    tiers.dedup();
+    let snap = store.snapshot_with_tiers(&tiers)?;
+    let offset = match &args.page_token {
+        Some(t) => t.parse().with_context(|| {
+            format!("--page-token {t}: a page token is the number the last page gave")
+        })?,
+        None => 0,
+    };
+    let mut options = RunOptions {
+        offset,
+        limit: args.limit,
+        ..RunOptions::default()
+    };
+    options.engine.witnesses = !args.no_witnesses;
+    options.engine.max_work = args.max_work;
+    options.engine.timeout = Some(duration(&args.timeout)?);
+    if let Some(t) = args.threads {
+        options.engine.threads = t.max(1);
+    }
+    let out = q.run(&snap, &options)?;
+    if args.json {
+        let mut j = out.answer.json();
+        let last = snap.last_batch();
+        j["snapshot"] = serde_json::json!({
+            "seq": snap.seq(),
+            "labels": last.map(|b| b.labels.clone()).unwrap_or_default(),
+        });
+        j["work"] = out.work.into();
+        j["tiers"] = serde_json::json!(store.opened_tiers());
+        say!("{}", serde_json::to_string_pretty(&j)?)?;
+    } else {
+        say!("{}", out.answer.text())?;
+    }
+    Ok(())
+}
+
+fn schema(db: &Path, path: Option<&str>) -> Result<()> {
+    let store = open(db)?;
+    let vocab = vocabulary(&store)?;
+    let text = match path {
+        None => strata_eval::schema::card(&vocab),
+        Some(p) => strata_eval::schema::describe(&vocab, p).with_context(|| {
+            format!("schema: nothing is named \"{p}\"; run `strata schema DB` for every relation and module")
+        })?,
+    };
+    say!("{text}")?;
+    Ok(())
+}
+
 fn demo(dir: Option<PathBuf>) -> Result<()> {
     let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
     if dir.join(strata_store::layout::BASE_FILE).exists() {
@@ -326,5 +532,21 @@ fn demo(dir: Option<PathBuf>) -> Result<()> {
     say!("\n$ strata stats {}", dir.display())?;
     say!("{}", open(&dir)?.stats()?.to_string().trim_end())?;
     say!("\n$ strata check {}", dir.display())?;
-    check(&dir)
+    check(&dir)?;
+    let program = r#"deps.depends_on("app", ?d) => ?d"#;
+    say!("\n$ strata query {} '{program}' --limit 2", dir.display())?;
+    query(&QueryArgs {
+        db: dir.clone(),
+        program: program.to_owned(),
+        binds: Vec::new(),
+        limit: 2,
+        page_token: None,
+        max_work: None,
+        timeout: "30s".to_owned(),
+        json: false,
+        no_witnesses: false,
+        threads: None,
+    })?;
+    say!("\n$ strata schema {} deps", dir.display())?;
+    schema(&dir, Some("deps"))
 }

@@ -401,7 +401,7 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
                     .collect::<Result<_, _>>()?;
                 let children = w
                     .derivation(rel, id)
-                    .map_or(Vec::new(), |(_, ps)| ps.to_vec());
+                    .map_or(Vec::new(), |(_, ps)| visible(ir, ps));
                 (ir.relations[rel].name.clone(), values, children)
             }
             Premise::Base { rel, start } => {

@@ -80,6 +80,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Stops the evaluation when cancelled.
     pub cancel: Cancel,
+    /// Count, per rule and literal, runs and candidates (for `explain`).
+    pub profile: bool,
 }
 
 impl Default for Options {
@@ -90,6 +92,7 @@ impl Default for Options {
             max_work: None,
             timeout: None,
             cancel: Cancel::new(),
+            profile: false,
         }
     }
 }
@@ -108,6 +111,12 @@ pub struct Evaluation<'s> {
     pub constants: Vec<Term>,
     /// Rounds run, over all strata.
     pub rounds: u64,
+    /// Per (rule, body position), what the literal did (empty unless profiling).
+    pub profile: Vec<((usize, usize), LiteralProfile)>,
+    /// Which base relations were read into memory whole.
+    pub loaded: Vec<bool>,
+    /// Lookups made through the source, per base relation.
+    pub probes: Vec<u64>,
 }
 
 /// Evaluates every rule of `ir` against `source`.
@@ -159,6 +168,7 @@ pub fn evaluate<'s>(
         rounds: 0,
         loaded: vec![false; ir.relations.len()],
         probes: (0..ir.relations.len()).map(|_| AtomicU64::new(0)).collect(),
+        profile: FxHashMap::default(),
     };
     for stratum in &strata {
         ev.stratum(stratum)?;
@@ -167,8 +177,13 @@ pub fn evaluate<'s>(
         relations,
         witnesses,
         rounds,
+        loaded,
+        probes,
+        profile,
         ..
     } = ev;
+    let mut profile: Vec<((usize, usize), LiteralProfile)> = profile.into_iter().collect();
+    profile.sort_unstable_by_key(|(k, _)| *k);
     Ok(Evaluation {
         relations,
         witnesses,
@@ -176,6 +191,9 @@ pub fn evaluate<'s>(
         dict,
         constants,
         rounds,
+        profile,
+        loaded,
+        probes: probes.into_iter().map(AtomicU64::into_inner).collect(),
     })
 }
 
@@ -191,6 +209,20 @@ struct Evaluator<'a, 's> {
     rounds: u64,
     loaded: Vec<bool>,
     probes: Vec<AtomicU64>,
+    profile: FxHashMap<(usize, usize), LiteralProfile>,
+}
+
+/// What one literal of one rule did, over every variant and round (with
+/// [`Options::profile`]). The entry at position `usize::MAX` is the rule itself: its runs
+/// are the plans run, its `passed` the solutions found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiteralProfile {
+    /// Times the literal was reached with a binding of the literals before it.
+    pub runs: u64,
+    /// Candidate tuples it examined (for a filter: its runs).
+    pub reached: u64,
+    /// Candidates that passed it.
+    pub passed: u64,
 }
 
 /// Base relations this small are read into memory before a stratum that reads them.
@@ -397,13 +429,33 @@ impl Evaluator<'_, '_> {
                 regexes: Mutex::new(FxHashMap::default()),
                 loaded: &self.loaded,
                 probes: &self.probes,
+                profile: self.options.profile,
             };
             run_tasks(&ctx, plans, &tasks, self.options.threads)?
         };
         for out in outputs {
+            if !out.stats.is_empty() {
+                self.record_profile(&plans[out.plan], &out.stats);
+            }
             self.merge(out);
         }
         Ok(())
+    }
+
+    fn record_profile(&mut self, plan: &Plan, stats: &[[u64; 2]]) {
+        for (k, &pos) in plan.positions.iter().enumerate() {
+            let reached = match plan.steps[k] {
+                Step::Atom { .. } => stats[k][1],
+                _ => stats[k][0],
+            };
+            let e = self.profile.entry((plan.rule, pos)).or_default();
+            e.runs += stats[k][0];
+            e.reached += reached;
+            e.passed += stats[k + 1][0];
+        }
+        let e = self.profile.entry((plan.rule, usize::MAX)).or_default();
+        e.runs += 1;
+        e.passed += stats[plan.steps.len()][0];
     }
 
     fn merge(&mut self, out: Output) {
@@ -436,8 +488,13 @@ impl Evaluator<'_, '_> {
             regexes: Mutex::new(FxHashMap::default()),
             loaded: &self.loaded,
             probes: &self.probes,
+            profile: self.options.profile,
         };
         let mut w = Worker::new(&ctx, rule.vars, rule.body.len());
+        w.top = p.steps.as_ptr() as usize;
+        if ctx.profile {
+            w.stats = vec![[0; 2]; p.steps.len() + 1];
+        }
         let mut groups: FxHashMap<Vec<Term>, FxHashSet<Vec<Term>>> = FxHashMap::default();
         let key_of = |env: &[Term]| -> Vec<Term> {
             rule.args
@@ -457,6 +514,7 @@ impl Evaluator<'_, '_> {
             Ok(())
         })?;
         w.flush_work()?;
+        let stats = std::mem::take(&mut w.stats);
         let mut out = Vec::new();
         let mut keys: Vec<&Vec<Term>> = groups.keys().collect();
         keys.sort();
@@ -480,6 +538,9 @@ impl Evaluator<'_, '_> {
             out.push(tuple);
         }
         drop(ctx);
+        if !stats.is_empty() {
+            self.record_profile(p, &stats);
+        }
         for t in out {
             self.relations[rule.head].insert(&t);
         }
@@ -509,6 +570,8 @@ struct Ctx<'a, 's> {
     loaded: &'a [bool],
     /// Lookups made into each base relation through the source.
     probes: &'a [AtomicU64],
+    /// Whether workers count runs and candidates per step.
+    profile: bool,
 }
 
 /// A task's output: derived tuples in order, with their derivations.
@@ -519,6 +582,9 @@ struct Output {
     derivs: Vec<Deriv>,
     premises: Vec<Premise>,
     base_terms: Vec<Term>,
+    /// The plan run, and its steps' counts (when profiling).
+    plan: usize,
+    stats: Vec<[u64; 2]>,
 }
 
 fn run_tasks(
@@ -532,8 +598,14 @@ fn run_tasks(
         let rule = &ctx.ir.rules[p.rule];
         let mut w = Worker::new(ctx, rule.vars, rule.body.len());
         w.chunk = t.chunk.clone();
+        w.top = p.steps.as_ptr() as usize;
+        if ctx.profile {
+            w.stats = vec![[0; 2]; p.steps.len() + 1];
+        }
         w.emit_plan(p)?;
         w.flush_work()?;
+        w.out.plan = t.plan;
+        w.out.stats = std::mem::take(&mut w.stats);
         Ok(w.out)
     };
     let threads = threads.max(1).min(tasks.len());
@@ -588,6 +660,12 @@ struct Worker<'c, 'a, 's> {
     record: bool,
     /// The slice of the first step's part this task covers.
     chunk: Option<Range<u32>>,
+    /// The address of the plan's own steps (an aggregate's inner steps are others): the
+    /// chunk and the profile apply to these only.
+    top: usize,
+    /// Per top-level step (and one past the last, for solutions): runs and candidates
+    /// reached (when profiling).
+    stats: Vec<[u64; 2]>,
     work: u64,
     out: Output,
 }
@@ -603,6 +681,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             base_rows: vec![Vec::new(); body],
             record: ctx.witnesses,
             chunk: None,
+            top: 0,
+            stats: Vec::new(),
             work: 0,
             out: Output::default(),
         }
@@ -632,7 +712,6 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let rule = &self.ctx.ir.rules[p.rule];
         self.run(&p.steps, 0, &mut |w| {
             let ctx = w.ctx;
-            let start = w.out.terms.len();
             for a in &rule.args {
                 let t = match a {
                     HeadArg::Arg(Arg::Var(v)) => w.env[*v],
@@ -641,13 +720,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 };
                 w.out.terms.push(t);
             }
-            if ctx.relations[rule.head]
-                .find(&w.out.terms[start..])
-                .is_some()
-            {
-                w.out.terms.truncate(start);
-                return Ok(());
-            }
+            // Duplicates are dropped when the output is merged: probing the head relation
+            // here, once per candidate, costs more than carrying them.
             w.out.heads.push(rule.head);
             let pstart = w.out.premises.len() as u32;
             if ctx.witnesses {
@@ -678,10 +752,15 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         i: usize,
         done: &mut Done<'_, 'c, 'a, 's>,
     ) -> Result<(), EvalError> {
+        let ctx = self.ctx;
+        let top = steps.as_ptr() as usize == self.top;
+        if top && ctx.profile {
+            // Runs of step i; a step's candidates that passed are the runs of the next.
+            self.stats[i][0] += 1;
+        }
         let Some(step) = steps.get(i) else {
             return done(self);
         };
-        let ctx = self.ctx;
         match step {
             Step::Atom {
                 pos,
@@ -697,7 +776,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 }
                 let r = &ctx.relations[*rel];
                 let mut range = part_range(r, *part);
-                if i == 0
+                if top
+                    && i == 0
                     && let Some(c) = &self.chunk
                 {
                     range = range.start.max(c.start)..range.end.min(c.end);
@@ -705,6 +785,9 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 if *mask == 0 {
                     for id in range {
                         self.tick()?;
+                        if top && ctx.profile {
+                            self.stats[i][1] += 1;
+                        }
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
                                 self.note(*pos, *rel, *base, id, r);
@@ -716,6 +799,9 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     let key = self.key(cols, *mask);
                     for &id in r.lookup(*mask, key, range) {
                         self.tick()?;
+                        if top && ctx.profile {
+                            self.stats[i][1] += 1;
+                        }
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
                                 self.note(*pos, *rel, *base, id, r);
@@ -888,9 +974,13 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let bound = self.bound_terms(cols);
         let name = &ctx.ir.relations[rel].name;
         let mut failure = None;
+        let top = steps.as_ptr() as usize == self.top && ctx.profile;
         ctx.dict.source().lookup(name, &bound, &mut |row| {
             let r = (|| {
                 self.tick()?;
+                if top {
+                    self.stats[i][1] += 1;
+                }
                 // Bound columns were matched by the lookup; check repeats and bind.
                 for (c, col) in cols.iter().enumerate() {
                     match *col {

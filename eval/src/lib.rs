@@ -28,19 +28,29 @@
 pub mod answer;
 pub mod ast;
 pub mod budget;
+pub mod check;
+mod cycles;
 pub mod dict;
 pub mod engine;
 pub mod error;
 pub mod ir;
+mod linked;
+mod lower;
 pub mod magic;
 mod memory;
 pub mod naive;
 pub mod parse;
 pub mod plan;
+pub mod query;
 pub mod relation;
+mod resolve;
+mod safety;
+pub mod schema;
 mod source;
 pub mod strata;
+mod suggest;
 pub mod value;
+pub mod vocab;
 pub mod witness;
 
 pub use memory::MemorySource;
@@ -48,5 +58,7 @@ pub use source::{FactSource, RelationInfo, SourceError, Visit};
 pub use value::{Term, TermKind, Value};
 
 pub use ast::Span;
+pub use check::{Bind, Compiled, compile};
 pub use error::Diagnostic;
 pub use parse::{parse_module, parse_program};
+pub use vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};

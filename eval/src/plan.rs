@@ -129,6 +129,8 @@ pub struct Plan {
     pub delta: Option<usize>,
     /// The steps in join order.
     pub steps: Vec<Step>,
+    /// The body position of each step, as written.
+    pub positions: Vec<usize>,
     /// The body positions of the positive atoms, as written: a witness's premises.
     pub premises: Vec<usize>,
 }
@@ -212,15 +214,17 @@ fn order(
     part_of: &dyn Fn(usize) -> Part,
     sizes: &dyn Sizes,
     outer: &[VarId],
-) -> Vec<Step> {
+) -> (Vec<Step>, Vec<usize>) {
     let mut done = vec![false; body.len()];
     let mut steps = Vec::new();
     let place = |i: usize, done: &mut [bool], bound: &mut [bool], steps: &mut Vec<Step>| {
         done[i] = true;
         steps.push(step(ir, body, i, bound, part_of, sizes));
     };
+    let mut order_of: Vec<usize> = Vec::new();
     if let Some(f) = first {
         place(f, &mut done, bound, &mut steps);
+        order_of.push(f);
     }
     loop {
         // Filters whose variables are bound, in written order.
@@ -228,6 +232,7 @@ fn order(
         for i in 0..body.len() {
             if !done[i] && !matches!(body[i], Lit::Pos { .. }) && ready(&body[i], bound, outer) {
                 place(i, &mut done, bound, &mut steps);
+                order_of.push(i);
                 placed = true;
             }
         }
@@ -247,7 +252,10 @@ fn order(
             })
             .min();
         match best {
-            Some((_, _, i)) => place(i, &mut done, bound, &mut steps),
+            Some((_, _, i)) => {
+                place(i, &mut done, bound, &mut steps);
+                order_of.push(i);
+            }
             None => break,
         }
     }
@@ -255,9 +263,10 @@ fn order(
     for (i, d) in done.iter().enumerate() {
         if !d {
             steps.push(step(ir, body, i, bound, part_of, sizes));
+            order_of.push(i);
         }
     }
-    steps
+    (steps, order_of)
 }
 
 fn step(
@@ -329,7 +338,7 @@ fn step(
             let result_bound = bound[*result];
             let before: Vec<bool> = bound.to_vec();
             let mut inner_bound = bound.to_vec();
-            let steps = order(
+            let (steps, _) = order(
                 ir,
                 inner,
                 &mut inner_bound,
@@ -403,7 +412,7 @@ pub fn plan(
         }
     };
     let outer = outer_vars(rule);
-    let steps = order(ir, &rule.body, &mut bound, delta, &part_of, sizes, &outer);
+    let (steps, positions) = order(ir, &rule.body, &mut bound, delta, &part_of, sizes, &outer);
     let premises = rule
         .body
         .iter()
@@ -415,6 +424,7 @@ pub fn plan(
         rule: rule_index,
         delta,
         steps,
+        positions,
         premises,
     }
 }

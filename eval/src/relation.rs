@@ -119,6 +119,10 @@ impl Relation {
 
     /// The id of `tuple`, if the relation holds it.
     pub fn find(&self, tuple: &[Term]) -> Option<u32> {
+        if self.arity <= 2 {
+            let k = pack_small(tuple);
+            return self.small.find(hash_small(k), |e| e.0 == k).map(|e| e.1);
+        }
         let h = hash_tuple(tuple);
         self.set.find(h, |&id| self.tuple(id) == tuple).copied()
     }

@@ -98,11 +98,6 @@ impl Resolver<'_> {
         }
     }
 
-    /// A relation's full name (bare for the query's own relations).
-    pub fn name_of(&self, t: Target) -> String {
-        target_name(self.vocab, self.locals, t)
-    }
-
     fn private_error(&self, name: &Name, module: usize) -> Diagnostic {
         let v = self.vocab;
         let m = &v.modules[module];

@@ -120,7 +120,11 @@ mod tests {
 
     #[test]
     fn last_segment_ranks_first() {
-        let cands = [cand("imports"), cand("deps.depends_on"), cand("deps.depend")];
+        let cands = [
+            cand("imports"),
+            cand("deps.depends_on"),
+            cand("deps.depend"),
+        ];
         assert_eq!(suggest("depends_on", None, &cands), ["deps.depends_on"]);
         assert_eq!(suggest("depend_on", None, &cands), ["deps.depends_on"]);
         assert_eq!(suggest("imprts", None, &cands), ["imports"]);

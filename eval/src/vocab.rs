@@ -543,7 +543,10 @@ fn build(base: Vec<RelationInfo>, mut files: Vec<ModuleFile>) -> Result<Vocabula
         .flat_map(|m| m.linked.iter().map(move |r| (r, m.module)))
         .collect();
     let names = |t: Target| match t {
-        Target::Member(i) => v.members.get(i).map_or_else(String::new, |m| m.name.clone()),
+        Target::Member(i) => v
+            .members
+            .get(i)
+            .map_or_else(String::new, |m| m.name.clone()),
         _ => String::new(),
     };
     if let Err((mi, d)) = check_cycles(&rules, &names) {
@@ -655,4 +658,71 @@ fn link_module(v: &Vocabulary, mi: usize) -> Result<Vec<(usize, LRule)>, Diagnos
         out.push((member, linked));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_module;
+
+    #[test]
+    fn segments() {
+        assert!(valid_segment("deps"));
+        assert!(valid_segment("_x-1"));
+        assert!(!valid_segment(""));
+        assert!(!valid_segment("1x"));
+        assert!(!valid_segment("a b"));
+        assert!(path_problem("net.pin").is_none());
+        assert!(path_problem("net..pin").is_some());
+    }
+
+    #[test]
+    fn columns_of_a_head() {
+        let m = parse_module("r(?a, count(?d), \"x\", ?a) :- s(?a, ?d);").unwrap();
+        assert_eq!(
+            head_columns(&m.rules[0].head.args),
+            ["a", "count_d", "arg3", "a_4"]
+        );
+    }
+
+    #[test]
+    fn schema_lines() {
+        let mut s = Vocabulary::builtins().remove(0);
+        assert_eq!(
+            s.line(),
+            "str.contains(s, sub) # The text s contains the text sub."
+        );
+        s.doc = "First.\n\nSecond.".to_owned();
+        assert_eq!(s.line(), "str.contains(s, sub) # First. Second.");
+        s.doc.clear();
+        assert_eq!(s.line(), "str.contains(s, sub)");
+    }
+
+    #[test]
+    fn modules_given_twice_or_named_badly() {
+        let err = Vocabulary::from_sources(Vec::new(), &[("a", ""), ("a", "")]).unwrap_err();
+        assert_eq!(err.to_string(), "modules/a.dl: module \"a\" is given twice");
+        let err = Vocabulary::from_sources(Vec::new(), &[("a.", "")]).unwrap_err();
+        assert!(matches!(err, VocabError::ModulePath { .. }));
+    }
+
+    #[test]
+    fn empty_modules_and_docs() {
+        let v = Vocabulary::from_sources(
+            Vec::new(),
+            &[
+                ("empty", "# nothing here\n"),
+                ("m", "# Doc.\n# More.\nx(?a) :- y(?a);\n# Not a doc of x.\nx(?a) :- y(?a);\n\n_y(?a) :- x(?a);\ny(?a) :- _y(?a);"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(v.module_schema("empty").unwrap(), "module empty");
+        assert_eq!(
+            v.module_schema("m").unwrap(),
+            "module m\nm.x(a) # Doc. More.\nm.y(a)"
+        );
+        assert_eq!(v.relation("m.x").unwrap().doc, "Doc.\nMore.");
+        assert!(v.module_members("nope").is_none());
+        assert_eq!(v.module_source("m").unwrap().0, "modules/m.dl");
+    }
 }

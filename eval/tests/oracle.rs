@@ -658,3 +658,70 @@ fn demand_computes_only_what_the_bound_argument_reaches() {
         whole.work
     );
 }
+
+#[test]
+fn an_aggregate_inside_a_chunked_task_sees_its_whole_relation() {
+    // d(?x, ?c) :- n(?x), ?c = count(?y) : { e(?z, ?y) }: the task's chunk is of n's tuples;
+    // the aggregate's inner atom must still read all 5,000 facts of e.
+    let mut src = MemorySource::new();
+    src.add_relation("e", &["a", "b"]);
+    src.add_relation("n", &["a"]);
+    for i in 0..5000u32 {
+        src.insert(
+            "e",
+            &[Value::Number(f64::from(i)), Value::Number(f64::from(i + 1))],
+        )
+        .unwrap();
+    }
+    src.insert("n", &[Value::text("x")]).unwrap();
+    src.insert("n", &[Value::text("y")]).unwrap();
+    let v = Arg::Var;
+    let ir = Ir {
+        relations: vec![
+            RelDecl {
+                name: "e".into(),
+                arity: 2,
+                kind: RelKind::Base,
+            },
+            RelDecl {
+                name: "n".into(),
+                arity: 1,
+                kind: RelKind::Base,
+            },
+            RelDecl {
+                name: "d".into(),
+                arity: 2,
+                kind: RelKind::Derived,
+            },
+        ],
+        constants: vec![],
+        rules: vec![Rule {
+            head: 2,
+            args: vec![HeadArg::Arg(v(0)), HeadArg::Arg(v(1))],
+            body: vec![
+                Lit::Pos {
+                    rel: 1,
+                    args: vec![v(0)],
+                },
+                Lit::Agg {
+                    result: 1,
+                    func: AggFunc::Count,
+                    distinct: false,
+                    over: 2,
+                    body: vec![Lit::Pos {
+                        rel: 0,
+                        args: vec![v(3), v(2)],
+                    }],
+                },
+            ],
+            vars: 4,
+        }],
+        goal: 2,
+    };
+    let want = naive::evaluate(&ir, &src).unwrap();
+    for threads in [1, 2] {
+        let got = engine_facts(&ir, &src, threads, true);
+        assert_eq!(got[2], want[2]);
+    }
+    assert!(want[2].contains(&vec![Value::text("x"), Value::Number(5000.0)]));
+}
