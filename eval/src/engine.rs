@@ -1018,27 +1018,42 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         mask: Mask,
     ) -> Result<bool, EvalError> {
         let ctx = self.ctx;
+        // Repeated existential variables: the matching tuple's columns must agree.
+        let agree = |t: &[Term]| {
+            cols.iter().enumerate().all(|(c, col)| match *col {
+                Col::Same(v) => cols
+                    .iter()
+                    .position(|x| *x == Col::Bind(v))
+                    .is_none_or(|first| t[first] == t[c]),
+                _ => true,
+            })
+        };
         if base && !ctx.loaded[rel] {
             ctx.probes[rel].fetch_add(1, Ordering::Relaxed);
             let bound = self.bound_terms(cols);
             let mut found = false;
             ctx.dict
                 .source()
-                .lookup(&ctx.ir.relations[rel].name, &bound, &mut |_| {
-                    found = true;
-                    ControlFlow::Break(())
+                .lookup(&ctx.ir.relations[rel].name, &bound, &mut |row| {
+                    if agree(row) {
+                        found = true;
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
                 })?;
             return Ok(found);
         }
         let r = &ctx.relations[rel];
+        let bound = self.bound_terms(cols);
         if mask == 0 {
-            return Ok(!r.is_empty());
+            return Ok(r.iter().any(|(_, t)| agree(t)));
         }
         let key = self.key(cols, mask);
-        let bound = self.bound_terms(cols);
-        Ok(r.lookup(mask, key, 0..r.len())
-            .iter()
-            .any(|&id| bound.iter().all(|&(c, t)| r.tuple(id)[c] == t)))
+        Ok(r.lookup(mask, key, 0..r.len()).iter().any(|&id| {
+            let t = r.tuple(id);
+            bound.iter().all(|&(c, x)| t[c] == x) && agree(t)
+        }))
     }
 
     fn compare(&self, op: CmpOp, a: Term, b: Term) -> Result<bool, EvalError> {

@@ -164,10 +164,21 @@ fn solutions(ir: &Ir, body: &[Lit], env: Env, facts: &[Facts]) -> Result<Vec<Env
         for lit in body {
             let ok = match lit {
                 Lit::Neg { rel, args } => !facts[*rel].iter().any(|f| {
-                    args.iter().zip(f).all(|(a, v)| match arg(ir, &env, *a) {
-                        Some(b) => same(&b, v),
-                        None => true,
-                    })
+                    // Unbound variables are existential: repeated, they must agree.
+                    let mut local: Vec<(usize, &Value)> = Vec::new();
+                    args.iter()
+                        .zip(f)
+                        .all(|(a, v)| match (arg(ir, &env, *a), a) {
+                            (Some(b), _) => same(&b, v),
+                            (None, Arg::Var(x)) => match local.iter().find(|(y, _)| y == x) {
+                                Some((_, w)) => same(w, v),
+                                None => {
+                                    local.push((*x, v));
+                                    true
+                                }
+                            },
+                            (None, _) => true,
+                        })
                 }),
                 Lit::Cmp { op, left, right } => {
                     match (arg(ir, &env, *left), arg(ir, &env, *right)) {

@@ -291,12 +291,19 @@ fn step(
         }
         Lit::Neg { rel, args } => {
             let mask = bound_mask(args, bound);
+            // An unbound variable is existential; repeated, its columns must agree.
+            let mut seen: Vec<VarId> = Vec::new();
             let cols = args
                 .iter()
                 .enumerate()
                 .map(|(c, a)| match *a {
                     Arg::Const(k) => Col::Const(k),
                     Arg::Var(v) if mask & (1 << c) != 0 => Col::Bound(v),
+                    Arg::Var(v) if seen.contains(&v) => Col::Same(v),
+                    Arg::Var(v) if args.iter().filter(|x| **x == Arg::Var(v)).count() > 1 => {
+                        seen.push(v);
+                        Col::Bind(v)
+                    }
                     _ => Col::Wild,
                 })
                 .collect();
@@ -345,7 +352,7 @@ fn step(
                 None,
                 &|_| Part::All,
                 sizes,
-                &inner.iter().flat_map(Lit::vars).collect::<Vec<_>>(),
+                &body_vars(inner),
             );
             let locals = (0..bound.len())
                 .filter(|&v| inner_bound[v] && !before[v])
@@ -362,6 +369,21 @@ fn step(
             }
         }
     }
+}
+
+/// The variables of a body that occur outside its nested aggregates' bodies (a nested
+/// aggregate's own variables are local to it unless they occur here too).
+fn body_vars(body: &[Lit]) -> Vec<VarId> {
+    let mut out = Vec::new();
+    for l in body {
+        match l {
+            Lit::Agg { result, .. } => out.push(*result),
+            other => out.extend(other.vars()),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The variables of a rule that occur outside aggregate bodies (an aggregate body's own

@@ -1041,9 +1041,6 @@ fn lowers_nested_aggregates() {
 }
 
 #[test]
-#[ignore = "engine bug: a variable repeated under `not` and bound nowhere else is read as two \
-            wildcards (plan.rs makes every unbound column of a negation Wild), so \
-            `not t(?p, ?e, ?e)` tests `not t(?p, _, _)`"]
 fn repeated_existential_under_not() {
     let v = vocab();
     // t holds (app, api, log) and (app, api, util): no tuple repeats its last two values,
@@ -1331,11 +1328,6 @@ fn a_comparison_may_precede_the_aggregate_binding_its_variable() {
 }
 
 #[test]
-#[ignore = "engine bug: inside an aggregate's { }, plan.rs passes every variable of the { } \
-            (nested ones included) as `outer`, so a nested aggregate literal is never ready and \
-            is placed in the leftover pass in written order, after a comparison on its result \
-            written before it: the comparison then reads an unbound slot (engine: app 0; \
-            naive: app 1)"]
 fn nested_aggregate_after_a_comparison_on_its_result() {
     let (_, goal) = run(
         &vocab(),
