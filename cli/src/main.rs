@@ -38,6 +38,8 @@ enum Command {
     },
     /// Run a program: rules, if any, then one goal; answers a page of rows with witnesses.
     Query(QueryArgs),
+    /// Run a program and report where its work went instead of its rows.
+    Explain(QueryArgs),
     /// Show the relations and modules a program may use: the card, or one module's or
     /// relation's schema.
     Schema {
@@ -123,6 +125,10 @@ struct QueryArgs {
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// A try: answer at most this many rows, and when none come back, say which literal
+    /// matched nothing.
+    #[arg(long)]
+    sample: Option<u64>,
 }
 
 #[derive(Args)]
@@ -176,7 +182,8 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Check { db } => check(&db),
-        Command::Query(args) => query(&args),
+        Command::Query(args) => query(&args, false),
+        Command::Explain(args) => query(&args, true),
         Command::Schema { db, path } => schema(&db, path.as_deref()),
         Command::Demo { dir } => demo(dir),
     }
@@ -440,7 +447,7 @@ impl std::fmt::Display for ProgramError {
 
 impl std::error::Error for ProgramError {}
 
-fn query(args: &QueryArgs) -> Result<()> {
+fn query(args: &QueryArgs, explain: bool) -> Result<()> {
     use strata_eval::query::{Query, QueryError, RunOptions};
     let store = open(&args.db)?;
     let vocab = vocabulary(&store)?;
@@ -467,7 +474,8 @@ fn query(args: &QueryArgs) -> Result<()> {
     };
     let mut options = RunOptions {
         offset,
-        limit: args.limit,
+        limit: args.sample.map_or(args.limit, |s| s.min(args.limit)),
+        why: args.sample.is_some(),
         ..RunOptions::default()
     };
     options.engine.witnesses = !args.no_witnesses;
@@ -475,6 +483,18 @@ fn query(args: &QueryArgs) -> Result<()> {
     options.engine.timeout = Some(duration(&args.timeout)?);
     if let Some(t) = args.threads {
         options.engine.threads = t.max(1);
+    }
+    if explain {
+        let mut report = q.explain(&snap, &options)?;
+        report.tiers = store.opened_tiers();
+        if args.json {
+            let mut j = report.json();
+            j["snapshot"] = serde_json::json!({ "seq": snap.seq() });
+            say!("{}", serde_json::to_string_pretty(&j)?)?;
+        } else {
+            say!("{}", report.text())?;
+        }
+        return Ok(());
     }
     let out = q.run(&snap, &options)?;
     if args.json {
@@ -486,9 +506,15 @@ fn query(args: &QueryArgs) -> Result<()> {
         });
         j["work"] = out.work.into();
         j["tiers"] = serde_json::json!(store.opened_tiers());
+        if let Some(why) = &out.why {
+            j["why"] = format!("{why} matched nothing").into();
+        }
         say!("{}", serde_json::to_string_pretty(&j)?)?;
     } else {
         say!("{}", out.answer.text())?;
+        if let Some(why) = &out.why {
+            say!("why: {why} matched nothing")?;
+        }
     }
     Ok(())
 }
@@ -535,18 +561,22 @@ fn demo(dir: Option<PathBuf>) -> Result<()> {
     check(&dir)?;
     let program = r#"deps.depends_on("app", ?d) => ?d"#;
     say!("\n$ strata query {} '{program}' --limit 2", dir.display())?;
-    query(&QueryArgs {
-        db: dir.clone(),
-        program: program.to_owned(),
-        binds: Vec::new(),
-        limit: 2,
-        page_token: None,
-        max_work: None,
-        timeout: "30s".to_owned(),
-        json: false,
-        no_witnesses: false,
-        threads: None,
-    })?;
+    query(
+        &QueryArgs {
+            db: dir.clone(),
+            program: program.to_owned(),
+            binds: Vec::new(),
+            limit: 2,
+            page_token: None,
+            max_work: None,
+            timeout: "30s".to_owned(),
+            json: false,
+            no_witnesses: false,
+            threads: None,
+            sample: None,
+        },
+        false,
+    )?;
     say!("\n$ strata schema {} deps", dir.display())?;
     schema(&dir, Some("deps"))
 }

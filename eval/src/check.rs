@@ -129,7 +129,7 @@ pub fn compile(
         locals: &locals,
         query_rules: &rules,
     }
-    .lower(&linked.body, &goal.head, linked.names.len());
+    .lower(&linked.body, &goal.head, &linked.names);
     let base_relations = ir.base_relations().into_iter().map(str::to_owned).collect();
     Ok(Compiled {
         ir,

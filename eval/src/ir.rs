@@ -198,6 +198,8 @@ pub struct Rule {
     pub body: Vec<Lit>,
     /// How many variable slots the rule uses.
     pub vars: usize,
+    /// The variables' names by slot, for reports (empty when unknown: `?v0`, `?v1`...).
+    pub names: Vec<String>,
 }
 
 impl Rule {
@@ -238,5 +240,105 @@ impl Ir {
             .filter(|r| r.kind == RelKind::Base)
             .map(|r| r.name.as_str())
             .collect()
+    }
+}
+
+impl Ir {
+    fn var_name(&self, rule: &Rule, v: VarId) -> String {
+        match rule.names.get(v) {
+            Some(n) => format!("?{n}"),
+            None => format!("?v{v}"),
+        }
+    }
+
+    fn arg_text(&self, rule: &Rule, a: Arg) -> String {
+        match a {
+            Arg::Var(v) => self.var_name(rule, v),
+            Arg::Wild => "_".to_owned(),
+            Arg::Const(c) => {
+                let mut out = String::new();
+                crate::witness::write_value(&self.constants[c], &mut out);
+                out
+            }
+        }
+    }
+
+    /// A body literal as a program would write it: `deps._step(?a, ?b)`, `not p(?x)`,
+    /// `?n > 2`, `?n = count(?d) : { ... }`.
+    pub fn literal_text(&self, rule: &Rule, lit: &Lit) -> String {
+        let atom = |rel: RelId, args: &[Arg]| {
+            let args: Vec<String> = args.iter().map(|a| self.arg_text(rule, *a)).collect();
+            format!("{}({})", self.relations[rel].name, args.join(", "))
+        };
+        match lit {
+            Lit::Pos { rel, args } => atom(*rel, args),
+            Lit::Neg { rel, args } => format!("not {}", atom(*rel, args)),
+            Lit::Cmp { op, left, right } => format!(
+                "{} {} {}",
+                self.arg_text(rule, *left),
+                op.as_str(),
+                self.arg_text(rule, *right)
+            ),
+            Lit::Builtin { builtin, args } => {
+                let args: Vec<String> = args.iter().map(|a| self.arg_text(rule, *a)).collect();
+                format!("{}({})", builtin.name(), args.join(", "))
+            }
+            Lit::OneOf { var, values } => {
+                let vals: Vec<String> = values
+                    .iter()
+                    .map(|c| self.arg_text(rule, Arg::Const(*c)))
+                    .collect();
+                format!("{} in [{}]", self.var_name(rule, *var), vals.join(", "))
+            }
+            Lit::Agg {
+                result,
+                func,
+                distinct,
+                over,
+                body,
+            } => {
+                let inner: Vec<String> = body.iter().map(|l| self.literal_text(rule, l)).collect();
+                format!(
+                    "{} = {}({}{}) : {{ {} }}",
+                    self.var_name(rule, *result),
+                    func.as_str(),
+                    if *distinct { "distinct " } else { "" },
+                    self.var_name(rule, *over),
+                    inner.join(", ")
+                )
+            }
+        }
+    }
+
+    /// A rule as a program would write it (the goal's rule shows its head as `goal`).
+    pub fn rule_text(&self, rule: &Rule) -> String {
+        let head: Vec<String> = rule
+            .args
+            .iter()
+            .map(|a| match a {
+                HeadArg::Arg(a) => self.arg_text(rule, *a),
+                HeadArg::Agg {
+                    func,
+                    distinct,
+                    over,
+                } => format!(
+                    "{}({}{})",
+                    func.as_str(),
+                    if *distinct { "distinct " } else { "" },
+                    self.var_name(rule, *over)
+                ),
+            })
+            .collect();
+        let body: Vec<String> = rule
+            .body
+            .iter()
+            .map(|l| self.literal_text(rule, l))
+            .collect();
+        format!(
+            "{}({}) :- {}",
+            self.relations[rule.head].name,
+            head.join(", "),
+            body.join(", ")
+        )
     }
 }

@@ -33,6 +33,7 @@ mod cycles;
 pub mod dict;
 pub mod engine;
 pub mod error;
+pub mod explain;
 pub mod ir;
 mod linked;
 mod lower;

@@ -31,9 +31,11 @@ struct State {
 }
 
 impl Lowering<'_> {
-    /// Lowers the goal `body`, whose relation's arguments are `head` and which numbers
-    /// `vars` variables, with every rule it reaches.
-    pub fn lower(&self, body: &[LLit], head: &[LTerm], vars: usize) -> Ir {
+    /// Lowers the goal `body`, whose relation's arguments are `head` and whose variables
+    /// are named `names` (by number), with every rule it reaches.
+    pub fn lower(&self, body: &[LLit], head: &[LTerm], names: &[String]) -> Ir {
+        let vars = names.len();
+        let goal_names = names.to_vec();
         let mut st = State {
             relations: Vec::new(),
             ids: HashMap::new(),
@@ -61,6 +63,7 @@ impl Lowering<'_> {
             args,
             body: goal_body,
             vars,
+            names: goal_names,
         });
         Ir {
             relations: st.relations,
@@ -180,6 +183,7 @@ impl Lowering<'_> {
             args,
             body,
             vars: r.names.len(),
+            names: r.names.clone(),
         }
     }
 

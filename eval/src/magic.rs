@@ -241,6 +241,7 @@ impl Rewriter<'_> {
                             args: margs.into_iter().map(HeadArg::Arg).collect(),
                             body: prefix.clone(),
                             vars: rule.vars,
+                            names: rule.names.clone(),
                         });
                     }
                     let lit = Lit::Pos {
@@ -276,6 +277,7 @@ impl Rewriter<'_> {
             args: rule.args.clone(),
             body: out_body,
             vars: rule.vars,
+            names: rule.names.clone(),
         }
     }
 

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use crate::answer::Answer;
 use crate::check::{Bind, Compiled, compile};
 use crate::engine::{self, EvalError};
+use crate::explain::Report;
 use crate::parse::parse_program;
 use crate::source::FactSource;
 use crate::vocab::Vocabulary;
@@ -61,6 +62,8 @@ pub struct RunOptions {
     pub demand: bool,
     /// Threads, witnesses, work budget, deadline, cancellation.
     pub engine: engine::Options,
+    /// Profile the run, so an empty answer says which literal matched nothing.
+    pub why: bool,
 }
 
 impl Default for RunOptions {
@@ -70,6 +73,7 @@ impl Default for RunOptions {
             limit: 100,
             demand: true,
             engine: engine::Options::default(),
+            why: false,
         }
     }
 }
@@ -89,6 +93,9 @@ pub struct Outcome {
     pub demand: bool,
     /// Derived tuples computed, over all relations.
     pub derived: u64,
+    /// For an empty answer run with [`RunOptions::why`]: the first literal of the goal
+    /// that matched nothing.
+    pub why: Option<String>,
 }
 
 impl Query {
@@ -123,7 +130,9 @@ impl Query {
             None
         };
         let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
-        let ev = engine::evaluate(ir, base, &options.engine)?;
+        let mut engine_options = options.engine.clone();
+        engine_options.profile |= options.why;
+        let ev = engine::evaluate(ir, base, &engine_options)?;
         let answer = Answer::build(ir, &ev, &self.compiled.shape, options.offset, options.limit)?;
         let derived = ev
             .relations
@@ -132,6 +141,11 @@ impl Query {
             .filter(|(i, _)| ir.relations[*i].kind == crate::ir::RelKind::Derived)
             .map(|(_, r)| u64::from(r.len()))
             .sum();
+        let why = if options.why && answer.total == 0 {
+            Report::build(&self.text, ir, &ev, 0, started.elapsed()).empty_at
+        } else {
+            None
+        };
         Ok(Outcome {
             answer,
             work: ev.work,
@@ -139,6 +153,34 @@ impl Query {
             elapsed: started.elapsed(),
             demand: rewritten.is_some(),
             derived,
+            why,
         })
+    }
+
+    /// Runs the query with profiling and answers where the work went instead of rows.
+    pub fn explain(
+        &self,
+        base: &dyn FactSource,
+        options: &RunOptions,
+    ) -> Result<Report, QueryError> {
+        let started = Instant::now();
+        let rewritten = if options.demand {
+            crate::magic::rewrite(&self.compiled.ir)
+        } else {
+            None
+        };
+        let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
+        let mut engine_options = options.engine.clone();
+        engine_options.profile = true;
+        engine_options.witnesses = false;
+        let ev = engine::evaluate(ir, base, &engine_options)?;
+        let answer = Answer::build(ir, &ev, &self.compiled.shape, 0, 0)?;
+        Ok(Report::build(
+            &self.text,
+            ir,
+            &ev,
+            answer.total,
+            started.elapsed(),
+        ))
     }
 }

@@ -209,6 +209,7 @@ fn build_with_goal(rules: &[GenRule], bound: Option<u8>) -> Ir {
             args,
             body,
             vars: 6,
+            names: Vec::new(),
         });
     }
     // The goal: everything of d0..d3 side by side is too big; ask for d3 joined with e.
@@ -227,6 +228,7 @@ fn build_with_goal(rules: &[GenRule], bound: Option<u8>) -> Ir {
             args: vec![first, Arg::Var(1)],
         }],
         vars: 2,
+        names: Vec::new(),
     });
     Ir {
         relations,
@@ -467,6 +469,7 @@ fn transitive_closure_over_a_long_chain_is_complete() {
                     },
                 ],
                 vars: 3,
+                names: Vec::new(),
             },
             Rule {
                 head: 1,
@@ -482,6 +485,7 @@ fn transitive_closure_over_a_long_chain_is_complete() {
                     },
                 ],
                 vars: 3,
+                names: Vec::new(),
             },
         ],
         goal: 1,
@@ -608,6 +612,7 @@ fn demand_computes_only_what_the_bound_argument_reaches() {
                     args: vec![v(0), v(1)],
                 }],
                 vars: 2,
+                names: Vec::new(),
             },
             Rule {
                 head: 1,
@@ -623,6 +628,7 @@ fn demand_computes_only_what_the_bound_argument_reaches() {
                     },
                 ],
                 vars: 3,
+                names: Vec::new(),
             },
             Rule {
                 head: 2,
@@ -632,6 +638,7 @@ fn demand_computes_only_what_the_bound_argument_reaches() {
                     args: vec![Arg::Const(0), v(0)],
                 }],
                 vars: 1,
+                names: Vec::new(),
             },
         ],
         goal: 2,
@@ -715,6 +722,7 @@ fn an_aggregate_inside_a_chunked_task_sees_its_whole_relation() {
                 },
             ],
             vars: 4,
+            names: Vec::new(),
         }],
         goal: 2,
     };

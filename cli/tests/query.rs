@@ -1,0 +1,181 @@
+//! `strata query`, `explain` and `schema` on the bundled example, end to end through the
+//! binary: the seed's answers, its error, JSON with the snapshot, and tiers opened only when
+//! a program reads them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+fn strata(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn example(dir: &Path) -> String {
+    let files = strata_fixtures::example::write_example(dir).unwrap();
+    let db = dir.to_str().unwrap().to_owned();
+    let mut args = vec!["ingest", db.as_str(), "--label", "commit=abc123"];
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.to_str().unwrap().to_owned())
+        .collect();
+    args.extend(names.iter().map(String::as_str));
+    let (ok, _, err) = strata(&args);
+    assert!(ok, "{err}");
+    db
+}
+
+#[test]
+fn the_seeds_query_answers_as_the_seed_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, err) = strata(&[
+        "query",
+        &db,
+        r#"deps.depends_on("app", ?d) => ?d"#,
+        "--limit",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        r#"columns: d
+1. api
+   deps.depends_on("app", "api")
+      deps._step("app", "api")
+         imports("app", "api")
+2. log
+   deps.depends_on("app", "log")
+      deps.depends_on("app", "api")
+         deps._step("app", "api")
+            imports("app", "api")
+      deps._step("api", "log")
+         imports("api", "log")
+rows 1 to 2 of 3; continue with page_token "2"
+"#
+    );
+    let (ok, out, _) = strata(&[
+        "query",
+        &db,
+        r#"deps.depends_on("app", ?d) => ?d"#,
+        "--limit",
+        "2",
+        "--page-token",
+        "2",
+        "--no-witnesses",
+    ]);
+    assert!(ok);
+    assert_eq!(out, "columns: d\n3. util\nrows 3 to 3 of 3\n");
+}
+
+#[test]
+fn a_wrong_program_gets_the_error_with_caret_and_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, err) = strata(&["query", &db, r#"depends_on("app", ?d) => ?d"#]);
+    assert!(!ok);
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        "query: unknown relation \"depends_on\"; did you mean \"deps.depends_on\"?\nline 1, column 1:\n  depends_on(\"app\", ?d) => ?d\n  ^\nfix: did you mean \"deps.depends_on\"?\n"
+    );
+}
+
+#[test]
+fn json_answers_carry_rows_witnesses_and_the_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, err) = strata(&[
+        "query",
+        &db,
+        "pkg(?p, ?l), imports(?p, ?to) => ?p, ?l",
+        "--json",
+        "--bind",
+        "to=log",
+    ]);
+    assert!(ok, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["columns"], serde_json::json!(["p", "l"]));
+    assert_eq!(j["rows"], serde_json::json!([["api", null]]));
+    assert_eq!(j["total"], 1);
+    assert_eq!(j["next"], serde_json::Value::Null);
+    assert_eq!(j["snapshot"]["seq"], 1);
+    assert_eq!(j["snapshot"]["labels"]["commit"], "abc123");
+    assert_eq!(j["witnesses"][0][0]["fact"], "pkg(\"api\", absent)");
+}
+
+#[test]
+fn explain_and_sample_say_what_matched_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, _) = strata(&[
+        "query",
+        &db,
+        r#"imports(?a, ?d), pkg(?d, "GPL") => ?d"#,
+        "--sample",
+        "3",
+    ]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "columns: d\n0 rows\nwhy: pkg(?d, \"GPL\") matched nothing\n"
+    );
+    let (ok, out, _) = strata(&["explain", &db, r#"deps.depends_on("app", ?d) => ?d"#]);
+    assert!(ok);
+    assert!(out.contains("answer: 3 rows"), "{out}");
+    assert!(
+        out.contains("deps.depends_on: computed by demand for argument 1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn schema_shows_the_card_and_a_module() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, _) = strata(&["schema", &db, "deps"]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "module deps\ndeps.depends_on(a, b) # Everything a package depends on, directly or through others.\n"
+    );
+    let (ok, out, _) = strata(&["schema", &db]);
+    assert!(ok);
+    assert!(out.starts_with("relations:\nimports(src, dst) [3 facts]\npackage(id) [4 facts]\npkg(name, license) # The packages and the license each states. [4 facts]"), "{out}");
+}
+
+#[test]
+fn a_query_opens_only_the_tiers_it_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let big = tmp.path().join("refs.edges.tsv");
+    let mut lines = String::new();
+    for i in 0..2000 {
+        lines.push_str(&format!("sym{i}\tREFERENCES\tsym{}\n", i / 2));
+    }
+    std::fs::write(&big, lines).unwrap();
+    let (ok, _, err) = strata(&["ingest", &db, big.to_str().unwrap(), "--tier", "refs"]);
+    assert!(ok, "{err}");
+    let tiers = |program: &str| {
+        let (ok, out, err) = strata(&["query", &db, program, "--json"]);
+        assert!(ok, "{err}");
+        let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+        j["tiers"].clone()
+    };
+    assert_eq!(
+        tiers(r#"imports("app", ?d) => ?d"#),
+        serde_json::json!(["default"])
+    );
+    assert_eq!(
+        tiers(r#"references("sym10", ?d) => ?d"#),
+        serde_json::json!(["default", "refs"])
+    );
+}
