@@ -27,7 +27,7 @@ use crate::strata::{Stratum, Unstratifiable, stratify};
 use crate::value::{Term, TermKind, Value};
 use crate::witness::{Deriv, Premise, Witnesses};
 
-/// Tuples of the first step's part per task.
+/// The fewest tuples of the first step's part per task.
 pub const CHUNK: u32 = 2048;
 
 /// Why an evaluation stopped without an answer.
@@ -334,13 +334,15 @@ impl Evaluator<'_, '_> {
         }
         let r = &mut self.relations[rel];
         let mut work = 0u64;
+        let mut rows = Vec::new();
         self.dict
             .source()
             .scan(&self.ir.relations[rel].name, &mut |row| {
-                r.insert(row);
+                rows.extend_from_slice(row);
                 work += 1;
                 ControlFlow::Continue(())
             })?;
+        r.insert_all(&rows, work as usize);
         r.settle();
         self.loaded[rel] = true;
         self.budget.charge(work)
@@ -386,15 +388,17 @@ impl Evaluator<'_, '_> {
         for (pi, p) in plans.iter().enumerate() {
             match p.steps.first() {
                 Some(Step::Atom {
-                    rel,
-                    base: false,
-                    part,
-                    ..
-                }) => {
+                    rel, base, part, ..
+                }) if !*base || self.loaded[*rel] => {
                     let range = part_range(&self.relations[*rel], *part);
+                    // A few tasks per thread. The chunk size changes nothing but the load
+                    // balance: outputs are merged in task order, which is the same sequence
+                    // however the range is cut.
+                    let threads = self.options.threads.max(1) as u32;
+                    let chunk = CHUNK.max((range.end - range.start).div_ceil(threads * 4));
                     let mut start = range.start;
                     while start < range.end {
-                        let end = (start + CHUNK).min(range.end);
+                        let end = (start + chunk).min(range.end);
                         tasks.push(Task {
                             plan: pi,
                             chunk: Some(start..end),
@@ -433,12 +437,12 @@ impl Evaluator<'_, '_> {
             };
             run_tasks(&ctx, plans, &tasks, self.options.threads)?
         };
-        for out in outputs {
+        for out in &outputs {
             if !out.stats.is_empty() {
                 self.record_profile(&plans[out.plan], &out.stats);
             }
-            self.merge(out);
         }
+        self.merge(&outputs);
         Ok(())
     }
 
@@ -458,18 +462,76 @@ impl Evaluator<'_, '_> {
         e.passed += stats[plan.steps.len()][0];
     }
 
-    fn merge(&mut self, out: Output) {
-        let mut at = 0;
-        for (k, &head) in out.heads.iter().enumerate() {
-            let arity = self.ir.relations[head].arity;
-            let tuple = &out.terms[at..at + arity];
-            at += arity;
-            if let Some(id) = self.relations[head].insert(tuple)
-                && let Some(w) = self.witnesses.as_mut()
-            {
-                let d = &out.derivs[k];
-                let premises = &out.premises[d.start as usize..(d.start + d.len) as usize];
-                w.record(head, id, d.rule, premises, &out.base_terms, self.ir);
+    /// Adds the round's derived tuples, relation by relation; each new tuple keeps the
+    /// derivation of its first occurrence in task order.
+    fn merge(&mut self, outputs: &[Output]) {
+        let mut heads: Vec<RelId> = outputs
+            .iter()
+            .filter_map(|o| o.heads.first().copied())
+            .collect();
+        heads.sort_unstable();
+        heads.dedup();
+        for rel in heads {
+            let arity = self.ir.relations[rel].arity;
+            let outs: Vec<usize> = (0..outputs.len())
+                .filter(|&o| outputs[o].heads.first() == Some(&rel))
+                .collect();
+            // (output, index within it) of each new tuple, with its id.
+            let added: Vec<((usize, u32), u32)> = if arity <= 2 {
+                // Merge the tasks' sorted runs; on equal keys the earlier task wins.
+                let mut merged: Vec<(u64, u32)> = Vec::new();
+                let mut origin: Vec<(usize, u32)> = Vec::new();
+                for &o in &outs {
+                    let run = &outputs[o].sorted;
+                    let mut next = Vec::with_capacity(merged.len() + run.len());
+                    let mut next_origin = Vec::with_capacity(merged.len() + run.len());
+                    let (mut i, mut j) = (0, 0);
+                    while i < merged.len() || j < run.len() {
+                        let take_old =
+                            j >= run.len() || (i < merged.len() && merged[i].0 <= run[j].0);
+                        if take_old {
+                            if j < run.len() && merged[i].0 == run[j].0 {
+                                j += 1;
+                            }
+                            next.push((merged[i].0, next.len() as u32));
+                            next_origin.push(origin[i]);
+                            i += 1;
+                        } else {
+                            next.push((run[j].0, next.len() as u32));
+                            next_origin.push((o, run[j].1));
+                            j += 1;
+                        }
+                    }
+                    merged = next;
+                    origin = next_origin;
+                }
+                self.relations[rel]
+                    .insert_sorted(merged)
+                    .into_iter()
+                    .map(|(pos, id)| (origin[pos], id))
+                    .collect()
+            } else {
+                let mut flat = Vec::new();
+                let mut refs = Vec::new();
+                for &o in &outs {
+                    for k in 0..outputs[o].heads.len() {
+                        flat.extend_from_slice(&outputs[o].terms[k * arity..(k + 1) * arity]);
+                        refs.push((o, k as u32));
+                    }
+                }
+                self.relations[rel]
+                    .insert_all(&flat, refs.len())
+                    .into_iter()
+                    .map(|(pos, id)| (refs[pos], id))
+                    .collect()
+            };
+            if let Some(w) = self.witnesses.as_mut() {
+                for ((o, k), id) in added {
+                    let out = &outputs[o];
+                    let d = &out.derivs[k as usize];
+                    let premises = &out.premises[d.start as usize..(d.start + d.len) as usize];
+                    w.record(rel, id, d.rule, premises, &out.base_terms, self.ir);
+                }
             }
         }
     }
@@ -541,9 +603,9 @@ impl Evaluator<'_, '_> {
         if !stats.is_empty() {
             self.record_profile(p, &stats);
         }
-        for t in out {
-            self.relations[rule.head].insert(&t);
-        }
+        let n = out.len();
+        let flat: Vec<Term> = out.into_iter().flatten().collect();
+        self.relations[rule.head].insert_all(&flat, n);
         Ok(())
     }
 }
@@ -579,6 +641,10 @@ struct Ctx<'a, 's> {
 struct Output {
     heads: Vec<RelId>,
     terms: Vec<Term>,
+    /// For a head of arity 2 or less: each emitted tuple packed in a u64 with its index,
+    /// sorted (so the merge of a round is a merge of sorted runs, and the sorting happens on
+    /// the worker threads).
+    sorted: Vec<(u64, u32)>,
     derivs: Vec<Deriv>,
     premises: Vec<Premise>,
     base_terms: Vec<Term>,
@@ -604,6 +670,21 @@ fn run_tasks(
         }
         w.emit_plan(p)?;
         w.flush_work()?;
+        let arity = ctx.ir.relations[rule.head].arity;
+        if arity <= 2 {
+            let mut sorted: Vec<(u64, u32)> = (0..w.out.heads.len())
+                .map(|k| {
+                    let t = &w.out.terms[k * arity..(k + 1) * arity];
+                    (
+                        t.iter().fold(0u64, |a, x| a << 32 | u64::from(x.0)),
+                        k as u32,
+                    )
+                })
+                .collect();
+            sorted.sort_unstable();
+            sorted.dedup_by_key(|e| e.0);
+            w.out.sorted = sorted;
+        }
         w.out.plan = t.plan;
         w.out.stats = std::mem::take(&mut w.stats);
         Ok(w.out)

@@ -5,6 +5,12 @@
 //! tuples added during the round the `recent` ones (the delta) and the previous recent ones
 //! `stable`. Indexes map the values of a set of columns to the ascending ids of the tuples
 //! holding them, so a range of ids (stable, recent, all) is a slice of each list.
+//!
+//! Set membership: a relation of one or two columns packs each tuple into a `u64` and keeps
+//! them in sorted runs (as datafrog does), merged when a run grows as large as half the one
+//! before it; a round's candidates are sorted once and checked against each run by a
+//! galloping merge, which reads memory in order where a hash table would miss the cache on
+//! every probe. Wider relations use a hash table of tuple ids.
 
 use std::hash::BuildHasher;
 use std::ops::Range;
@@ -45,8 +51,8 @@ pub struct Relation {
     len: u32,
     /// The set of tuples, by id (arity above 2).
     set: HashTable<u32>,
-    /// The set of tuples packed into a u64, with their ids (arity 2 or less: no indirection).
-    small: HashTable<(u64, u32)>,
+    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs, with their ids.
+    runs: Vec<(Vec<u64>, Vec<u32>)>,
     indexes: FxHashMap<Mask, Index>,
     stable: u32,
     recent: u32,
@@ -61,9 +67,41 @@ fn pack_small(t: &[Term]) -> u64 {
     t.iter().fold(0u64, |k, x| k << 32 | u64::from(x.0))
 }
 
-fn hash_small(k: u64) -> u64 {
-    // A multiplicative mix: FxHash of one word.
-    (k ^ (k >> 29)).wrapping_mul(0x517c_c1b7_2722_0a95)
+/// The first index `i >= from` with `keys[i] >= k` (galloping, then binary search).
+fn gallop(keys: &[u64], from: usize, k: u64) -> usize {
+    let mut step = 1;
+    let mut lo = from;
+    let mut hi = from;
+    while hi < keys.len() && keys[hi] < k {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    let hi = hi.min(keys.len());
+    lo + keys[lo..hi].partition_point(|&x| x < k)
+}
+
+/// Merges two sorted runs with disjoint keys.
+fn merge_runs(a: (Vec<u64>, Vec<u32>), b: (Vec<u64>, Vec<u32>)) -> (Vec<u64>, Vec<u32>) {
+    let mut keys = Vec::with_capacity(a.0.len() + b.0.len());
+    let mut ids = Vec::with_capacity(a.0.len() + b.0.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.0.len() && j < b.0.len() {
+        if a.0[i] < b.0[j] {
+            keys.push(a.0[i]);
+            ids.push(a.1[i]);
+            i += 1;
+        } else {
+            keys.push(b.0[j]);
+            ids.push(b.1[j]);
+            j += 1;
+        }
+    }
+    keys.extend_from_slice(&a.0[i..]);
+    ids.extend_from_slice(&a.1[i..]);
+    keys.extend_from_slice(&b.0[j..]);
+    ids.extend_from_slice(&b.1[j..]);
+    (keys, ids)
 }
 
 impl Relation {
@@ -74,7 +112,7 @@ impl Relation {
             tuples: Vec::new(),
             len: 0,
             set: HashTable::new(),
-            small: HashTable::new(),
+            runs: Vec::new(),
             indexes: FxHashMap::default(),
             stable: 0,
             recent: 0,
@@ -121,7 +159,10 @@ impl Relation {
     pub fn find(&self, tuple: &[Term]) -> Option<u32> {
         if self.arity <= 2 {
             let k = pack_small(tuple);
-            return self.small.find(hash_small(k), |e| e.0 == k).map(|e| e.1);
+            return self
+                .runs
+                .iter()
+                .find_map(|(keys, ids)| keys.binary_search(&k).ok().map(|i| ids[i]));
         }
         let h = hash_tuple(tuple);
         self.set.find(h, |&id| self.tuple(id) == tuple).copied()
@@ -130,35 +171,111 @@ impl Relation {
     /// Adds `tuple` unless it is there; returns its id when it is new. New tuples become
     /// visible at the next [`Relation::advance`].
     pub fn insert(&mut self, tuple: &[Term]) -> Option<u32> {
-        debug_assert_eq!(tuple.len(), self.arity);
-        let id = self.len;
-        if self.arity <= 2 {
-            let k = pack_small(tuple);
-            let h = hash_small(k);
-            if self.small.find(h, |e| e.0 == k).is_some() {
-                return None;
-            }
-            self.small.insert_unique(h, (k, id), |e| hash_small(e.0));
-        } else {
-            let h = hash_tuple(tuple);
-            let arity = self.arity;
-            let tuples = &self.tuples;
-            let eq = |&i: &u32| &tuples[i as usize * arity..(i as usize + 1) * arity] == tuple;
-            if self.set.find(h, eq).is_some() {
-                return None;
-            }
-            let tuples = &self.tuples;
-            self.set.insert_unique(h, id, |&i| {
-                hash_tuple(&tuples[i as usize * arity..(i as usize + 1) * arity])
+        self.insert_all(tuple, 1).first().map(|&(_, id)| id)
+    }
+
+    /// Adds tuples of arity 2 or less given as packed keys, sorted and distinct, each with a
+    /// position; returns the position and id of each one that was new.
+    pub fn insert_sorted(&mut self, mut cands: Vec<(u64, u32)>) -> Vec<(usize, u32)> {
+        debug_assert!(self.arity <= 2);
+        debug_assert!(cands.windows(2).all(|w| w[0].0 < w[1].0));
+        for (keys, _) in &self.runs {
+            let mut j = 0;
+            cands.retain(|&(k, _)| {
+                j = gallop(keys, j, k);
+                !(j < keys.len() && keys[j] == k)
             });
+            if cands.is_empty() {
+                return Vec::new();
+            }
         }
-        self.tuples.extend_from_slice(tuple);
-        self.len += 1;
+        self.append_run(&cands)
+    }
+
+    /// Appends new tuples (sorted, distinct, absent from the relation) as a run.
+    fn append_run(&mut self, cands: &[(u64, u32)]) -> Vec<(usize, u32)> {
+        let arity = self.arity;
+        let mut added = Vec::with_capacity(cands.len());
+        let mut keys = Vec::with_capacity(cands.len());
+        let mut ids = Vec::with_capacity(cands.len());
+        for &(k, pos) in cands {
+            let id = self.len;
+            match arity {
+                2 => self
+                    .tuples
+                    .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
+                1 => self.tuples.push(Term(k as u32)),
+                _ => {}
+            }
+            self.len += 1;
+            keys.push(k);
+            ids.push(id);
+            added.push((pos as usize, id));
+        }
+        self.runs.push((keys, ids));
+        while self.runs.len() >= 2 {
+            let last = self.runs.len() - 1;
+            if self.runs[last].0.len() * 2 < self.runs[last - 1].0.len() {
+                break;
+            }
+            let b = self.runs.pop().unwrap_or_default();
+            let a = self.runs.pop().unwrap_or_default();
+            self.runs.push(merge_runs(a, b));
+        }
         for index in self.indexes.values_mut() {
-            let key = pack(index.columns.iter().map(|&c| tuple[c]));
-            index.map.entry(key).or_default().push(id);
+            for &(_, id) in &added {
+                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
+                let key = pack(index.columns.iter().map(|&c| t[c]));
+                index.map.entry(key).or_default().push(id);
+            }
         }
-        Some(id)
+        added
+    }
+
+    /// Adds the distinct new tuples among the `n` tuples of `tuples` (a flat array, `arity`
+    /// terms each); returns, for each tuple that was new, its position among them (its first
+    /// occurrence) and its id. The ids are deterministic: they depend only on the input and
+    /// the relation's contents.
+    pub fn insert_all(&mut self, tuples: &[Term], n: usize) -> Vec<(usize, u32)> {
+        let arity = self.arity;
+        debug_assert_eq!(tuples.len(), n * arity);
+        if arity <= 2 {
+            // Sort (key, position): equal keys keep their first position.
+            let mut cands: Vec<(u64, u32)> = (0..n)
+                .map(|i| (pack_small(&tuples[i * arity..(i + 1) * arity]), i as u32))
+                .collect();
+            cands.sort_unstable();
+            cands.dedup_by_key(|c| c.0);
+            return self.insert_sorted(cands);
+        }
+        let mut added = Vec::new();
+        {
+            for pos in 0..n {
+                let tuple = &tuples[pos * arity..(pos + 1) * arity];
+                let h = hash_tuple(tuple);
+                let stored = &self.tuples;
+                let eq = |&i: &u32| &stored[i as usize * arity..(i as usize + 1) * arity] == tuple;
+                if self.set.find(h, eq).is_some() {
+                    continue;
+                }
+                let id = self.len;
+                self.tuples.extend_from_slice(tuple);
+                self.len += 1;
+                let stored = &self.tuples;
+                self.set.insert_unique(h, id, |&i| {
+                    hash_tuple(&stored[i as usize * arity..(i as usize + 1) * arity])
+                });
+                added.push((pos, id));
+            }
+        }
+        for index in self.indexes.values_mut() {
+            for &(_, id) in &added {
+                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
+                let key = pack(index.columns.iter().map(|&c| t[c]));
+                index.map.entry(key).or_default().push(id);
+            }
+        }
+        added
     }
 
     /// Ends a round: the tuples added since the last call become recent, the recent ones
