@@ -1,0 +1,98 @@
+//! The regression guard: deterministic figures (work units, tuples derived, rows, the
+//! answer) of a fixed workload set, compared with `tests/golden/work.json`. A figure that
+//! moves by more than 10% fails the test unless the golden file is updated in the same
+//! change (`STRATA_UPDATE_GOLDEN=1 cargo test -p strata-eval --test work` rewrites it; say
+//! why in the commit message). Timings are never asserted here.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+
+use strata_eval::query::{Query, RunOptions};
+use strata_eval::{FactSource, MemorySource, Value, Vocabulary};
+use strata_fixtures::workloads::{self, Workload};
+
+fn workloads() -> Vec<Workload> {
+    vec![
+        workloads::closure(300, 2, 11),
+        workloads::chain(1000),
+        workloads::same_generation(3000, 3, 12),
+        workloads::points_to(3000, 13),
+        workloads::reach(20_000, 2, 14),
+    ]
+}
+
+fn measure(w: &Workload, threads: usize) -> BTreeMap<String, f64> {
+    let mut src = MemorySource::new();
+    for (name, pairs) in &w.relations {
+        src.add_relation(name, &["a", "b"]);
+        for &(a, b) in pairs {
+            src.insert(
+                name,
+                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
+            )
+            .unwrap();
+        }
+    }
+    let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = Query::prepare(&vocab, &w.program, &[]).unwrap();
+    let mut opts = RunOptions::default();
+    opts.engine.threads = threads;
+    opts.engine.witnesses = false;
+    let out = q.run(&src, &opts).unwrap();
+    let answer = match out.answer.rows.first().and_then(|r| r.cells.first()) {
+        Some(strata_eval::answer::Cell::Value(Value::Number(n))) => *n,
+        other => panic!("{}: expected a count, got {other:?}", w.name),
+    };
+    BTreeMap::from([
+        ("work".to_owned(), out.work as f64),
+        ("derived".to_owned(), out.derived as f64),
+        ("rounds".to_owned(), out.rounds as f64),
+        ("answer".to_owned(), answer),
+    ])
+}
+
+#[test]
+fn work_counts_match_the_golden_file() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/work.json");
+    let mut now: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for w in workloads() {
+        let one = measure(&w, 1);
+        // Work is a count, the same at any thread count.
+        assert_eq!(
+            one,
+            measure(&w, 2),
+            "{}: figures depend on the thread count",
+            w.name
+        );
+        now.insert(w.name.clone(), one);
+    }
+    if std::env::var_os("STRATA_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&now).unwrap() + "\n").unwrap();
+        return;
+    }
+    let golden: BTreeMap<String, BTreeMap<String, f64>> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut moved = Vec::new();
+    for (name, figures) in &now {
+        let Some(old) = golden.get(name) else {
+            moved.push(format!("{name}: not in the golden file"));
+            continue;
+        };
+        for (k, v) in figures {
+            let was = old.get(k).copied().unwrap_or(f64::NAN);
+            // The answer itself must not change at all.
+            let limit = if k == "answer" { 0.0 } else { 0.10 };
+            let within = (v - was).abs() <= limit * was.abs();
+            if !within {
+                moved.push(format!("{name}.{k}: {was} -> {v}"));
+            }
+        }
+    }
+    assert!(
+        moved.is_empty(),
+        "figures moved by more than 10% (update tests/golden/work.json with \
+         STRATA_UPDATE_GOLDEN=1 if intended, and say why in the commit):\n{}",
+        moved.join("\n")
+    );
+}
