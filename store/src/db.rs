@@ -48,6 +48,8 @@ pub(crate) struct Inner {
     pub(crate) writer: Mutex<()>,
     /// Set when a commit failed in a way that needs the files opened again to be safe.
     pub(crate) poisoned: std::sync::atomic::AtomicBool,
+    /// The catalog of the last committed batch a snapshot read, shared by later snapshots.
+    pub(crate) catalog_cache: Mutex<Option<Arc<crate::catalog::Catalog>>>,
 }
 
 fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database> {
@@ -183,6 +185,7 @@ impl Store {
                 commit_lock: RwLock::new(()),
                 writer: Mutex::new(()),
                 poisoned: std::sync::atomic::AtomicBool::new(false),
+                catalog_cache: Mutex::new(None),
             }),
         })
     }

@@ -99,9 +99,10 @@ pub fn facts_relation(path: &Path) -> Option<String> {
 }
 
 /// One field of a fact as read from a dump.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum Field<'a> {
     /// `\N` in TSV, `null` in JSON.
+    #[default]
     Absent,
     /// A number.
     Number(f64),
@@ -302,13 +303,6 @@ impl LineReader<'_> {
         Ok(())
     }
 
-    fn split<'t>(&self, text: &'t str) -> Result<Vec<Cow<'t, str>>> {
-        text.split('\t')
-            .enumerate()
-            .map(|(i, f)| unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1))))
-            .collect()
-    }
-
     fn tsv_line(&mut self, format: Format, text: &str, sink: &mut dyn FactSink) -> Result<()> {
         let (names, origin, which): (&[&str], Origin, usize) = match format {
             Format::Edges => (&["src", "kind", "dst"], Origin::Edges, 0),
@@ -397,27 +391,47 @@ impl LineReader<'_> {
     }
 
     fn facts_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
-        let fields = self.split(text)?;
-        let arity = *self.facts_arity.get_or_insert(fields.len());
-        if fields.len() != arity {
+        // Up to eight fields on the stack: no allocation per line.
+        const STACK: usize = 8;
+        let mut stack: [Field<'_>; STACK] = Default::default();
+        let mut heap: Vec<Field<'_>> = Vec::new();
+        let mut count = 0;
+        for (i, f) in text.split('\t').enumerate() {
+            let f = unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?;
+            let v = Field::from_tsv(f);
+            if count < STACK {
+                stack[count] = v;
+            } else {
+                if count == STACK {
+                    heap.extend(stack.iter().cloned());
+                }
+                heap.push(v);
+            }
+            count += 1;
+        }
+        let arity = *self.facts_arity.get_or_insert(count);
+        if count != arity {
             return Err(self.err(format!(
-                "expected {arity} tab-separated fields like the lines before, found {}",
-                fields.len()
+                "expected {arity} tab-separated fields like the lines before, found {count}"
             )));
         }
         if self.facts_columns.len() != arity {
             self.facts_columns = (1..=arity).map(|i| format!("c{i}")).collect();
         }
-        let relation = self.spec.relation.clone().unwrap_or_default();
-        let values: Vec<Field<'_>> = fields.into_iter().map(Field::from_tsv).collect();
+        let values: &[Field<'_>] = if count <= STACK {
+            &stack[..count]
+        } else {
+            &heap
+        };
+        let relation = self.spec.relation.as_deref().unwrap_or_default();
         self.facts += 1;
         sink.fact(&Fact {
-            spelled: &relation,
-            relation: &relation,
+            spelled: relation,
+            relation,
             origin: Origin::Facts,
             columns: &self.facts_columns,
             doc: self.facts_doc.as_deref(),
-            fields: &values,
+            fields: values,
             unit: self.spec.unit.as_deref(),
             line: self.line_no,
         })

@@ -68,7 +68,7 @@ impl Store {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let base = self.inner.base.begin_read()?;
-        let catalog = Arc::new(Catalog::read(&base)?);
+        let catalog = self.cached_catalog(&base)?;
         let mut map = HashMap::new();
         map.insert(DEFAULT_TIER.to_owned(), Arc::new(TierRead::new(&base)?));
         for (name, db) in dbs {
@@ -84,6 +84,26 @@ impl Store {
             catalog,
             tiers: Mutex::new(map),
         })
+    }
+}
+
+impl Store {
+    /// The catalog as of `txn`, decoded once per committed batch and shared after that.
+    fn cached_catalog(&self, txn: &ReadTransaction) -> Result<Arc<Catalog>> {
+        let seq = meta_u64(&txn.open_table(layout::META)?, "seq")?;
+        let mut cache = self
+            .inner
+            .catalog_cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = cache.as_ref()
+            && c.seq == seq
+        {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(Catalog::read(txn)?);
+        *cache = Some(c.clone());
+        Ok(c)
     }
 }
 
@@ -197,7 +217,8 @@ impl Snapshot {
         Ok(())
     }
 
-    /// Visits the rows `rows` of a relation, reading only the unbound columns' blocks.
+    /// Visits the rows `rows` (ascending) of a relation, reading only the unbound columns'
+    /// blocks, and of each block only the rows asked for.
     fn visit_rows(
         &self,
         tier: &TierRead,
@@ -213,34 +234,48 @@ impl Snapshot {
             row[c] = t;
             fixed[c] = true;
         }
-        let mut current: Option<u32> = None;
-        let mut blocks: Vec<Vec<u32>> = vec![Vec::new(); arity];
-        for r in rows {
-            let b = r / BLOCK_ROWS;
-            if current != Some(b) {
-                for c in (0..arity).filter(|&c| !fixed[c]) {
-                    let v = tier.blocks.get((meta.id, c as u16, b))?.ok_or_else(|| {
+        let free: Vec<usize> = (0..arity).filter(|&c| !fixed[c]).collect();
+        // The rows of one block, and their values column by column.
+        let mut pending: Vec<u32> = Vec::new();
+        let mut values: Vec<Vec<u32>> = vec![Vec::new(); arity];
+        let mut rows = rows.peekable();
+        while let Some(first) = rows.next() {
+            let b = first / BLOCK_ROWS;
+            pending.clear();
+            pending.push(first);
+            while let Some(&r) = rows.peek() {
+                if r / BLOCK_ROWS != b {
+                    break;
+                }
+                pending.push(r);
+                rows.next();
+            }
+            for &c in &free {
+                let guard = tier.blocks.get((meta.id, c as u16, b))?.ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "relation {}: block {b} of column {c} is missing",
+                        meta.name
+                    ))
+                })?;
+                let block = column::view(guard.value())?;
+                values[c].clear();
+                for &r in &pending {
+                    let t = block.get((r % BLOCK_ROWS) as usize).ok_or_else(|| {
                         StoreError::Corrupt(format!(
-                            "relation {}: block {b} of column {c} is missing",
+                            "relation {}: row {r} is past the end of its block",
                             meta.name
                         ))
                     })?;
-                    blocks[c].clear();
-                    blocks[c].extend(column::view(v.value())?.iter().map(|t| t.to_native()));
+                    values[c].push(t.to_native());
                 }
-                current = Some(b);
             }
-            let i = (r % BLOCK_ROWS) as usize;
-            for c in (0..arity).filter(|&c| !fixed[c]) {
-                row[c] = Term(*blocks[c].get(i).ok_or_else(|| {
-                    StoreError::Corrupt(format!(
-                        "relation {}: row {r} is past the end of its block",
-                        meta.name
-                    ))
-                })?);
-            }
-            if visit(&row) == ControlFlow::Break(()) {
-                break;
+            for k in 0..pending.len() {
+                for &c in &free {
+                    row[c] = Term(values[c][k]);
+                }
+                if visit(&row) == ControlFlow::Break(()) {
+                    return Ok(());
+                }
             }
         }
         Ok(())
