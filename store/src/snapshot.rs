@@ -269,7 +269,7 @@ impl Snapshot {
                     values[c].push(t.to_native());
                 }
             }
-            for k in 0..pending.len() {
+            for (k, _) in pending.iter().enumerate() {
                 for &c in &free {
                     row[c] = Term(values[c][k]);
                 }
