@@ -27,7 +27,14 @@ pub struct BatchOptions {
     pub labels: BTreeMap<String, String>,
     /// An id that makes a retry of this batch a no-op.
     pub batch_id: Option<String>,
+    /// How many facts a batch gathers in memory before writing them into its (still
+    /// uncommitted) transaction: the memory of an ingest is bounded by this and the
+    /// dictionary, not by the size of the dump.
+    pub buffer_facts: usize,
 }
+
+/// The default [`BatchOptions::buffer_facts`].
+pub const BUFFER_FACTS: usize = 16 << 20;
 
 impl Default for BatchOptions {
     fn default() -> Self {
@@ -36,6 +43,7 @@ impl Default for BatchOptions {
             replace: false,
             labels: BTreeMap::new(),
             batch_id: None,
+            buffer_facts: BUFFER_FACTS,
         }
     }
 }
@@ -110,6 +118,87 @@ pub struct Batch<'s> {
     label: String,
     progress: Option<Box<dyn FnMut(u64, u64) + 's>>,
     bytes_before: u64,
+    /// Facts gathered since the last flush.
+    pending_facts: usize,
+    /// The open transactions and what was written so far, once the first flush began.
+    writing: Option<Writing>,
+    /// Tuples written by earlier flushes into relations that were empty when the batch
+    /// began (so later flushes need not look them up in the store).
+    seen: Option<Bloom>,
+}
+
+/// A batch's open transactions and running state between flushes.
+struct Writing {
+    wtxn: WriteTransaction,
+    seq: u64,
+    /// Set when the batch id was committed before: nothing is written.
+    already: Option<u64>,
+    next_rel: u32,
+    units_count: u32,
+    /// Every relation written so far, as it stands in this batch.
+    metas: BTreeMap<String, RelationMeta>,
+    /// Open tier files: their transaction and the savepoint taken before it.
+    tiers: TierTxns,
+    /// Units whose stored facts were removed already.
+    removed_units: BTreeSet<u32>,
+    unit_rel_changes: Vec<(u32, u32, bool)>,
+    relations: BTreeSet<String>,
+    summary: BatchSummary,
+    /// Relations that held no row when the batch began.
+    fresh: BTreeSet<String>,
+}
+
+/// A batch's open tier transactions, each with the savepoint taken before it.
+#[derive(Default)]
+struct TierTxns(BTreeMap<String, (std::sync::Arc<redb::Database>, WriteTransaction, u64)>);
+
+impl Drop for TierTxns {
+    /// A batch dropped before its commit (an error, or never committed) leaves nothing: its
+    /// transactions abort, and the savepoints it took in tier files are deleted.
+    fn drop(&mut self) {
+        for (_, (db, txn, sp)) in std::mem::take(&mut self.0) {
+            drop(txn);
+            if let Ok(t) = db.begin_write()
+                && t.delete_persistent_savepoint(sp).is_ok()
+            {
+                let _ = t.commit();
+            }
+        }
+    }
+}
+
+/// A fixed-size Bloom filter of (relation, tuple): a "no" is certain.
+struct Bloom {
+    bits: Vec<u64>,
+}
+
+impl Bloom {
+    const BITS: usize = 1 << 27;
+
+    fn new() -> Bloom {
+        Bloom {
+            bits: vec![0; Self::BITS / 64],
+        }
+    }
+
+    fn hashes(rel: u32, tuple: &[u32]) -> [usize; 2] {
+        use std::hash::BuildHasher;
+        let h = rustc_hash::FxBuildHasher.hash_one((rel, tuple));
+        let h2 = h.rotate_left(32) ^ 0x9e37_79b9_7f4a_7c15;
+        [(h as usize) % Self::BITS, (h2 as usize) % Self::BITS]
+    }
+
+    fn insert(&mut self, rel: u32, tuple: &[u32]) {
+        for i in Self::hashes(rel, tuple) {
+            self.bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    fn may_contain(&self, rel: u32, tuple: &[u32]) -> bool {
+        Self::hashes(rel, tuple)
+            .iter()
+            .all(|&i| self.bits[i / 64] & (1 << (i % 64)) != 0)
+    }
 }
 
 impl Store {
@@ -171,6 +260,9 @@ impl Store {
             label: String::new(),
             progress: None,
             bytes_before: 0,
+            pending_facts: 0,
+            writing: None,
+            seen: None,
         })
     }
 
@@ -395,6 +487,10 @@ impl<'s> Batch<'s> {
                 }
                 p.tuples.extend_from_slice(terms);
                 p.units.push(unit);
+                self.pending_facts += 1;
+                if self.pending_facts >= self.options.buffer_facts.max(1) {
+                    self.flush(true)?;
+                }
             }
             None => {
                 self.rels.insert(
@@ -410,6 +506,7 @@ impl<'s> Batch<'s> {
                         units: vec![unit],
                     },
                 );
+                self.pending_facts += 1;
             }
         }
         Ok(())
@@ -417,10 +514,15 @@ impl<'s> Batch<'s> {
 
     /// Checks each gathered relation against the catalog; returns the catalog entries to
     /// write to (new ones with fresh ids).
-    fn resolve(&self, next_rel: &mut u32) -> Result<BTreeMap<String, RelationMeta>> {
+    fn resolve_into(
+        &self,
+        written: &BTreeMap<String, RelationMeta>,
+        next_rel: &mut u32,
+    ) -> Result<BTreeMap<String, RelationMeta>> {
         let mut out = BTreeMap::new();
         for (name, p) in &self.rels {
-            let meta = match self.start.relations.get(name) {
+            let stored = written.get(name).or_else(|| self.start.relations.get(name));
+            let meta = match stored {
                 Some(m) => {
                     if m.origin != p.origin || m.spelled != p.spelled {
                         return Err(self.clash(
@@ -573,41 +675,99 @@ impl<'s> Batch<'s> {
         })
     }
 
-    fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {
-        let t0 = Instant::now();
-        let base = &self.store.inner.base;
-        let wtxn = base.begin_write()?;
-        if let Some(id) = &self.options.batch_id
-            && let Some(seq) = wtxn.open_table(layout::BATCH_IDS)?.get(id.as_str())?
-        {
-            return Ok(BatchSummary {
-                seq: seq.value(),
-                already_committed: true,
-                facts_read: self.facts_read,
-                elapsed: self.started.elapsed(),
-                ..BatchSummary::default()
-            });
+    /// Opens the batch's transaction on the base file (once), checking the batch id.
+    fn begin(&mut self) -> Result<()> {
+        if self.writing.is_some() {
+            return Ok(());
         }
-        let seq = self.start.seq + 1;
-        let (mut next_rel, units_count) = {
+        let wtxn = self.store.inner.base.begin_write()?;
+        let already = match &self.options.batch_id {
+            Some(id) => wtxn
+                .open_table(layout::BATCH_IDS)?
+                .get(id.as_str())?
+                .map(|v| v.value()),
+            None => None,
+        };
+        let (next_rel, units_count) = {
             let meta = wtxn.open_table(layout::META)?;
             (
                 crate::catalog::meta_u32(&meta, "relations")?,
                 crate::catalog::meta_u32(&meta, "units")?,
             )
         };
-        let mut metas = self.resolve(&mut next_rel)?;
+        let fresh = self
+            .start
+            .relations
+            .values()
+            .filter(|m| m.next_row == 0)
+            .map(|m| m.name.clone())
+            .collect();
+        self.writing = Some(Writing {
+            wtxn,
+            seq: self.start.seq + 1,
+            already,
+            next_rel,
+            units_count,
+            metas: BTreeMap::new(),
+            tiers: TierTxns::default(),
+            removed_units: BTreeSet::new(),
+            unit_rel_changes: Vec::new(),
+            relations: BTreeSet::new(),
+            summary: BatchSummary::default(),
+            fresh,
+        });
+        Ok(())
+    }
 
-        // The units whose stored facts go, and the relations they own facts in.
+    /// Writes the facts gathered so far into the batch's transactions (uncommitted), and
+    /// removes the stored facts of units named for the first time. `more` says more facts
+    /// will follow (then a filter remembers what was written, so later flushes skip
+    /// looking it up).
+    fn flush(&mut self, more: bool) -> Result<()> {
+        self.begin()?;
+        self.pending_facts = 0;
+        if self.writing.as_ref().is_some_and(|w| w.already.is_some()) {
+            // A retried batch: nothing is written; drop what was read.
+            self.rels.clear();
+            return Ok(());
+        }
+        if more && self.seen.is_none() {
+            self.seen = Some(Bloom::new());
+        }
+        let mut w = self
+            .writing
+            .take()
+            .ok_or_else(|| StoreError::Corrupt("a batch's transaction vanished".to_owned()))?;
+        let result = self.flush_into(&mut w);
+        self.writing = Some(w);
+        result
+    }
+
+    fn flush_into(&mut self, w: &mut Writing) -> Result<()> {
+        let seq = w.seq;
+        let mut metas = {
+            let mut next_rel = w.next_rel;
+            let resolved = self.resolve_into(&w.metas, &mut next_rel)?;
+            w.next_rel = next_rel;
+            resolved
+        };
+        for name in self.rels.keys() {
+            if !w.metas.contains_key(name) && !self.start.relations.contains_key(name) {
+                w.fresh.insert(name.clone());
+            }
+        }
+        // Units named for the first time lose their stored facts now, before this flush's
+        // facts are added (facts this batch wrote for them earlier cannot exist: the unit
+        // was not named before).
         let removing: BTreeSet<u32> = self
             .replace_units
             .union(&self.retract_units)
             .copied()
-            .filter(|&u| u <= self.start_units)
+            .filter(|&u| u <= self.start_units && !w.removed_units.contains(&u))
             .collect();
         let mut removals: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         {
-            let ur = wtxn.open_table(layout::UNIT_RELATIONS)?;
+            let ur = w.wtxn.open_table(layout::UNIT_RELATIONS)?;
             let by_id: HashMap<u32, &RelationMeta> =
                 self.start.relations.values().map(|m| (m.id, m)).collect();
             for &u in &removing {
@@ -620,23 +780,15 @@ impl<'s> Batch<'s> {
                         ))
                     })?;
                     removals.entry(m.name.clone()).or_default().push(u);
-                    metas.entry(m.name.clone()).or_insert_with(|| (*m).clone());
+                    if !metas.contains_key(&m.name) {
+                        let current = w.metas.get(&m.name).unwrap_or(m);
+                        metas.insert(m.name.clone(), current.clone());
+                    }
                 }
             }
         }
-
-        let units_removed = {
-            let names = wtxn.open_table(layout::UNIT_NAMES)?;
-            let mut v = Vec::new();
-            for &u in &removing {
-                if let Some(n) = names.get(u)? {
-                    v.push(n.value().to_owned());
-                }
-            }
-            v
-        };
-
-        // Group the relations by tier; the default tier's are written in the base txn.
+        w.removed_units.extend(removing);
+        // Group by tier; the default tier's relations are written in the base transaction.
         let mut tiers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for m in metas.values() {
             tiers
@@ -644,24 +796,8 @@ impl<'s> Batch<'s> {
                 .or_default()
                 .push(m.name.clone());
         }
-        let mut summary = BatchSummary {
-            seq,
-            facts_read: self.facts_read,
-            relations: self.rels.keys().cloned().collect(),
-            unknown_units: std::mem::take(&mut self.unknown_units),
-            ..BatchSummary::default()
-        };
-        let mut unit_rel_changes: Vec<(u32, u32, bool)> = Vec::new();
-        let mut tier_txns: Vec<(
-            String,
-            std::sync::Arc<redb::Database>,
-            WriteTransaction,
-            u64,
-        )> = Vec::new();
         for (tier, names) in &tiers {
-            let tier_txn = if tier == DEFAULT_TIER {
-                None
-            } else {
+            if tier != DEFAULT_TIER && !w.tiers.0.contains_key(tier) {
                 let db = self.store.tier_db(tier, true)?;
                 let sp_txn = db.begin_write()?;
                 let sp = sp_txn.persistent_savepoint()?;
@@ -672,29 +808,92 @@ impl<'s> Batch<'s> {
                     t.insert("applied_seq", seq.to_le_bytes().as_slice())?;
                     t.insert("savepoint", sp.to_le_bytes().as_slice())?;
                 }
-                Some((db, txn, sp))
+                w.tiers.0.insert(tier.clone(), (db, txn, sp));
+            }
+            let txn = if tier == DEFAULT_TIER {
+                &w.wtxn
+            } else {
+                &w.tiers.0[tier].1
             };
-            let txn = tier_txn.as_ref().map_or(&wtxn, |(_, t, _)| t);
             for name in names {
                 let meta = metas.remove(name).ok_or_else(|| {
                     StoreError::Corrupt(format!("relation {name} vanished during commit"))
                 })?;
                 let rel = meta.id;
-                let mut w = RelWriter::new(txn, meta)?;
+                let fresh = w.fresh.contains(name);
+                let mut rw = RelWriter::new(txn, meta)?;
                 for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
-                    summary.removed += w.remove_unit(u)?;
+                    w.summary.removed += rw.remove_unit(u)?;
                 }
                 if let Some(p) = self.rels.get_mut(name) {
-                    add_pending(&mut w, p, &mut summary)?;
+                    let seen = if fresh { self.seen.as_mut() } else { None };
+                    add_pending(&mut rw, p, &mut w.summary, seen)?;
+                    w.relations.insert(name.clone());
                 }
-                let (meta, units) = w.finish()?;
-                unit_rel_changes.extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
-                metas.insert(name.clone(), meta);
-            }
-            if let Some((db, txn, sp)) = tier_txn {
-                tier_txns.push((tier.clone(), db, txn, sp));
+                let (meta, units) = rw.finish()?;
+                w.unit_rel_changes
+                    .extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
+                w.metas.insert(name.clone(), meta);
             }
         }
+        self.rels.clear();
+        Ok(())
+    }
+
+    fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {
+        let t0 = Instant::now();
+        self.flush(false)?;
+        let Some(mut w) = self.writing.take() else {
+            return Err(StoreError::Corrupt(
+                "a batch's transaction vanished".to_owned(),
+            ));
+        };
+        if let Some(seq) = w.already {
+            return Ok(BatchSummary {
+                seq,
+                already_committed: true,
+                facts_read: self.facts_read,
+                elapsed: self.started.elapsed(),
+                ..BatchSummary::default()
+            });
+        }
+        let seq = w.seq;
+        let units_count = w.units_count;
+        let next_rel = w.next_rel;
+        let metas = std::mem::take(&mut w.metas);
+        let unit_rel_changes = std::mem::take(&mut w.unit_rel_changes);
+        let mut tiers: BTreeSet<String> = metas.values().map(|m| m.tier.clone()).collect();
+        tiers.extend(w.tiers.0.keys().cloned());
+        let tier_txns: Vec<(
+            String,
+            std::sync::Arc<redb::Database>,
+            WriteTransaction,
+            u64,
+        )> = std::mem::take(&mut w.tiers.0)
+            .into_iter()
+            .map(|(t, (db, txn, sp))| (t, db, txn, sp))
+            .collect();
+        let wtxn = w.wtxn;
+        let units_removed = {
+            let names = wtxn.open_table(layout::UNIT_NAMES)?;
+            let mut v = Vec::new();
+            for &u in &w.removed_units {
+                if let Some(n) = names.get(u)? {
+                    v.push(n.value().to_owned());
+                }
+            }
+            v
+        };
+        let mut summary = BatchSummary {
+            seq,
+            facts_read: self.facts_read,
+            relations: w.relations.iter().cloned().collect(),
+            unknown_units: std::mem::take(&mut self.unknown_units),
+            new: w.summary.new,
+            duplicates: w.summary.duplicates,
+            removed: w.summary.removed,
+            ..BatchSummary::default()
+        };
 
         // The base file: dictionary, units, catalog, batch record.
         {
@@ -751,7 +950,7 @@ impl<'s> Batch<'s> {
                     .insert(id.as_str(), seq)?;
             }
             let mut ts = wtxn.open_table(layout::TIER_SEQ)?;
-            for tier in tiers.keys() {
+            for tier in &tiers {
                 ts.insert(tier.as_str(), seq)?;
             }
             let mut meta = wtxn.open_table(layout::META)?;
@@ -826,7 +1025,26 @@ impl<'s> Batch<'s> {
 }
 
 /// Adds a relation's gathered facts: each distinct tuple once, with its distinct units.
-fn add_pending(w: &mut RelWriter<'_>, p: &mut Pending, summary: &mut BatchSummary) -> Result<()> {
+fn add_pending(
+    w: &mut RelWriter<'_>,
+    p: &mut Pending,
+    summary: &mut BatchSummary,
+    mut seen: Option<&mut Bloom>,
+) -> Result<()> {
+    let rel = w.meta.id;
+    // With a filter (a relation empty when the batch began, written in several flushes):
+    // a tuple the filter never saw is certainly not stored.
+    let mut add = |w: &mut RelWriter<'_>, t: &[u32], us: &[u32]| -> Result<bool> {
+        match seen.as_deref_mut() {
+            Some(b) => {
+                let absent = !b.may_contain(rel, t);
+                let new = w.add_known(t, us, absent)?;
+                b.insert(rel, t);
+                Ok(new)
+            }
+            None => w.add(t, us),
+        }
+    };
     let arity = p.columns.len();
     let tuples = std::mem::take(&mut p.tuples);
     let units = std::mem::take(&mut p.units);
@@ -859,7 +1077,7 @@ fn add_pending(w: &mut RelWriter<'_>, p: &mut Pending, summary: &mut BatchSummar
                 }
                 j += 1;
             }
-            record(w.add(&tuple[..arity], &us)?, (j - i) as u64, summary);
+            record(add(w, &tuple[..arity], &us)?, (j - i) as u64, summary);
             i = j;
         }
         return Ok(());
@@ -885,7 +1103,7 @@ fn add_pending(w: &mut RelWriter<'_>, p: &mut Pending, summary: &mut BatchSummar
             }
             j += 1;
         }
-        record(w.add(t, &us)?, (j - i) as u64, summary);
+        record(add(w, t, &us)?, (j - i) as u64, summary);
         i = j;
     }
     Ok(())

@@ -45,6 +45,6 @@ pub use catalog::{BatchRecord, Catalog, RelationMeta};
 pub use check::CheckReport;
 pub use db::{OpenOptions, Store};
 pub use error::{Result, StoreError};
-pub use ingest::{Batch, BatchOptions, BatchSummary};
+pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::Snapshot;
 pub use stats::{RelationStats, Stats};

@@ -269,7 +269,14 @@ impl<'t> RelWriter<'t> {
     /// Adds one distinct tuple stated by each of `units` (sorted, distinct; 0 = no unit).
     /// Returns whether the tuple is a new fact.
     pub(crate) fn add(&mut self, tuple: &[u32], units: &[u32]) -> Result<bool> {
-        match self.find_row(tuple)? {
+        self.add_known(tuple, units, false)
+    }
+
+    /// As [`RelWriter::add`]; `absent` says the tuple is known not to be stored (so it is
+    /// not looked up).
+    pub(crate) fn add_known(&mut self, tuple: &[u32], units: &[u32], absent: bool) -> Result<bool> {
+        let found = if absent { None } else { self.find_row(tuple)? };
+        match found {
             Some(r) => {
                 let mut added = 0u32;
                 for &u in units {
@@ -319,6 +326,30 @@ impl<'t> RelWriter<'t> {
         }
     }
 
+    /// Writes a changed postings chunk (or removes it when empty), keeping `distinct` true.
+    fn write_chunk(&mut self, col: u16, chunk: u32, mut c: ChunkCache) -> Result<()> {
+        let rel = self.meta.id;
+        c.postings.retain(|_, b| !b.is_empty());
+        let d = &mut self.meta.distinct[col as usize];
+        *d = (*d + c.postings.len() as u64)
+            .checked_sub(c.before as u64)
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!(
+                    "relation {}: distinct count underflow",
+                    self.meta.name
+                ))
+            })?;
+        if c.postings.is_empty() {
+            if c.before > 0 {
+                self.postings.remove((rel, col, chunk))?;
+            }
+        } else {
+            let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
+            self.postings.insert((rel, col, chunk), bytes.as_slice())?;
+        }
+        Ok(())
+    }
+
     /// Writes everything this batch changed and returns the updated catalog entry, with each
     /// unit whose rows changed and whether it still owns any row of the relation.
     pub(crate) fn finish(mut self) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
@@ -363,36 +394,24 @@ impl<'t> RelWriter<'t> {
                     let bytes = index::encode_chunk(postings.iter_mut().map(|(l, b)| (*l, b)));
                     self.postings.insert((rel, c16, chunk), bytes.as_slice())?;
                 } else {
-                    let c = self.chunk(c16, chunk)?;
-                    c.dirty = true;
-                    for (low, rows) in postings {
-                        *c.postings.entry(low).or_default() |= rows;
+                    self.chunk(c16, chunk)?;
+                    // Merge, write and let go of the chunk at once: holding every decoded
+                    // chunk of a large relation until the end would cost more memory than
+                    // the facts themselves.
+                    if let Some(mut c) = self.chunks.remove(&(c16, chunk)) {
+                        c.dirty = true;
+                        for (low, rows) in postings {
+                            *c.postings.entry(low).or_default() |= rows;
+                        }
+                        self.write_chunk(c16, chunk, c)?;
                     }
                 }
                 i = j;
             }
         }
-        for ((col, chunk), mut c) in std::mem::take(&mut self.chunks) {
-            if !c.dirty {
-                continue;
-            }
-            c.postings.retain(|_, b| !b.is_empty());
-            let d = &mut self.meta.distinct[col as usize];
-            *d = (*d + c.postings.len() as u64)
-                .checked_sub(c.before as u64)
-                .ok_or_else(|| {
-                    StoreError::Corrupt(format!(
-                        "relation {}: distinct count underflow",
-                        self.meta.name
-                    ))
-                })?;
-            if c.postings.is_empty() {
-                if c.before > 0 {
-                    self.postings.remove((rel, col, chunk))?;
-                }
-            } else {
-                let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
-                self.postings.insert((rel, col, chunk), bytes.as_slice())?;
+        for ((col, chunk), c) in std::mem::take(&mut self.chunks) {
+            if c.dirty {
+                self.write_chunk(col, chunk, c)?;
             }
         }
         let mut units = Vec::new();

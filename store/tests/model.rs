@@ -141,9 +141,12 @@ fn run(ops: &[Op]) {
                     if part.is_empty() {
                         continue;
                     }
+                    // Small buffers make a batch write in several flushes before it commits.
+                    let buffer_facts = if part.len() % 2 == 0 { 3 } else { 1 << 20 };
                     let options = BatchOptions {
                         tier: tier.to_owned(),
                         replace: *replace,
+                        buffer_facts,
                         ..Default::default()
                     };
                     let mut batch = store.batch(options).unwrap();
