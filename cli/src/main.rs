@@ -48,6 +48,15 @@ enum Command {
         /// A module (`deps`) or relation (`deps.depends_on`, `imports`) to describe.
         path: Option<String>,
     },
+    /// Serve the database to agents over MCP: `--stdio` for a client that starts the
+    /// server itself, `--http ADDR` for a daemon at http://ADDR/mcp.
+    Serve(ServeArgs),
+    /// Print the line for an agent's own instructions (a CLAUDE.md) saying when to use
+    /// this database's MCP server, written from its pack (`strata.toml`).
+    AgentLine {
+        /// The database directory.
+        db: PathBuf,
+    },
     /// Build the bundled example database (the seed's four Go packages) and show it.
     Demo {
         /// Where to build it (default: a `strata-demo` folder in the system's temp directory).
@@ -90,6 +99,10 @@ struct IngestArgs {
     /// Replace, in the same batch, every stored fact of each unit the batch names.
     #[arg(long)]
     replace: bool,
+    /// Facts gathered in memory before they are written into the batch's (uncommitted)
+    /// transaction: bounds the memory of a large ingest.
+    #[arg(long, default_value_t = strata_store::BUFFER_FACTS)]
+    buffer: usize,
     #[command(flatten)]
     batch: BatchArgs,
 }
@@ -129,6 +142,42 @@ struct QueryArgs {
     /// matched nothing.
     #[arg(long)]
     sample: Option<u64>,
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
+struct ServeArgs {
+    /// The database directory.
+    db: PathBuf,
+    /// Speak MCP over standard input and output (only JSON-RPC on stdout; exits at the end
+    /// of input).
+    #[arg(long)]
+    stdio: bool,
+    /// Serve streamable HTTP at http://ADDR/mcp, e.g. 127.0.0.1:7411.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// A file holding the bearer token every HTTP request must carry (required to bind a
+    /// non-loopback address).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Also accept this Host (name or name:port) besides the loopback names (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
+    /// Also accept this Origin (scheme://host[:port]) besides loopback ones (repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    /// The most rows a call answers (a call may ask for fewer).
+    #[arg(long, default_value_t = 100)]
+    limit: u64,
+    /// The most work a call may spend (a call may ask for less).
+    #[arg(long)]
+    max_work: Option<u64>,
+    /// The longest a call may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    timeout: String,
+    /// The largest HTTP request body accepted, in bytes.
+    #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
+    max_body_bytes: usize,
 }
 
 #[derive(Args)]
@@ -185,6 +234,12 @@ fn run(cli: Cli) -> Result<()> {
         Command::Query(args) => query(&args, false),
         Command::Explain(args) => query(&args, true),
         Command::Schema { db, path } => schema(&db, path.as_deref()),
+        Command::Serve(args) => serve(&args),
+        Command::AgentLine { db } => {
+            let pack = strata_mcp::Pack::load(&db)?;
+            say!("{}", strata_mcp::agent_line(&pack))?;
+            Ok(())
+        }
         Command::Demo { dir } => demo(dir),
     }
 }
@@ -209,6 +264,7 @@ fn batch_options(args: &BatchArgs, tier: &str, replace: bool) -> Result<BatchOpt
         replace,
         labels,
         batch_id: args.batch_id.clone(),
+        ..BatchOptions::default()
     })
 }
 
@@ -282,7 +338,10 @@ fn ingest(args: &IngestArgs) -> Result<()> {
     )?;
     let bar = progress_bar();
     let started = std::time::Instant::now();
-    let mut batch = store.batch(batch_options(&args.batch, &args.tier, args.replace)?)?;
+    let mut batch = store.batch(BatchOptions {
+        buffer_facts: args.buffer,
+        ..batch_options(&args.batch, &args.tier, args.replace)?
+    })?;
     {
         let bar = bar.clone();
         batch.on_progress(move |bytes, facts| {
@@ -457,14 +516,8 @@ fn query(args: &QueryArgs, explain: bool) -> Result<()> {
         Err(e) => return Err(e.into()),
     };
     // BaseFor: open exactly the tiers holding the relations the program reads.
-    let catalog = store.catalog()?;
-    let mut tiers: Vec<&str> = q
-        .base_relations()
-        .iter()
-        .filter_map(|r| catalog.relations.get(r).map(|m| m.tier.as_str()))
-        .collect();
-    tiers.sort_unstable();
-    tiers.dedup();
+    let tiers = store.tiers_for(q.base_relations())?;
+    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
     let snap = store.snapshot_with_tiers(&tiers)?;
     let offset = match &args.page_token {
         Some(t) => t.parse().with_context(|| {
@@ -532,6 +585,49 @@ fn schema(db: &Path, path: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+fn serve(args: &ServeArgs) -> Result<()> {
+    let options = strata_mcp::Options {
+        limit: args.limit.max(1),
+        max_work: args.max_work,
+        timeout: duration(&args.timeout)?,
+        threads: None,
+    };
+    let token = match &args.token_file {
+        Some(f) => {
+            let t = std::fs::read_to_string(f)
+                .with_context(|| format!("--token-file {}: cannot read it", f.display()))?;
+            let t = t.trim().to_owned();
+            if t.is_empty() {
+                bail!("--token-file {}: the file is empty", f.display());
+            }
+            Some(t)
+        }
+        None => None,
+    };
+    let http = match args.http {
+        Some(addr) => {
+            let mut o = strata_mcp::HttpOptions::new(addr);
+            o.token = token;
+            o.allowed_hosts = args.allow_hosts.clone();
+            o.allowed_origins = args.allow_origins.clone();
+            o.max_body_bytes = args.max_body_bytes;
+            // Refuse a bad bind before opening the database.
+            o.validate()?;
+            Some(o)
+        }
+        None => None,
+    };
+    let server = strata_mcp::Server::open(&args.db, options)?;
+    match http {
+        Some(o) => strata_mcp::run_http(server, o)?,
+        None => {
+            eprintln!("strata: serving {} over stdio", args.db.display());
+            strata_mcp::run_stdio(server)?;
+        }
+    }
+    Ok(())
+}
+
 fn demo(dir: Option<PathBuf>) -> Result<()> {
     let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
     if dir.join(strata_store::layout::BASE_FILE).exists() {
@@ -548,6 +644,7 @@ fn demo(dir: Option<PathBuf>) -> Result<()> {
         relation: None,
         unit: None,
         replace: false,
+        buffer: strata_store::BUFFER_FACTS,
         batch: BatchArgs {
             labels: vec!["source=strata-demo".to_owned()],
             batch_id: None,

@@ -200,6 +200,18 @@ impl Store {
         Catalog::current(&self.inner.base)
     }
 
+    /// The tiers holding the given relations, sorted and without duplicates: what the
+    /// default BaseFor hook opens for a program reading them (pass the result to
+    /// [`Store::snapshot_with_tiers`]). A relation the catalog does not hold is skipped.
+    pub fn tiers_for(&self, relations: &[String]) -> Result<Vec<String>> {
+        let catalog = self.catalog()?;
+        let tiers: BTreeSet<String> = relations
+            .iter()
+            .filter_map(|r| catalog.relations.get(r).map(|m| m.tier.clone()))
+            .collect();
+        Ok(tiers.into_iter().collect())
+    }
+
     /// The tiers whose files this process has opened so far, sorted (`default` is always open
     /// and always listed).
     pub fn opened_tiers(&self) -> Vec<String> {

@@ -1,0 +1,186 @@
+//! The pack: what a database is about, read from `strata.toml` in its directory. The
+//! instructions an agent reads and the tools' descriptions are written from it.
+//!
+//! ```
+//! use strata_mcp::Pack;
+//!
+//! let pack = Pack::parse(r#"
+//! name = "deps"
+//! about = "the packages of a Go service and what each imports"
+//!
+//! [[examples]]
+//! question = "what does api import?"
+//! program = 'imports("api", ?d) => ?d'
+//! "#).unwrap();
+//! assert_eq!(pack.name, "deps");
+//! assert_eq!(pack.examples[0].program, r#"imports("api", ?d) => ?d"#);
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// The name of the pack's file in a database directory.
+pub const PACK_FILE: &str = "strata.toml";
+
+/// One worked example: a question and the program that answers it.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Example {
+    /// The question, as a user would ask it.
+    pub question: String,
+    /// The program that answers it.
+    pub program: String,
+}
+
+/// A database's pack: its name, what its facts are about, worked examples and a hint.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pack {
+    /// The server's name, as a client lists it (`strata` when empty).
+    #[serde(default)]
+    pub name: String,
+    /// What the facts are about, as a phrase: "the packages of a Go service and what each
+    /// imports".
+    #[serde(default)]
+    pub about: String,
+    /// Worked examples; the instructions show the first two.
+    #[serde(default)]
+    pub examples: Vec<Example>,
+    /// A hint added to every empty answer, with the literal that matched nothing.
+    #[serde(default)]
+    pub hint: String,
+}
+
+/// Why a pack could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The file is not a valid pack.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong, from the TOML parser.
+        message: String,
+    },
+}
+
+impl Pack {
+    /// Parses a pack from TOML text.
+    pub fn parse(text: &str) -> Result<Pack, PackError> {
+        toml::from_str(text).map_err(|e| PackError::Invalid {
+            path: PACK_FILE.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })
+    }
+
+    /// Reads `strata.toml` from the database directory `dir`; a directory without one has
+    /// the empty pack.
+    pub fn load(dir: &Path) -> Result<Pack, PackError> {
+        let path = dir.join(PACK_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Pack::default()),
+            Err(source) => {
+                return Err(PackError::Io {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
+        };
+        toml::from_str(&text).map_err(|e| PackError::Invalid {
+            path: path.display().to_string(),
+            message: e.to_string().trim_end().to_owned(),
+        })
+    }
+
+    /// The name a client sees: the pack's, or `strata`.
+    pub fn server_name(&self) -> &str {
+        if self.name.trim().is_empty() {
+            "strata"
+        } else {
+            self.name.trim()
+        }
+    }
+
+    /// What the facts are about, or a neutral phrase when the pack does not say.
+    pub fn about_or_default(&self) -> &str {
+        if self.about.trim().is_empty() {
+            "the facts of this database"
+        } else {
+            self.about.trim()
+        }
+    }
+
+    /// The pack as `schema data` shows it: name, about, each example and the hint.
+    pub fn card(&self) -> String {
+        let mut out = format!("pack {}", self.server_name());
+        if !self.about.trim().is_empty() {
+            out.push_str(&format!("\nabout: {}", self.about.trim()));
+        }
+        if !self.examples.is_empty() {
+            out.push_str("\nexamples:");
+            for e in &self.examples {
+                out.push_str(&format!(
+                    "\n  # {}\n  {}",
+                    e.question.trim(),
+                    e.program.trim()
+                ));
+            }
+        }
+        if !self.hint.trim().is_empty() {
+            out.push_str(&format!("\nhint: {}", self.hint.trim()));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_bundled_pack_parses() {
+        let pack = Pack::parse(strata_fixtures::example::PACK).unwrap();
+        assert_eq!(pack.name, "deps");
+        assert_eq!(
+            pack.about,
+            "the packages of a Go service and what each imports"
+        );
+        assert_eq!(pack.examples.len(), 1);
+        assert_eq!(pack.examples[0].question, "what does api import?");
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_its_name() {
+        let err = Pack::parse("nmae = \"x\"").unwrap_err().to_string();
+        assert!(err.contains("nmae"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_file_is_the_empty_pack() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Pack::load(dir.path()).unwrap(), Pack::default());
+        assert_eq!(Pack::default().server_name(), "strata");
+    }
+
+    #[test]
+    fn the_card_shows_everything() {
+        let pack = Pack::parse(strata_fixtures::example::PACK).unwrap();
+        assert_eq!(
+            pack.card(),
+            "pack deps\nabout: the packages of a Go service and what each imports\n\
+             examples:\n  # what does api import?\n  imports(\"api\", ?d) => ?d"
+        );
+    }
+}

@@ -1,0 +1,492 @@
+//! Transports: stdio (only JSON-RPC on stdout, exits at the end of stdin) and streamable
+//! HTTP at `/mcp` (loopback by default, Host and Origin checked, an optional bearer token,
+//! a body cap). SIGINT and SIGTERM stop either cleanly.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::ServiceExt;
+use rmcp::service::ServerInitializeError;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+use crate::server::Server;
+
+/// The largest request body the HTTP transport accepts by default (1 MiB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The names a loopback client reaches the server by.
+const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
+
+/// Why serving failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The address, token or options are refused.
+    #[error("{0}")]
+    Config(String),
+    /// Binding, accepting or the runtime failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The MCP session failed.
+    #[error("{0}")]
+    Session(String),
+}
+
+/// How to serve over HTTP.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// The address to bind (loopback unless a token is given).
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; required for a non-loopback bind.
+    pub token: Option<String>,
+    /// Host names (or `host:port`) accepted besides the loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Origins (`scheme://host[:port]`) accepted besides loopback ones.
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted (413 past it).
+    pub max_body_bytes: usize,
+}
+
+impl HttpOptions {
+    /// Loopback options for `addr`: no token, no extra hosts or origins, the default cap.
+    pub fn new(addr: SocketAddr) -> HttpOptions {
+        HttpOptions {
+            addr,
+            token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+
+    /// Refuses a non-loopback bind without a token, and an empty token.
+    pub fn validate(&self) -> Result<(), ServeError> {
+        if let Some(t) = &self.token
+            && t.trim().is_empty()
+        {
+            return Err(ServeError::Config("the token is empty".to_owned()));
+        }
+        if !self.addr.ip().is_loopback() && self.token.is_none() {
+            return Err(ServeError::Config(format!(
+                "refusing to serve on {} without a token: a non-loopback address needs \
+                 --token-file, or bind 127.0.0.1",
+                self.addr
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every host name accepted: the loopback names, the bound address when it is a
+    /// specific one, and the extra ones.
+    fn hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+        let ip = self.addr.ip();
+        if !ip.is_unspecified() && !ip.is_loopback() {
+            hosts.push(ip.to_string());
+        }
+        hosts.extend(self.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()));
+        hosts
+    }
+}
+
+/// Resolves when the process gets SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+/// Serves `server` over this process's stdin and stdout until stdin ends or `shutdown`
+/// resolves. Nothing but JSON-RPC is written to stdout.
+pub async fn serve_stdio(
+    server: Server,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    tokio::pin!(shutdown);
+    let running = tokio::select! {
+        r = server.serve(rmcp::transport::stdio()) => match r {
+            Ok(r) => r,
+            // The client went away before initializing: nothing to serve.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(ServeError::Session(e.to_string())),
+        },
+        () = &mut shutdown => return Ok(()),
+    };
+    let ct = running.cancellation_token();
+    tokio::select! {
+        r = running.waiting() => {
+            r.map_err(|e| ServeError::Session(e.to_string()))?;
+        }
+        () = &mut shutdown => ct.cancel(),
+    }
+    Ok(())
+}
+
+/// The axum router serving `server` at `/mcp` with `options`' checks, and a function that
+/// ends every session (call it when shutting down, so open streams close).
+pub fn router(
+    server: Server,
+    options: &HttpOptions,
+) -> (axum::Router, impl Fn() + Clone + Send + 'static + use<>) {
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.hosts())
+        .with_max_request_body_bytes(options.max_body_bytes);
+    let ct = config.cancellation_token.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let guard = Arc::new(Guard {
+        hosts: options.hosts(),
+        origins: options
+            .allowed_origins
+            .iter()
+            .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
+            .collect(),
+        token: options.token.clone(),
+        max_body: options.max_body_bytes,
+    });
+    let app = axum::Router::new()
+        .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(guard, check_request));
+    (app, move || ct.cancel())
+}
+
+/// Serves `server` over streamable HTTP at `http://ADDR/mcp` until `shutdown` resolves,
+/// then ends every session and waits for calls in flight.
+pub async fn serve_http(
+    server: Server,
+    options: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    options.validate()?;
+    let (app, stop) = router(server, &options);
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    eprintln!(
+        "strata: serving MCP at http://{}/mcp{}",
+        listener.local_addr()?,
+        if options.token.is_some() {
+            " (bearer token required)"
+        } else {
+            ""
+        }
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            stop();
+        })
+        .await?;
+    Ok(())
+}
+
+/// Runs `serve_stdio` on a runtime of its own until stdin ends or a signal comes.
+pub fn run_stdio(server: Server) -> Result<(), ServeError> {
+    let rt = runtime()?;
+    let r = rt.block_on(serve_stdio(server, shutdown_signal()));
+    // A blocking read of stdin cannot be interrupted: do not wait for it.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    r
+}
+
+/// Runs `serve_http` on a runtime of its own until a signal comes.
+pub fn run_http(server: Server, options: HttpOptions) -> Result<(), ServeError> {
+    options.validate()?;
+    let rt = runtime()?;
+    let r = rt.block_on(serve_http(server, options, shutdown_signal()));
+    rt.shutdown_timeout(Duration::from_secs(5));
+    r
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// What every HTTP request is checked against before it reaches the MCP service.
+struct Guard {
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    token: Option<String>,
+    max_body: usize,
+}
+
+async fn check_request(
+    State(guard): State<Arc<Guard>>,
+    request: Request<Body>,
+    next: Next,
+) -> Response {
+    if let Err((status, message)) = guard.check(request.headers()) {
+        let mut r = (status, message).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+        }
+        return r;
+    }
+    next.run(request).await
+}
+
+impl Guard {
+    /// Host, then Origin (403), then the token (401), then a declared body size (413).
+    fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, &'static str)> {
+        let forbidden = |m| Err((StatusCode::FORBIDDEN, m));
+        let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else {
+            return forbidden("Forbidden: a Host header is required");
+        };
+        if !self.host_allowed(host) {
+            return forbidden("Forbidden: Host header is not allowed");
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let allowed = origin.to_str().is_ok_and(|o| self.origin_allowed(o));
+            if !allowed {
+                return forbidden("Forbidden: Origin header is not allowed");
+            }
+        }
+        if let Some(token) = &self.token {
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|h| h.to_str().ok())
+                .and_then(|h| h.strip_prefix("Bearer "))
+                .map(str::trim);
+            if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+                return Err((
+                    StatusCode::UNAUTHORIZED,
+                    "Unauthorized: send Authorization: Bearer <token>",
+                ));
+            }
+        }
+        if let Some(len) = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.parse::<u64>().ok())
+            && len > self.max_body as u64
+        {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Payload Too Large: the request body passes the server's limit",
+            ));
+        }
+        Ok(())
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        let (name, _) = split_host_port(&host);
+        self.hosts.iter().any(|h| *h == host || *h == name)
+    }
+
+    /// An Origin passes when its host is a loopback name (http or https, any port) or it is
+    /// one of the allowed origins exactly.
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+        if self.origins.contains(&origin) {
+            return true;
+        }
+        let Some(rest) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        let (name, port) = split_host_port(rest);
+        port.is_none_or(|p| p.parse::<u16>().is_ok()) && LOOPBACK_HOSTS.contains(&name)
+    }
+}
+
+/// Splits `host[:port]` and `[v6]:port` into the name (without brackets) and the port.
+fn split_host_port(s: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = s.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((name, tail)) => (name, tail.strip_prefix(':')),
+            None => (s, None),
+        };
+    }
+    match s.rsplit_once(':') {
+        // A bare IPv6 address has several colons and no port.
+        Some((name, port)) if !name.contains(':') => (name, Some(port)),
+        _ => (s, None),
+    }
+}
+
+/// Compares two byte strings in time that depends only on their lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= x ^ y;
+    }
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn guard(token: Option<&str>) -> Guard {
+        let o = HttpOptions::new("127.0.0.1:7411".parse().unwrap());
+        Guard {
+            hosts: o.hosts(),
+            origins: vec!["https://app.example.com".to_owned()],
+            token: token.map(str::to_owned),
+            max_body: 100,
+        }
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn hosts_are_loopback_names_with_any_port() {
+        let g = guard(None);
+        for ok in ["127.0.0.1:7411", "localhost", "LOCALHOST:1", "[::1]:7411"] {
+            assert!(g.check(&headers(&[("host", ok)])).is_ok(), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:7411",
+            "127.0.0.2",
+            "localhost.evil",
+        ] {
+            assert_eq!(
+                g.check(&headers(&[("host", bad)])).unwrap_err().0,
+                StatusCode::FORBIDDEN,
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            g.check(&HeaderMap::new()).unwrap_err().0,
+            StatusCode::FORBIDDEN
+        );
+    }
+
+    #[test]
+    fn origins_are_loopback_or_listed() {
+        let g = guard(None);
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "https://[::1]:8443",
+            "https://app.example.com",
+        ] {
+            assert!(
+                g.check(&headers(&[("host", "localhost"), ("origin", ok)]))
+                    .is_ok(),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil:80",
+            "file://",
+        ] {
+            assert_eq!(
+                g.check(&headers(&[("host", "localhost"), ("origin", bad)]))
+                    .unwrap_err()
+                    .0,
+                StatusCode::FORBIDDEN,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_token_is_required_when_set() {
+        let g = guard(Some("s3cret"));
+        let h = |auth: Option<&str>| {
+            let mut v = vec![("host", "localhost")];
+            if let Some(a) = auth {
+                v.push(("authorization", a));
+            }
+            g.check(&headers(&v))
+        };
+        assert_eq!(h(None).unwrap_err().0, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            h(Some("Bearer nope")).unwrap_err().0,
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(h(Some("s3cret")).unwrap_err().0, StatusCode::UNAUTHORIZED);
+        assert!(h(Some("Bearer s3cret")).is_ok());
+        // A wrong Host is refused before the token is looked at.
+        assert_eq!(
+            g.check(&headers(&[("host", "evil.example")]))
+                .unwrap_err()
+                .0,
+            StatusCode::FORBIDDEN
+        );
+    }
+
+    #[test]
+    fn a_declared_large_body_is_refused() {
+        let g = guard(None);
+        assert_eq!(
+            g.check(&headers(&[
+                ("host", "localhost"),
+                ("content-length", "101")
+            ]))
+            .unwrap_err()
+            .0,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+    }
+
+    #[test]
+    fn a_public_bind_needs_a_token() {
+        let mut o = HttpOptions::new("0.0.0.0:7411".parse().unwrap());
+        assert!(o.validate().is_err());
+        o.token = Some("t".to_owned());
+        assert!(o.validate().is_ok());
+        o.token = Some("  ".to_owned());
+        assert!(o.validate().is_err());
+        assert!(
+            HttpOptions::new("127.0.0.1:0".parse().unwrap())
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn constant_time_eq_compares() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+        assert!(!constant_time_eq(b"", b"a"));
+    }
+}

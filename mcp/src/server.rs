@@ -1,0 +1,781 @@
+//! The server: a store, its pack and limits, and the tools' handlers. Each handler reads one
+//! snapshot and answers a [`ToolOutput`]; a program that does not parse, check or finish is
+//! an output with `is_error` set, carrying the engine's text (caret and fix).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde::de::DeserializeOwned;
+use strata_eval::budget::Cancel;
+use strata_eval::query::{Query, QueryError, RunOptions};
+use strata_eval::witness::Node;
+use strata_eval::{Bind, FactSource, RelationKind, Vocabulary};
+use strata_store::layout::DEFAULT_TIER;
+use strata_store::{OpenOptions, Snapshot, Store};
+
+use crate::args::{self, ExplainArgs, LookArgs, QueryArgs, SchemaArgs, ValuesArgs};
+use crate::instructions;
+use crate::pack::{Pack, PackError};
+
+/// How many values `values` answers when the call does not say.
+pub const VALUES_LIMIT: u64 = 20;
+
+/// How many sample facts `look` shows of a stored relation.
+pub const LOOK_SAMPLE: usize = 5;
+
+/// The server's limits: a call may ask for less, never more.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The most rows a call answers.
+    pub limit: u64,
+    /// The most work (candidate tuples examined) a call may spend; `None`: no cap.
+    pub max_work: Option<u64>,
+    /// The longest a call may take.
+    pub timeout: Duration,
+    /// Worker threads per evaluation (`None`: the engine's default).
+    pub threads: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            limit: 100,
+            max_work: None,
+            timeout: Duration::from_secs(30),
+            threads: None,
+        }
+    }
+}
+
+/// Why a server could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The database could not be opened or read.
+    #[error(transparent)]
+    Store(#[from] strata_store::StoreError),
+    /// The pack could not be read.
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    /// The modules do not load or check.
+    #[error(transparent)]
+    Vocab(#[from] strata_eval::VocabError),
+    /// An example of the pack does not check against the database.
+    #[error("strata.toml: the example \"{question}\" does not check:\n{message}")]
+    Example {
+        /// The example's question.
+        question: String,
+        /// The engine's error, caret and fix.
+        message: String,
+    },
+    /// The limits make no sense.
+    #[error("{0}")]
+    Options(String),
+}
+
+/// What a tool call answers: text, maybe structured content, and whether it is an error
+/// the agent should read and fix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// The text content.
+    pub text: String,
+    /// The structured content (a JSON object), when the tool gives one.
+    pub structured: Option<serde_json::Value>,
+    /// Whether this is a tool error (`isError: true`).
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful answer of text alone.
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            structured: None,
+            is_error: false,
+        }
+    }
+
+    /// A tool error carrying `text`.
+    pub fn error(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            structured: None,
+            is_error: true,
+        }
+    }
+}
+
+/// One tool: its name, title, description (from the pack), input schema and handler.
+/// Adding a tool (such as `cypher`) is one more entry of [`TOOLS`].
+struct ToolSpec {
+    name: &'static str,
+    title: &'static str,
+    description: fn(&Pack) -> String,
+    schema: fn() -> Result<Arc<JsonObject>, String>,
+    run: fn(&Server, serde_json::Value, &Cancel) -> ToolOutput,
+}
+
+const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "query",
+        title: "Run a Datalog program",
+        description: instructions::query_description,
+        schema: rmcp::handler::server::common::schema_for_input::<QueryArgs>,
+        run: run_query,
+    },
+    ToolSpec {
+        name: "schema",
+        title: "Relations and modules",
+        description: instructions::schema_description,
+        schema: rmcp::handler::server::common::schema_for_input::<SchemaArgs>,
+        run: run_schema,
+    },
+    ToolSpec {
+        name: "explain",
+        title: "Where a program's work went",
+        description: instructions::explain_description,
+        schema: rmcp::handler::server::common::schema_for_input::<ExplainArgs>,
+        run: run_explain,
+    },
+    ToolSpec {
+        name: "look",
+        title: "Describe a relation or module",
+        description: instructions::look_description,
+        schema: rmcp::handler::server::common::schema_for_input::<LookArgs>,
+        run: run_look,
+    },
+    ToolSpec {
+        name: "values",
+        title: "Distinct values of an argument",
+        description: instructions::values_description,
+        schema: rmcp::handler::server::common::schema_for_input::<ValuesArgs>,
+        run: run_values,
+    },
+];
+
+fn run_query(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("query", v, |a| s.query(&a, c))
+}
+
+fn run_schema(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("schema", v, |a| s.schema(&a))
+}
+
+fn run_explain(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("explain", v, |a| s.explain(&a, c))
+}
+
+fn run_look(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("look", v, |a| s.look(&a))
+}
+
+fn run_values(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("values", v, |a| s.values(&a, c))
+}
+
+/// Decodes a call's arguments strictly; what does not fit the schema is a tool error.
+fn with_args<A: DeserializeOwned>(
+    tool: &str,
+    value: serde_json::Value,
+    f: impl FnOnce(A) -> ToolOutput,
+) -> ToolOutput {
+    match serde_json::from_value::<A>(value) {
+        Ok(a) => f(a),
+        Err(e) => ToolOutput::error(format!(
+            "{tool}: the arguments do not fit the tool's schema: {e}"
+        )),
+    }
+}
+
+/// An MCP server over one database. Cheap to clone: clones share the store, the pack and
+/// the cached vocabulary.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    pack: Pack,
+    options: Options,
+    modules_dir: Option<PathBuf>,
+    instructions: String,
+    tools: Vec<Tool>,
+    /// The vocabulary of the last snapshot seen, by its batch sequence number.
+    vocab: Mutex<Option<(u64, Arc<Vocabulary>)>>,
+}
+
+/// A prepared program and the snapshot it runs on.
+struct Prepared {
+    query: Query,
+    snap: Snapshot,
+    tiers: Vec<String>,
+}
+
+impl Server {
+    /// Opens the database in `dir` and its pack (`strata.toml`), then builds the server.
+    pub fn open(dir: &Path, options: Options) -> Result<Server, ServerError> {
+        let store = Store::open(dir, OpenOptions::default())?;
+        let pack = Pack::load(dir)?;
+        Server::new(store, pack, options)
+    }
+
+    /// Builds a server over `store` with `pack` and `options`. Loads the modules under
+    /// the database's `modules/` folder, and refuses a pack whose examples do not check.
+    pub fn new(store: Store, pack: Pack, options: Options) -> Result<Server, ServerError> {
+        if options.limit == 0 {
+            return Err(ServerError::Options(
+                "the row limit must be at least 1".to_owned(),
+            ));
+        }
+        if options.timeout.is_zero() {
+            return Err(ServerError::Options(
+                "the timeout must be longer than zero".to_owned(),
+            ));
+        }
+        let modules = store.dir().join("modules");
+        let modules_dir = modules.is_dir().then_some(modules);
+        let snap = store.snapshot()?;
+        let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
+        for e in &pack.examples {
+            if let Err(err) = Query::prepare(&vocab, &e.program, &[]) {
+                return Err(ServerError::Example {
+                    question: e.question.clone(),
+                    message: err.to_string(),
+                });
+            }
+        }
+        let mut tools = Vec::with_capacity(TOOLS.len());
+        for t in TOOLS {
+            let mut schema = (t.schema)()
+                .map_err(|e| ServerError::Options(format!("the {} tool's schema: {e}", t.name)))?;
+            one_line_descriptions(Arc::make_mut(&mut schema));
+            tools.push(
+                Tool::new(t.name, (t.description)(&pack), schema)
+                    .with_title(t.title)
+                    .with_annotations(
+                        ToolAnnotations::with_title(t.title)
+                            .read_only(true)
+                            .destructive(false)
+                            .idempotent(true)
+                            .open_world(false),
+                    ),
+            );
+        }
+        let seq = snap.seq();
+        drop(snap);
+        Ok(Server {
+            inner: Arc::new(Inner {
+                instructions: instructions::instructions(&pack),
+                store,
+                pack,
+                options,
+                modules_dir,
+                tools,
+                vocab: Mutex::new(Some((seq, vocab))),
+            }),
+        })
+    }
+
+    /// The pack the server was built with.
+    pub fn pack(&self) -> &Pack {
+        &self.inner.pack
+    }
+
+    /// The server's limits.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// The store the server reads.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The instructions an agent reads on connecting.
+    pub fn instructions(&self) -> &str {
+        &self.inner.instructions
+    }
+
+    /// The line for an agent's own instructions.
+    pub fn agent_line(&self) -> String {
+        instructions::agent_line(&self.inner.pack)
+    }
+
+    /// Every tool, as `tools/list` answers them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// One tool by name.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.inner.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Calls tool `name` with `arguments` (none: `{}`), stoppable through `cancel`. `None`
+    /// when no tool has that name (a protocol error, not a tool error).
+    pub fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        cancel: &Cancel,
+    ) -> Option<ToolOutput> {
+        let spec = TOOLS.iter().find(|t| t.name == name)?;
+        let args = serde_json::Value::Object(arguments.unwrap_or_default());
+        Some((spec.run)(self, args, cancel))
+    }
+
+    /// The vocabulary of `snap`: cached while no batch has landed since.
+    fn vocabulary(&self, snap: &Snapshot) -> Result<Arc<Vocabulary>, String> {
+        let mut cached = self
+            .inner
+            .vocab
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((seq, v)) = cached.as_ref()
+            && *seq == snap.seq()
+        {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(
+            Vocabulary::load(snap, self.inner.modules_dir.as_deref()).map_err(|e| e.to_string())?,
+        );
+        *cached = Some((snap.seq(), v.clone()));
+        Ok(v)
+    }
+
+    /// A snapshot of the base tier with its vocabulary.
+    fn base_snapshot(&self, tool: &str) -> Result<(Snapshot, Arc<Vocabulary>), String> {
+        let snap = self
+            .inner
+            .store
+            .snapshot()
+            .map_err(|e| format!("{tool}: {e}"))?;
+        let vocab = self.vocabulary(&snap).map_err(|e| format!("{tool}: {e}"))?;
+        Ok((snap, vocab))
+    }
+
+    /// Parses and checks `program`, then takes the one snapshot it runs on, with exactly the
+    /// tiers holding the relations it reads open (BaseFor).
+    fn prepare(
+        &self,
+        tool: &str,
+        program: &str,
+        binds: &[(String, Bind)],
+    ) -> Result<Prepared, String> {
+        let store = &self.inner.store;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (base, vocab) = self.base_snapshot(tool)?;
+            let query = Query::prepare(&vocab, program, binds).map_err(|e| e.to_string())?;
+            let mut tiers = store
+                .tiers_for(query.base_relations())
+                .map_err(|e| format!("{tool}: {e}"))?;
+            if !tiers.iter().any(|t| t == DEFAULT_TIER) {
+                tiers.insert(0, DEFAULT_TIER.to_owned());
+            }
+            if tiers.len() == 1 {
+                return Ok(Prepared {
+                    query,
+                    snap: base,
+                    tiers,
+                });
+            }
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            let snap = store
+                .snapshot_with_tiers(&names)
+                .map_err(|e| format!("{tool}: {e}"))?;
+            // A batch landed between the two: check again against the newer snapshot.
+            if snap.seq() == base.seq() || attempt >= 3 {
+                return Ok(Prepared { query, snap, tiers });
+            }
+        }
+    }
+
+    /// The run options of a call: the server's limits, lowered by the call's.
+    fn run_options(&self, limit: u64, max_work: u64, cancel: &Cancel) -> RunOptions {
+        let o = &self.inner.options;
+        let mut r = RunOptions {
+            limit: lower(limit, o.limit),
+            ..RunOptions::default()
+        };
+        r.engine.max_work = match (max_work, o.max_work) {
+            (0, cap) => cap,
+            (asked, Some(cap)) => Some(asked.min(cap)),
+            (asked, None) => Some(asked),
+        };
+        r.engine.timeout = Some(o.timeout);
+        r.engine.cancel = cancel.clone();
+        if let Some(t) = o.threads {
+            r.engine.threads = t.max(1);
+        }
+        r
+    }
+
+    /// `query`: runs a program and answers a page of rows with their witnesses.
+    pub fn query(&self, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
+        let binds = match args::binds("query", &a.bind) {
+            Ok(b) => b,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let offset = match a.page_token.trim() {
+            "" => 0,
+            t => match t.parse::<u64>() {
+                Ok(n) => n,
+                Err(_) => {
+                    return ToolOutput::error(format!(
+                        "query: page_token \"{t}\" is not one this server gave; pass the \
+                         page_token the last page ended with, or none for the first page"
+                    ));
+                }
+            },
+        };
+        let p = match self.prepare("query", &a.program, &binds) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let hint = self.inner.pack.hint.trim();
+        let mut options = self.run_options(a.limit, a.max_work, cancel);
+        options.offset = offset;
+        if a.sample > 0 {
+            options.limit = options.limit.min(a.sample);
+        }
+        options.why = a.sample > 0 || !hint.is_empty();
+        let out = match p.query.run(&p.snap, &options) {
+            Ok(o) => o,
+            Err(e) => return ToolOutput::error(query_error(e)),
+        };
+        let mut j = out.answer.json();
+        j["snapshot"] = snapshot_json(&p.snap);
+        j["work"] = out.work.into();
+        j["tiers"] = serde_json::json!(p.tiers);
+        if let Some(why) = &out.why {
+            j["why"] = format!("{why} matched nothing").into();
+        }
+        let empty = out.answer.total == 0;
+        if empty && !hint.is_empty() {
+            j["hint"] = hint.into();
+        }
+        let text = if a.json {
+            serde_json::to_string_pretty(&j).unwrap_or_default()
+        } else {
+            let mut t = out.answer.text();
+            if let Some(why) = &out.why {
+                t.push_str(&format!("\nwhy: {why} matched nothing"));
+            }
+            if empty && !hint.is_empty() {
+                t.push_str(&format!("\nhint: {hint}"));
+            }
+            t
+        };
+        ToolOutput {
+            text,
+            structured: Some(j),
+            is_error: false,
+        }
+    }
+
+    /// `explain`: runs a program and answers where its work went.
+    pub fn explain(&self, a: &ExplainArgs, cancel: &Cancel) -> ToolOutput {
+        let binds = match args::binds("explain", &a.bind) {
+            Ok(b) => b,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let p = match self.prepare("explain", &a.program, &binds) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let options = self.run_options(0, a.max_work, cancel);
+        let mut report = match p.query.explain(&p.snap, &options) {
+            Ok(r) => r,
+            Err(e) => return ToolOutput::error(query_error(e)),
+        };
+        report.tiers = p.tiers.clone();
+        let mut j = report.json();
+        j["snapshot"] = snapshot_json(&p.snap);
+        let mut text = report.text();
+        let hint = self.inner.pack.hint.trim();
+        if report.rows == 0 && !hint.is_empty() {
+            text.push_str(&format!("\nhint: {hint}"));
+            j["hint"] = hint.into();
+        }
+        ToolOutput {
+            text,
+            structured: Some(j),
+            is_error: false,
+        }
+    }
+
+    /// `schema`: the card, one module's members, one relation's schema, or the pack.
+    pub fn schema(&self, a: &SchemaArgs) -> ToolOutput {
+        let (_, vocab) = match self.base_snapshot("schema") {
+            Ok(v) => v,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let path = a.path.trim();
+        if path.is_empty() {
+            return ToolOutput::text(strata_eval::schema::card(&vocab));
+        }
+        if let Some(text) = strata_eval::schema::describe(&vocab, path) {
+            return ToolOutput::text(text);
+        }
+        if path == "data" {
+            return ToolOutput::text(self.inner.pack.card());
+        }
+        ToolOutput::error(format!(
+            "schema: nothing is named \"{path}\"{}; call schema with no path for every \
+             relation and module",
+            did_you_mean(&vocab, path)
+        ))
+    }
+
+    /// `look`: a relation's or module's schema, and for a stored relation its size and a
+    /// few sample facts.
+    pub fn look(&self, a: &LookArgs) -> ToolOutput {
+        let (snap, vocab) = match self.base_snapshot("look") {
+            Ok(v) => v,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let target = a.target.trim();
+        let Some(mut text) = strata_eval::schema::describe(&vocab, target) else {
+            return ToolOutput::error(format!(
+                "look: nothing is named \"{target}\"{}; call schema with no path for every \
+                 relation and module",
+                did_you_mean(&vocab, target)
+            ));
+        };
+        let is_base = vocab.module_schema(target).is_none()
+            && vocab
+                .relation(target)
+                .is_some_and(|r| r.kind == RelationKind::Base);
+        if !is_base {
+            return ToolOutput::text(text);
+        }
+        let tiers = match self.inner.store.tiers_for(&[target.to_owned()]) {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::error(format!("look: {e}")),
+        };
+        // Read the sample at the same batch as the schema: reopen with the tier if needed.
+        let snap = if tiers.iter().all(|t| t == DEFAULT_TIER) {
+            snap
+        } else {
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            match self.inner.store.snapshot_with_tiers(&names) {
+                Ok(s) => s,
+                Err(e) => return ToolOutput::error(format!("look: {e}")),
+            }
+        };
+        match sample_facts(&snap, target, LOOK_SAMPLE) {
+            Ok(facts) if facts.is_empty() => text.push_str("\nno facts"),
+            Ok(facts) => {
+                text.push_str("\nsample facts:");
+                for f in facts {
+                    text.push_str("\n  ");
+                    text.push_str(&f);
+                }
+            }
+            Err(e) => return ToolOutput::error(format!("look: {e}")),
+        }
+        ToolOutput::text(text)
+    }
+
+    /// `values`: the distinct values of one argument of a relation, through a query.
+    pub fn values(&self, a: &ValuesArgs, cancel: &Cancel) -> ToolOutput {
+        let (_, vocab) = match self.base_snapshot("values") {
+            Ok(v) => v,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let program = match values_program(&vocab, a.target.trim()) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let p = match self.prepare("values", &program, &[]) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let limit = if a.limit == 0 { VALUES_LIMIT } else { a.limit };
+        let mut options = self.run_options(limit, 0, cancel);
+        options.engine.witnesses = false;
+        let out = match p.query.run(&p.snap, &options) {
+            Ok(o) => o,
+            Err(e) => return ToolOutput::error(query_error(e)),
+        };
+        let mut j = out.answer.json();
+        j["program"] = program.clone().into();
+        j["snapshot"] = snapshot_json(&p.snap);
+        ToolOutput {
+            text: format!("ran: {program}\n{}", out.answer.text()),
+            structured: Some(j),
+            is_error: false,
+        }
+    }
+}
+
+/// Joins the lines of every `description` in a schema (doc comments wrap) into one line.
+fn one_line_descriptions(object: &mut JsonObject) {
+    for (key, value) in object.iter_mut() {
+        match value {
+            serde_json::Value::String(s) if key == "description" && s.contains('\n') => {
+                *s = s.split('\n').map(str::trim).collect::<Vec<_>>().join(" ");
+            }
+            serde_json::Value::Object(o) => one_line_descriptions(o),
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    if let serde_json::Value::Object(o) = item {
+                        one_line_descriptions(o);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `asked` if the call asked for less than `cap` (0: did not ask), else `cap`.
+fn lower(asked: u64, cap: u64) -> u64 {
+    if asked == 0 { cap } else { asked.min(cap) }
+}
+
+/// The engine's error as the agent reads it: a program error as rendered (caret and fix),
+/// an evaluation error with what stopped it.
+fn query_error(e: QueryError) -> String {
+    e.to_string()
+}
+
+/// The snapshot an answer was read from: the batch sequence number and its labels.
+pub fn snapshot_json(snap: &Snapshot) -> serde_json::Value {
+    serde_json::json!({
+        "seq": snap.seq(),
+        "labels": snap.last_batch().map(|b| b.labels.clone()).unwrap_or_default(),
+    })
+}
+
+/// `; did you mean "deps.depends_on"?` for a name whose last part, or whose case, matches
+/// one relation or module; empty otherwise.
+fn did_you_mean(vocab: &Vocabulary, name: &str) -> String {
+    let lower = name.to_lowercase();
+    let suffix = format!(".{lower}");
+    let mut names: Vec<String> = vocab.relations().into_iter().map(|r| r.name).collect();
+    names.extend(vocab.modules().into_iter().map(str::to_owned));
+    let found: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            let n = n.to_lowercase();
+            n == lower || n.ends_with(&suffix)
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => format!("; did you mean \"{one}\"?"),
+        _ => String::new(),
+    }
+}
+
+/// Up to `n` facts of `relation`, written as a program would write them.
+fn sample_facts(snap: &Snapshot, relation: &str, n: usize) -> Result<Vec<String>, String> {
+    let mut rows = Vec::new();
+    snap.scan(relation, &mut |row| {
+        rows.push(row.to_vec());
+        if rows.len() >= n {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    rows.into_iter()
+        .map(|row| {
+            let values = row
+                .into_iter()
+                .map(|t| snap.value(t))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            let node = Node {
+                relation: relation.to_owned(),
+                values,
+                children: Vec::new(),
+            };
+            let mut out = String::new();
+            node.write_fact(&mut out);
+            Ok(out)
+        })
+        .collect()
+}
+
+/// The program `values` runs for `relation.column` or `relation.N`:
+/// `pkg(_, ?license) => ?license`.
+fn values_program(vocab: &Vocabulary, target: &str) -> Result<String, String> {
+    let usage = "give relation.column (pkg.license) or relation.N, N counting from 1 (imports.2)";
+    let Some((rel, col)) = target.rsplit_once('.') else {
+        return Err(match vocab.relation(target) {
+            Some(r) => format!(
+                "values: \"{target}\" is a relation; name one of its arguments: {}",
+                columns_hint(&r.name, &r.columns)
+            ),
+            None => format!("values: \"{target}\" names no argument; {usage}"),
+        });
+    };
+    let Some(r) = vocab.relation(rel) else {
+        if let Some(r) = vocab.relation(target) {
+            return Err(format!(
+                "values: \"{target}\" is a relation; name one of its arguments: {}",
+                columns_hint(&r.name, &r.columns)
+            ));
+        }
+        return Err(format!(
+            "values: unknown relation \"{rel}\"{}; {usage}",
+            did_you_mean(vocab, rel)
+        ));
+    };
+    let arity = r.columns.len();
+    let position = if !col.is_empty() && col.bytes().all(|b| b.is_ascii_digit()) {
+        match col.parse::<usize>() {
+            Ok(n) if (1..=arity).contains(&n) => n - 1,
+            _ => {
+                return Err(format!(
+                    "values: {rel} has {arity} argument{}; N counts from 1 to {arity}",
+                    if arity == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    } else {
+        match r.columns.iter().position(|c| c == col) {
+            Some(i) => i,
+            None => {
+                return Err(format!(
+                    "values: {rel} has no argument \"{col}\"; name one of {}",
+                    columns_hint(&r.name, &r.columns)
+                ));
+            }
+        }
+    };
+    let name = &r.columns[position];
+    let var = if !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        name.clone()
+    } else {
+        "v".to_owned()
+    };
+    let args: Vec<String> = (0..arity)
+        .map(|i| {
+            if i == position {
+                format!("?{var}")
+            } else {
+                "_".to_owned()
+            }
+        })
+        .collect();
+    Ok(format!("{}({}) => ?{var}", r.name, args.join(", ")))
+}
+
+fn columns_hint(rel: &str, columns: &[String]) -> String {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("{rel}.{c} ({rel}.{})", i + 1))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
