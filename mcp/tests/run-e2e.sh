@@ -23,6 +23,11 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
         || fail "cannot install mcp==$MCP_VERSION"
 fi
 
-(cd "$ROOT" && cargo build --locked -p strata-cli --bin strata) || fail "cargo build failed"
+# Run from `cargo test` (cli/tests/mcp_client.rs), the binary is given; alone, build it.
+STRATA="${STRATA_BIN:-}"
+if [ -z "$STRATA" ]; then
+    (cd "$ROOT" && cargo build --locked -p strata-cli --bin strata) || fail "cargo build failed"
+    STRATA="$TARGET/debug/strata"
+fi
 
-exec "$VENV/bin/python" "$ROOT/mcp/tests/e2e.py" --strata "$TARGET/debug/strata"
+exec "$VENV/bin/python" "$ROOT/mcp/tests/e2e.py" --strata "$STRATA"
