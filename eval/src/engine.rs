@@ -467,44 +467,19 @@ impl Evaluator<'_, '_> {
     fn merge(&mut self, outputs: &[Output]) {
         let mut heads: Vec<RelId> = outputs
             .iter()
-            .filter_map(|o| o.heads.first().copied())
+            .filter(|o| o.count > 0)
+            .map(|o| o.head)
             .collect();
         heads.sort_unstable();
         heads.dedup();
         for rel in heads {
             let arity = self.ir.relations[rel].arity;
             let outs: Vec<usize> = (0..outputs.len())
-                .filter(|&o| outputs[o].heads.first() == Some(&rel))
+                .filter(|&o| outputs[o].count > 0 && outputs[o].head == rel)
                 .collect();
             // (output, index within it) of each new tuple, with its id.
             let added: Vec<((usize, u32), u32)> = if arity <= 2 {
-                // Merge the tasks' sorted runs; on equal keys the earlier task wins.
-                let mut merged: Vec<(u64, u32)> = Vec::new();
-                let mut origin: Vec<(usize, u32)> = Vec::new();
-                for &o in &outs {
-                    let run = &outputs[o].sorted;
-                    let mut next = Vec::with_capacity(merged.len() + run.len());
-                    let mut next_origin = Vec::with_capacity(merged.len() + run.len());
-                    let (mut i, mut j) = (0, 0);
-                    while i < merged.len() || j < run.len() {
-                        let take_old =
-                            j >= run.len() || (i < merged.len() && merged[i].0 <= run[j].0);
-                        if take_old {
-                            if j < run.len() && merged[i].0 == run[j].0 {
-                                j += 1;
-                            }
-                            next.push((merged[i].0, next.len() as u32));
-                            next_origin.push(origin[i]);
-                            i += 1;
-                        } else {
-                            next.push((run[j].0, next.len() as u32));
-                            next_origin.push((o, run[j].1));
-                            j += 1;
-                        }
-                    }
-                    merged = next;
-                    origin = next_origin;
-                }
+                let (merged, origin) = merge_sorted(outputs, &outs);
                 self.relations[rel]
                     .insert_sorted(merged)
                     .into_iter()
@@ -514,7 +489,7 @@ impl Evaluator<'_, '_> {
                 let mut flat = Vec::new();
                 let mut refs = Vec::new();
                 for &o in &outs {
-                    for k in 0..outputs[o].heads.len() {
+                    for k in 0..outputs[o].count {
                         flat.extend_from_slice(&outputs[o].terms[k * arity..(k + 1) * arity]);
                         refs.push((o, k as u32));
                     }
@@ -610,6 +585,38 @@ impl Evaluator<'_, '_> {
     }
 }
 
+/// Merges the tasks' sorted runs (each sorted and distinct) into one: keys ascending and
+/// distinct, each with its position in the result, and the (task, index) it came from; on
+/// equal keys the earlier task wins, so the first occurrence in task order is kept.
+fn merge_sorted(outputs: &[Output], outs: &[usize]) -> (Vec<(u64, u32)>, Vec<(usize, u32)>) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
+    let mut merged = Vec::with_capacity(total);
+    let mut origin = Vec::with_capacity(total);
+    // (key, task order, index in run).
+    let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = outs
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| !outputs[**o].sorted.is_empty())
+        .map(|(t, &o)| Reverse((outputs[o].sorted[0].0, t, 0)))
+        .collect();
+    let mut last: Option<u64> = None;
+    while let Some(Reverse((key, t, i))) = heap.pop() {
+        let o = outs[t];
+        let run = &outputs[o].sorted;
+        if last != Some(key) {
+            merged.push((key, merged.len() as u32));
+            origin.push((o, run[i].1));
+            last = Some(key);
+        }
+        if let Some(next) = run.get(i + 1) {
+            heap.push(Reverse((next.0, t, i + 1)));
+        }
+    }
+    (merged, origin)
+}
+
 fn part_range(rel: &Relation, part: Part) -> Range<u32> {
     match part {
         Part::All => 0..rel.len(),
@@ -639,7 +646,11 @@ struct Ctx<'a, 's> {
 /// A task's output: derived tuples in order, with their derivations.
 #[derive(Default)]
 struct Output {
-    heads: Vec<RelId>,
+    /// The relation the task's rule derives (a task runs one rule).
+    head: RelId,
+    /// How many tuples it emitted (with duplicates).
+    count: usize,
+    /// The emitted tuples, for a head wider than two columns.
     terms: Vec<Term>,
     /// For a head of arity 2 or less: each emitted tuple packed in a u64 with its index,
     /// sorted (so the merge of a round is a merge of sorted runs, and the sorting happens on
@@ -670,21 +681,9 @@ fn run_tasks(
         }
         w.emit_plan(p)?;
         w.flush_work()?;
-        let arity = ctx.ir.relations[rule.head].arity;
-        if arity <= 2 {
-            let mut sorted: Vec<(u64, u32)> = (0..w.out.heads.len())
-                .map(|k| {
-                    let t = &w.out.terms[k * arity..(k + 1) * arity];
-                    (
-                        t.iter().fold(0u64, |a, x| a << 32 | u64::from(x.0)),
-                        k as u32,
-                    )
-                })
-                .collect();
-            sorted.sort_unstable();
-            sorted.dedup_by_key(|e| e.0);
-            w.out.sorted = sorted;
-        }
+        // Sort here, on the worker thread: the merge is then a merge of sorted runs.
+        w.out.sorted.sort_unstable();
+        w.out.sorted.dedup_by_key(|e| e.0);
         w.out.plan = t.plan;
         w.out.stats = std::mem::take(&mut w.stats);
         Ok(w.out)
@@ -791,21 +790,35 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
 
     fn emit_plan(&mut self, p: &Plan) -> Result<(), EvalError> {
         let rule = &self.ctx.ir.rules[p.rule];
+        let narrow = rule.args.len() <= 2;
+        self.out.head = rule.head;
         self.run(&p.steps, 0, &mut |w| {
             let ctx = w.ctx;
+            // Duplicates are dropped when the output is merged: probing the head relation
+            // here, once per candidate, costs more than carrying them. A narrow tuple is
+            // carried as its packed key alone.
+            let mut key = 0u64;
             for a in &rule.args {
                 let t = match a {
                     HeadArg::Arg(Arg::Var(v)) => w.env[*v],
                     HeadArg::Arg(Arg::Const(c)) => ctx.constants[*c],
                     _ => Term::ABSENT,
                 };
-                w.out.terms.push(t);
+                if narrow {
+                    key = key << 32 | u64::from(t.0);
+                } else {
+                    w.out.terms.push(t);
+                }
             }
-            // Duplicates are dropped when the output is merged: probing the head relation
-            // here, once per candidate, costs more than carrying them.
-            w.out.heads.push(rule.head);
+            if narrow {
+                w.out.sorted.push((key, w.out.count as u32));
+            }
+            w.out.count += 1;
+            if !ctx.witnesses {
+                return Ok(());
+            }
             let pstart = w.out.premises.len() as u32;
-            if ctx.witnesses {
+            {
                 for &pos in &p.premises {
                     match w.premises[pos] {
                         Premise::Base { rel, .. } => {
