@@ -585,10 +585,13 @@ impl Evaluator<'_, '_> {
     }
 }
 
+/// Where an emitted tuple came from: the task's output and its index there.
+type Origin = (usize, u32);
+
 /// Merges the tasks' sorted runs (each sorted and distinct) into one: keys ascending and
 /// distinct, each with its position in the result, and the (task, index) it came from; on
 /// equal keys the earlier task wins, so the first occurrence in task order is kept.
-fn merge_sorted(outputs: &[Output], outs: &[usize]) -> (Vec<(u64, u32)>, Vec<(usize, u32)>) {
+fn merge_sorted(outputs: &[Output], outs: &[usize]) -> (Vec<(u64, u32)>, Vec<Origin>) {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
