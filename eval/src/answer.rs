@@ -206,7 +206,7 @@ impl Answer {
                     let Cell::Value(v) = cell(&h.aggregate, &mut [].iter())? else {
                         continue 'groups;
                     };
-                    if !holds(h.op, &v, &h.value) {
+                    if !naive::compare(h.op, &v, &h.value) {
                         continue 'groups;
                     }
                 }
@@ -450,25 +450,6 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
         values: Vec::new(),
         children: Vec::new(),
     })
-}
-
-fn holds(op: CmpOp, a: &Value, b: &Value) -> bool {
-    if *a == Value::Absent || *b == Value::Absent {
-        return false;
-    }
-    let mixed = matches!(
-        (a, b),
-        (Value::Number(_), Value::Text(_)) | (Value::Text(_), Value::Number(_))
-    );
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        _ if mixed => false,
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-    }
 }
 
 fn agg_cell(func: AggFunc, distinct: bool, mut values: Vec<Value>) -> Result<Cell, EvalError> {

@@ -207,7 +207,9 @@ fn same(a: &Value, b: &Value) -> bool {
     a == b
 }
 
-fn compare(op: CmpOp, a: &Value, b: &Value) -> bool {
+/// A comparison of two values as the language defines it: numbers by value, text bytewise,
+/// a number never equal or ordered against a text, anything against `absent` false.
+pub fn compare(op: CmpOp, a: &Value, b: &Value) -> bool {
     if *a == Value::Absent || *b == Value::Absent {
         return false;
     }
