@@ -65,7 +65,10 @@ impl Budget {
         if let Some(max) = self.max_work
             && spent > max
         {
-            return Err(EvalError::WorkLimit { max });
+            return Err(EvalError::WorkLimit {
+                max,
+                spent: Vec::new(),
+            });
         }
         self.check_time()
     }
@@ -78,7 +81,10 @@ impl Budget {
         if let Some((at, limit)) = self.deadline
             && Instant::now() > at
         {
-            return Err(EvalError::Deadline { limit });
+            return Err(EvalError::Deadline {
+                limit,
+                spent: Vec::new(),
+            });
         }
         Ok(())
     }

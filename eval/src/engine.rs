@@ -34,16 +34,20 @@ pub const CHUNK: u32 = 2048;
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     /// The work budget ran out.
-    #[error("the program passed its work budget of {max} units")]
+    #[error("the program passed its work budget of {max} units{}", went(spent))]
     WorkLimit {
         /// The budget.
         max: u64,
+        /// Where the work went: the rules that spent most, with their units.
+        spent: Vec<(String, u64)>,
     },
     /// The deadline passed.
-    #[error("the program ran past its time limit of {limit:?}")]
+    #[error("the program ran past its time limit of {limit:?}{}", went(spent))]
     Deadline {
         /// The limit.
         limit: Duration,
+        /// Where the work went: the rules that spent most, with their units.
+        spent: Vec<(String, u64)>,
     },
     /// The cancellation token was cancelled.
     #[error("the evaluation was cancelled")]
@@ -65,6 +69,18 @@ pub enum EvalError {
     /// The fact source failed.
     #[error(transparent)]
     Source(#[from] SourceError),
+}
+
+/// "; the work went to: rule (N units), ..." for a budget error's message.
+fn went(spent: &[(String, u64)]) -> String {
+    if spent.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = spent
+        .iter()
+        .map(|(rule, units)| format!("{rule} ({units} units)"))
+        .collect();
+    format!("; the work went to: {}", parts.join(", "))
 }
 
 /// How to evaluate.
@@ -169,9 +185,12 @@ pub fn evaluate<'s>(
         loaded: vec![false; ir.relations.len()],
         probes: (0..ir.relations.len()).map(|_| AtomicU64::new(0)).collect(),
         profile: FxHashMap::default(),
+        rule_work: (0..ir.rules.len()).map(|_| AtomicU64::new(0)).collect(),
     };
     for stratum in &strata {
-        ev.stratum(stratum)?;
+        if let Err(e) = ev.stratum(stratum) {
+            return Err(ev.annotate(e));
+        }
     }
     let Evaluator {
         relations,
@@ -210,6 +229,8 @@ struct Evaluator<'a, 's> {
     loaded: Vec<bool>,
     probes: Vec<AtomicU64>,
     profile: FxHashMap<(usize, usize), LiteralProfile>,
+    /// Work spent per rule, for budget errors.
+    rule_work: Vec<AtomicU64>,
 }
 
 /// What one literal of one rule did, over every variant and round (with
@@ -327,6 +348,32 @@ impl Evaluator<'_, '_> {
         }
     }
 
+    /// Adds to a budget error the rules that spent most of the work.
+    fn annotate(&self, e: EvalError) -> EvalError {
+        let top = || {
+            let mut by: Vec<(usize, u64)> = self
+                .rule_work
+                .iter()
+                .enumerate()
+                .map(|(r, w)| (r, w.load(Ordering::Relaxed)))
+                .filter(|(_, w)| *w > 0)
+                .collect();
+            by.sort_by_key(|&(r, w)| (std::cmp::Reverse(w), r));
+            by.into_iter()
+                .take(3)
+                .map(|(r, w)| (self.ir.rule_text(&self.ir.rules[r]), w))
+                .collect()
+        };
+        match e {
+            EvalError::WorkLimit { max, .. } => EvalError::WorkLimit { max, spent: top() },
+            EvalError::Deadline { limit, .. } => EvalError::Deadline {
+                limit,
+                spent: top(),
+            },
+            other => other,
+        }
+    }
+
     /// Reads base relation `rel` into memory, so joins probe an index instead of the source.
     fn materialize(&mut self, rel: RelId) -> Result<(), EvalError> {
         if self.loaded[rel] {
@@ -434,6 +481,7 @@ impl Evaluator<'_, '_> {
                 loaded: &self.loaded,
                 probes: &self.probes,
                 profile: self.options.profile,
+                rule_work: &self.rule_work,
             };
             run_tasks(&ctx, plans, &tasks, self.options.threads)?
         };
@@ -526,8 +574,10 @@ impl Evaluator<'_, '_> {
             loaded: &self.loaded,
             probes: &self.probes,
             profile: self.options.profile,
+            rule_work: &self.rule_work,
         };
         let mut w = Worker::new(&ctx, rule.vars, rule.body.len());
+        w.rule = p.rule;
         w.top = p.steps.as_ptr() as usize;
         if ctx.profile {
             w.stats = vec![[0; 2]; p.steps.len() + 1];
@@ -644,6 +694,8 @@ struct Ctx<'a, 's> {
     probes: &'a [AtomicU64],
     /// Whether workers count runs and candidates per step.
     profile: bool,
+    /// Work spent per rule.
+    rule_work: &'a [AtomicU64],
 }
 
 /// A task's output: derived tuples in order, with their derivations.
@@ -677,6 +729,7 @@ fn run_tasks(
         let p = &plans[t.plan];
         let rule = &ctx.ir.rules[p.rule];
         let mut w = Worker::new(ctx, rule.vars, rule.body.len());
+        w.rule = p.rule;
         w.chunk = t.chunk.clone();
         w.top = p.steps.as_ptr() as usize;
         if ctx.profile {
@@ -750,6 +803,8 @@ struct Worker<'c, 'a, 's> {
     /// reached (when profiling).
     stats: Vec<[u64; 2]>,
     work: u64,
+    /// The rule whose plan the worker runs (its work is charged to it).
+    rule: usize,
     out: Output,
 }
 
@@ -767,6 +822,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             top: 0,
             stats: Vec::new(),
             work: 0,
+            rule: 0,
             out: Output::default(),
         }
     }
@@ -781,6 +837,9 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
 
     fn flush_work(&mut self) -> Result<(), EvalError> {
         let w = std::mem::take(&mut self.work);
+        if let Some(r) = self.ctx.rule_work.get(self.rule) {
+            r.fetch_add(w, Ordering::Relaxed);
+        }
         self.ctx.budget.charge(w)
     }
 

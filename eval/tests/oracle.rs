@@ -733,3 +733,32 @@ fn an_aggregate_inside_a_chunked_task_sees_its_whole_relation() {
     }
     assert!(want[2].contains(&vec![Value::text("x"), Value::Number(5000.0)]));
 }
+
+#[test]
+fn a_budget_error_says_where_the_work_went() {
+    use strata_eval::query::{Query, RunOptions};
+    let w = strata_fixtures::workloads::closure(300, 2, 11);
+    let mut src = MemorySource::new();
+    for (name, pairs) in &w.relations {
+        src.add_relation(name, &["a", "b"]);
+        for &(a, b) in pairs {
+            src.insert(
+                name,
+                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
+            )
+            .unwrap();
+        }
+    }
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = Query::prepare(&vocab, &w.program, &[]).unwrap();
+    let mut opts = RunOptions::default();
+    opts.engine.max_work = Some(20_000);
+    let err = q.run(&src, &opts).unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "query: the program passed its work budget of 20000 units; the work went to: \
+             tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z) ("
+        ),
+        "{err}"
+    );
+}
