@@ -527,11 +527,14 @@ impl Evaluator<'_, '_> {
                 .collect();
             // (output, index within it) of each new tuple, with its id.
             let added: Vec<((usize, u32), u32)> = if arity <= 2 {
-                let (merged, origin) = merge_sorted(outputs, &outs);
-                self.relations[rel]
-                    .insert_sorted(merged)
+                let threads = self.options.threads.max(1);
+                let fresh = new_keys(&self.relations[rel], outputs, &outs, threads);
+                let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
+                let first = self.relations[rel].append_keys(&keys);
+                fresh
                     .into_iter()
-                    .map(|(pos, id)| (origin[pos], id))
+                    .enumerate()
+                    .map(|(i, (_, origin))| (origin, first + i as u32))
                     .collect()
             } else {
                 let mut flat = Vec::new();
@@ -638,36 +641,116 @@ impl Evaluator<'_, '_> {
 /// Where an emitted tuple came from: the task's output and its index there.
 type Origin = (usize, u32);
 
-/// Merges the tasks' sorted runs (each sorted and distinct) into one: keys ascending and
-/// distinct, each with its position in the result, and the (task, index) it came from; on
-/// equal keys the earlier task wins, so the first occurrence in task order is kept.
-fn merge_sorted(outputs: &[Output], outs: &[usize]) -> (Vec<(u64, u32)>, Vec<Origin>) {
+/// The keys the tasks emitted for one narrow relation that it does not hold yet, sorted
+/// and distinct, each with the (task, index) of its first occurrence in task order. With
+/// several threads and enough keys, the key space is cut into ranges merged and filtered in
+/// parallel; the result is the same.
+fn new_keys(
+    rel: &Relation,
+    outputs: &[Output],
+    outs: &[usize],
+    threads: usize,
+) -> Vec<(u64, Origin)> {
+    let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
+    let ranges = if threads > 1 && total >= 1 << 16 {
+        threads * 2
+    } else {
+        1
+    };
+    if ranges == 1 {
+        let mut merged = merge_sorted(outputs, outs, 0, u64::MAX, true);
+        rel.retain_absent(&mut merged, |c| c.0);
+        return merged;
+    }
+    // Split points: quantiles of the largest run (a good sample of the keys).
+    let Some(&big) = outs.iter().max_by_key(|&&o| outputs[o].sorted.len()) else {
+        return Vec::new();
+    };
+    let sample = &outputs[big].sorted;
+    let mut bounds: Vec<u64> = (1..ranges)
+        .map(|i| sample[i * sample.len() / ranges].0)
+        .collect();
+    bounds.dedup();
+    let mut pieces: Vec<(u64, u64, bool)> = Vec::new();
+    let mut lo = 0u64;
+    for &b in &bounds {
+        pieces.push((lo, b, false));
+        lo = b;
+    }
+    pieces.push((lo, u64::MAX, true));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Vec<(u64, Origin)>>> =
+        pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(pieces.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(lo, hi, last)) = pieces.get(i) else {
+                        break;
+                    };
+                    let mut merged = merge_sorted(outputs, outs, lo, hi, last);
+                    rel.retain_absent(&mut merged, |c| c.0);
+                    *results[i]
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .flat_map(|m| {
+            m.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+        .collect()
+}
+
+/// Merges the tasks' sorted runs (each sorted and distinct), restricted to keys in
+/// `lo .. hi` (`..= hi` when `last`), into one: keys ascending and distinct, each with the
+/// (task, index) it came from; on equal keys the earlier task wins, so the first occurrence
+/// in task order is kept.
+fn merge_sorted(
+    outputs: &[Output],
+    outs: &[usize],
+    lo: u64,
+    hi: u64,
+    last: bool,
+) -> Vec<(u64, Origin)> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-    let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
+    let slice = |o: usize| {
+        let run = &outputs[o].sorted;
+        let a = run.partition_point(|e| e.0 < lo);
+        let b = if last {
+            run.len()
+        } else {
+            run.partition_point(|e| e.0 < hi)
+        };
+        &run[a..b]
+    };
+    let total: usize = outs.iter().map(|&o| slice(o).len()).sum();
     let mut merged = Vec::with_capacity(total);
-    let mut origin = Vec::with_capacity(total);
-    // (key, task order, index in run).
+    // (key, task order, index in the slice).
     let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = outs
         .iter()
         .enumerate()
-        .filter(|(_, o)| !outputs[**o].sorted.is_empty())
-        .map(|(t, &o)| Reverse((outputs[o].sorted[0].0, t, 0)))
+        .filter_map(|(t, &o)| slice(o).first().map(|e| Reverse((e.0, t, 0))))
         .collect();
-    let mut last: Option<u64> = None;
+    let mut prev: Option<u64> = None;
     while let Some(Reverse((key, t, i))) = heap.pop() {
         let o = outs[t];
-        let run = &outputs[o].sorted;
-        if last != Some(key) {
-            merged.push((key, merged.len() as u32));
-            origin.push((o, run[i].1));
-            last = Some(key);
+        let run = slice(o);
+        if prev != Some(key) {
+            merged.push((key, (o, run[i].1)));
+            prev = Some(key);
         }
         if let Some(next) = run.get(i + 1) {
             heap.push(Reverse((next.0, t, i + 1)));
         }
     }
-    (merged, origin)
+    merged
 }
 
 fn part_range(rel: &Relation, part: Part) -> Range<u32> {

@@ -179,17 +179,40 @@ impl Relation {
     pub fn insert_sorted(&mut self, mut cands: Vec<(u64, u32)>) -> Vec<(usize, u32)> {
         debug_assert!(self.arity <= 2);
         debug_assert!(cands.windows(2).all(|w| w[0].0 < w[1].0));
+        self.retain_absent(&mut cands, |c| c.0);
+        if cands.is_empty() {
+            return Vec::new();
+        }
+        self.append_run(&cands)
+    }
+
+    /// Keeps the candidates (sorted by key, distinct, arity 2 or less) whose packed key the
+    /// relation does not hold. Reads only: several threads may filter disjoint key ranges.
+    pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: impl Fn(&T) -> u64) {
         for (keys, _) in &self.runs {
+            if cands.is_empty() {
+                return;
+            }
+            // Only the part of the run within the candidates' key range matters.
+            let lo = keys.partition_point(|&x| x < key(&cands[0]));
+            let hi = keys.partition_point(|&x| x <= key(&cands[cands.len() - 1]));
+            let keys = &keys[lo..hi];
             let mut j = 0;
-            cands.retain(|&(k, _)| {
+            cands.retain(|c| {
+                let k = key(c);
                 j = gallop(keys, j, k);
                 !(j < keys.len() && keys[j] == k)
             });
-            if cands.is_empty() {
-                return Vec::new();
-            }
         }
-        self.append_run(&cands)
+    }
+
+    /// Appends tuples given by packed keys (sorted, distinct, absent from the relation) as a
+    /// run; returns the id of the first (the others follow in order).
+    pub fn append_keys(&mut self, keys: &[u64]) -> u32 {
+        let first = self.len;
+        let cands: Vec<(u64, u32)> = keys.iter().map(|&k| (k, 0)).collect();
+        self.append_run(&cands);
+        first
     }
 
     /// Appends new tuples (sorted, distinct, absent from the relation) as a run.
