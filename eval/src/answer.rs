@@ -152,10 +152,40 @@ impl Answer {
                 .order
                 .iter()
                 .any(|o| matches!(o.column, ColumnSpec::Agg { .. }));
-        // Decode every solution once, in id order.
+        // Decode, once, only the goal variables the answer reads: the columns, the group
+        // key and what aggregates other than a plain count read (a count of solutions needs
+        // no value; terms are canonical, so equal terms are equal values).
+        let arity = ir.relations[ir.goal].arity;
+        let mut needed = vec![!grouped; arity];
+        let mut mark = |c: &ColumnSpec| match c {
+            ColumnSpec::Var(v) => {
+                if let Some(n) = needed.get_mut(*v) {
+                    *n = true;
+                }
+            }
+            ColumnSpec::Agg {
+                func,
+                distinct,
+                var,
+            } => {
+                if *func != AggFunc::Count || *distinct {
+                    if let Some(n) = needed.get_mut(*var) {
+                        *n = true;
+                    }
+                }
+            }
+        };
+        shape.columns.iter().for_each(&mut mark);
+        shape.having.iter().for_each(|h| mark(&h.aggregate));
+        shape.order.iter().for_each(|o| mark(&o.column));
         let mut sols: Vec<(u32, Vec<Value>)> = Vec::with_capacity(goal.len() as usize);
         for (id, t) in goal.iter() {
-            sols.push((id, t.iter().map(|&x| value(x)).collect::<Result<_, _>>()?));
+            let vals = t
+                .iter()
+                .zip(&needed)
+                .map(|(&x, &n)| if n { value(x) } else { Ok(Value::Absent) })
+                .collect::<Result<_, _>>()?;
+            sols.push((id, vals));
         }
         // Solutions in default order, so each row keeps its least solution's witness.
         sols.sort_by(|a, b| a.1.cmp(&b.1));
