@@ -168,10 +168,10 @@ impl Answer {
                 distinct,
                 var,
             } => {
-                if *func != AggFunc::Count || *distinct {
-                    if let Some(n) = needed.get_mut(*var) {
-                        *n = true;
-                    }
+                if (*func != AggFunc::Count || *distinct)
+                    && let Some(n) = needed.get_mut(*var)
+                {
+                    *n = true;
                 }
             }
         };
