@@ -104,6 +104,17 @@ pub struct ValuesArgs {
     pub limit: u64,
 }
 
+/// `find`'s arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindArgs {
+    /// The name to ground: partial, misspelled or in words (`parse args`, `the parser`).
+    pub name: String,
+    /// The most matches to answer (0: 10; never more than the server's limit).
+    #[serde(default)]
+    pub limit: u64,
+}
+
 /// Turns a call's `bind` object into the engine's binds, refusing what is not a string, a
 /// number or a list of them, with the variable's name.
 pub fn binds(

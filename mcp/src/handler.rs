@@ -1,6 +1,7 @@
 //! The server as rmcp's [`ServerHandler`]: `initialize` answers the pack's instructions,
 //! `tools/list` the tool table, and `tools/call` runs the tool on the blocking pool under
-//! the server's time limit. An unknown tool is a protocol error; everything else a call can
+//! the server's time limit; `resources/list`, `resources/read`, `prompts/list` and
+//! `prompts/get` answer from [`crate::resources`], on the blocking pool too. An unknown tool is a protocol error; everything else a call can
 //! get wrong is a tool error the agent reads.
 
 use std::future::Future;
@@ -8,8 +9,10 @@ use std::future::Future;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
 use strata_eval::budget::Cancel;
@@ -61,6 +64,15 @@ impl Server {
     }
 }
 
+/// Runs `f` on the blocking pool (it reads the store).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, McpError> + Send + 'static,
+) -> Result<T, McpError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| McpError::internal_error(format!("the request failed: {e}"), None))?
+}
+
 fn seconds(d: std::time::Duration) -> String {
     let s = d.as_secs_f64();
     if s.fract() == 0.0 {
@@ -72,12 +84,18 @@ fn seconds(d: std::time::Duration) -> String {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.pack().server_name(),
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(self.instructions())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.pack().server_name(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(self.instructions())
     }
 
     fn list_tools(
@@ -112,5 +130,46 @@ impl ServerHandler for Server {
                 None,
             )),
         }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let server = self.clone();
+        let resources = blocking(move || server.resources()).await?;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let server = self.clone();
+        let contents = blocking(move || server.read_resource(&request.uri)).await?;
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+            vec![contents],
+        )))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(self.prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let server = self.clone();
+        let result =
+            blocking(move || server.prompt(&request.name, request.arguments.as_ref())).await?;
+        Ok(GetPromptResponse::Complete(result))
     }
 }

@@ -18,11 +18,11 @@ bind, by its variable's name, rather than into the program's text.";
 const SCHEMA_FIRST: &str = "Before writing a program, call schema with no path for every \
 relation and module, and with a module's or relation's path for its members and docs.";
 
-/// The paragraph on look, values, sample and explain.
-const BEFORE_GUESSING: &str = "Before guessing a value, look describes a relation and values \
-shows what one of its arguments holds. To try a program, call query with sample: it runs on a \
-few rows and says which part matched nothing. The explain tool says where a program's work \
-went, and why its answer is empty.";
+/// The paragraph on look, values, find, sample and explain.
+const BEFORE_GUESSING: &str = "Before guessing a value, look describes a relation, values \
+shows what one of its arguments holds and find what a name may stand for. To try a program, \
+call query with sample: it runs on a few rows and says which part matched nothing. The \
+explain tool says where a program's work went, and why its answer is empty.";
 
 /// The instructions an agent reads when it connects: the pack's about, how to write a
 /// program, to call schema first, the pack's first two examples, and where to look before
@@ -123,14 +123,28 @@ pub fn values_description(pack: &Pack) -> String {
     )
 }
 
+/// The `find` tool's description.
+pub fn find_description(pack: &Pack) -> String {
+    format!(
+        "What a name may stand for in {}: ranked matches of a partial or misspelled name \
+         against the stored text values, exact, last part (after / # :), prefix, substring, \
+         words (split at / _ . : # - and case changes, so parse args finds \
+         sym:src/cli.rs#parse_args), then edit distance, each with the relations and columns \
+         it appears in and how many rows. Use it to ground a name the user gave before \
+         writing a program with it; limit (10) caps the matches.",
+        pack.about_or_default()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
 
-    /// The seed's `Example_mcpInstructions` output, with Strata's name for the language and
-    /// without the Cypher paragraph (Strata has no Cypher front end yet).
+    /// The seed's `Example_mcpInstructions` output, with Strata's name for the language,
+    /// find named as the seed names it for a pack with a Grounder (Strata always has one),
+    /// and without the Cypher paragraph (Strata has no Cypher front end yet).
     const SEED_INSTRUCTIONS: &str = r#"the packages of a Go service and what each imports
 
 Ask with the query tool, in Strata's Datalog. A program is rules, if any, then one goal: 'rule(?a, ?b) :- body; ... body => ?a, ?b'. Variables are ?name and strings are "quoted"; there's no "?-" before a goal, and its columns follow => without parentheses. Every row carries the facts it was derived from. A value the user gave goes in bind, by its variable's name, rather than into the program's text.
@@ -141,7 +155,7 @@ For example:
   # what does api import?
   imports("api", ?d) => ?d
 
-Before guessing a value, look describes a relation and values shows what one of its arguments holds. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."#;
+Before guessing a value, look describes a relation, values shows what one of its arguments holds and find what a name may stand for. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."#;
 
     /// The seed's agent line, without "or cypher to ask in Cypher".
     const SEED_AGENT_LINE: &str = "For questions about the packages of a Go service and what each imports, use the deps MCP server before searching files: it answers exactly from its graph. Call its schema tool, then query.";

@@ -1,5 +1,6 @@
 //! Strata's MCP facade, on rmcp: the seed's tools (`query`, `schema`, `explain`, `look`,
-//! `values`) over a Strata database, with the instructions and tool descriptions written
+//! `values`, `find`), resources (the schema card, the pack, each module's source) and
+//! prompts (`explore`, `depends_on`, `used_by`) over a Strata database, with the instructions and tool descriptions written
 //! from the database's pack (`strata.toml`), served over stdio or streamable HTTP.
 //!
 //! A [`Server`] holds the store (shared: clones are cheap), the pack and the [`Options`]
@@ -29,9 +30,11 @@
 //! ```
 
 pub mod args;
+pub mod find;
 mod handler;
 pub mod instructions;
 pub mod pack;
+pub mod resources;
 pub mod serve;
 pub mod server;
 

@@ -18,13 +18,13 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The name of the pack's file in a database directory.
 pub const PACK_FILE: &str = "strata.toml";
 
 /// One worked example: a question and the program that answers it.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Example {
     /// The question, as a user would ask it.
@@ -34,7 +34,7 @@ pub struct Example {
 }
 
 /// A database's pack: its name, what its facts are about, worked examples and a hint.
-#[derive(Clone, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pack {
     /// The server's name, as a client lists it (`strata` when empty).

@@ -15,12 +15,19 @@ use strata_eval::{Bind, FactSource, RelationKind, Vocabulary};
 use strata_store::layout::DEFAULT_TIER;
 use strata_store::{OpenOptions, Snapshot, Store};
 
-use crate::args::{self, ExplainArgs, LookArgs, QueryArgs, SchemaArgs, ValuesArgs};
+use crate::args::{self, ExplainArgs, FindArgs, LookArgs, QueryArgs, SchemaArgs, ValuesArgs};
+use crate::find;
 use crate::instructions;
 use crate::pack::{Pack, PackError};
 
 /// How many values `values` answers when the call does not say.
 pub const VALUES_LIMIT: u64 = 20;
+
+/// How many matches `find` answers when the call does not say.
+pub const FIND_LIMIT: u64 = 10;
+
+/// The longest name `find` takes, in characters.
+pub const FIND_MAX_CHARS: usize = 1000;
 
 /// How many sample facts `look` shows of a stored relation.
 pub const LOOK_SAMPLE: usize = 5;
@@ -152,6 +159,13 @@ const TOOLS: &[ToolSpec] = &[
         schema: rmcp::handler::server::common::schema_for_input::<ValuesArgs>,
         run: run_values,
     },
+    ToolSpec {
+        name: "find",
+        title: "What a name may stand for",
+        description: instructions::find_description,
+        schema: rmcp::handler::server::common::schema_for_input::<FindArgs>,
+        run: run_find,
+    },
 ];
 
 fn run_query(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
@@ -172,6 +186,10 @@ fn run_look(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
 
 fn run_values(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
     with_args("values", v, |a| s.values(&a, c))
+}
+
+fn run_find(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("find", v, |a| s.find(&a))
 }
 
 /// Decodes a call's arguments strictly; what does not fit the schema is a tool error.
@@ -204,6 +222,9 @@ struct Inner {
     tools: Vec<Tool>,
     /// The vocabulary of the last snapshot seen, by its batch sequence number.
     vocab: Mutex<Option<(u64, Arc<Vocabulary>)>>,
+    /// The dictionary in memory for `find`, read on the first call and extended with the
+    /// texts later batches add.
+    finder: Mutex<Option<Arc<find::Index>>>,
 }
 
 /// A prepared program and the snapshot it runs on.
@@ -274,6 +295,7 @@ impl Server {
                 modules_dir,
                 tools,
                 vocab: Mutex::new(Some((seq, vocab))),
+                finder: Mutex::new(None),
             }),
         })
     }
@@ -346,7 +368,7 @@ impl Server {
     }
 
     /// A snapshot of the base tier with its vocabulary.
-    fn base_snapshot(&self, tool: &str) -> Result<(Snapshot, Arc<Vocabulary>), String> {
+    pub(crate) fn base_snapshot(&self, tool: &str) -> Result<(Snapshot, Arc<Vocabulary>), String> {
         let snap = self
             .inner
             .store
@@ -611,6 +633,166 @@ impl Server {
             is_error: false,
         }
     }
+}
+
+impl Server {
+    /// The dictionary index as of `snap`: read once, then extended with what later batches
+    /// added (the dictionary only grows).
+    fn find_index(&self, snap: &Snapshot) -> Result<Arc<find::Index>, String> {
+        let mut cached = self
+            .inner
+            .finder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let index = cached.get_or_insert_with(Default::default);
+        if index.len() < snap.text_count() {
+            Arc::make_mut(index)
+                .extend_from(snap)
+                .map_err(|e| format!("find: {e}"))?;
+        }
+        Ok(index.clone())
+    }
+
+    /// `find`: the stored text values a name may stand for, ranked, each with the
+    /// relations and columns it appears in and how many rows.
+    pub fn find(&self, a: &FindArgs) -> ToolOutput {
+        let name = a.name.trim();
+        if name.is_empty() {
+            return ToolOutput::error(
+                "find: give a name (a part of one, a misspelled one or its words will do)",
+            );
+        }
+        if name.chars().count() > FIND_MAX_CHARS {
+            return ToolOutput::error(format!(
+                "find: the name is longer than {FIND_MAX_CHARS} characters; give a part of it"
+            ));
+        }
+        let store = &self.inner.store;
+        let snap = match store.snapshot() {
+            Ok(s) => s,
+            Err(e) => return ToolOutput::error(format!("find: {e}")),
+        };
+        // Count rows in every tier at the snapshot's batch.
+        let mut tiers: Vec<&str> = snap
+            .catalog()
+            .relations
+            .values()
+            .map(|m| m.tier.as_str())
+            .filter(|t| *t != DEFAULT_TIER)
+            .collect();
+        tiers.sort_unstable();
+        tiers.dedup();
+        let snap = if tiers.is_empty() {
+            snap
+        } else {
+            let tiers: Vec<String> = tiers.into_iter().map(str::to_owned).collect();
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            match store.snapshot_with_tiers(&names) {
+                Ok(s) => s,
+                Err(e) => return ToolOutput::error(format!("find: {e}")),
+            }
+        };
+        let index = match self.find_index(&snap) {
+            Ok(i) => i,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let limit = lower(
+            if a.limit == 0 { FIND_LIMIT } else { a.limit },
+            self.inner.options.limit,
+        );
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        // Keep spares for texts no live row holds any more.
+        let keep = limit.saturating_mul(4).saturating_add(32);
+        let (ranked, total) = index.search(name, snap.text_count(), keep);
+        let mut matches = Vec::new();
+        let mut text = String::new();
+        for m in ranked {
+            if matches.len() >= limit {
+                break;
+            }
+            let uses = match snap.term_uses(strata_eval::Term::text(m.id)) {
+                Ok(u) => u,
+                Err(e) => return ToolOutput::error(format!("find: {e}")),
+            };
+            if uses.is_empty() {
+                continue;
+            }
+            let value = index.text(m.id).unwrap_or_default();
+            let mut quoted = String::new();
+            strata_eval::witness::write_value(&strata_eval::Value::text(value), &mut quoted);
+            let how = if m.kind == find::Kind::Fuzzy {
+                format!(
+                    "{} ({} edit{})",
+                    m.kind.name(),
+                    m.distance,
+                    plural(m.distance.into())
+                )
+            } else {
+                m.kind.name().to_owned()
+            };
+            text.push_str(&format!("{}. {quoted} {how}\n   ", matches.len() + 1));
+            text.push_str(
+                &uses
+                    .iter()
+                    .map(|u| {
+                        format!(
+                            "{}.{} {} row{}",
+                            u.relation,
+                            u.column_name,
+                            u.rows,
+                            plural(u.rows)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            text.push('\n');
+            let mut j = serde_json::json!({
+                "value": value,
+                "match": m.kind.name(),
+                "uses": uses
+                    .iter()
+                    .map(|u| serde_json::json!({
+                        "relation": u.relation,
+                        "column": u.column_name,
+                        "position": u.column + 1,
+                        "rows": u.rows,
+                    }))
+                    .collect::<Vec<_>>(),
+            });
+            if m.kind == find::Kind::Fuzzy {
+                j["edits"] = m.distance.into();
+            }
+            matches.push(j);
+        }
+        if matches.is_empty() {
+            text = format!(
+                "no stored text matches \"{name}\"; values shows what one argument of a \
+                 relation holds"
+            );
+        } else {
+            text.push_str(&format!(
+                "{} of {total} match{}",
+                matches.len(),
+                if total == 1 { "" } else { "es" }
+            ));
+        }
+        let j = serde_json::json!({
+            "name": name,
+            "matches": matches,
+            "total": total,
+            "snapshot": snapshot_json(&snap),
+        });
+        ToolOutput {
+            text,
+            structured: Some(j),
+            is_error: false,
+        }
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Joins the lines of every `description` in a schema (doc comments wrap) into one line.

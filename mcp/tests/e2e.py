@@ -65,7 +65,7 @@ For example:
   # what does api import?
   imports("api", ?d) => ?d
 
-Before guessing a value, look describes a relation and values shows what one of its arguments holds. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."""
+Before guessing a value, look describes a relation, values shows what one of its arguments holds and find what a name may stand for. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."""
 
 SEED_AGENT_LINE = (
     "For questions about the packages of a Go service and what each imports, use the deps MCP "
@@ -73,7 +73,10 @@ SEED_AGENT_LINE = (
 )
 
 SEED_PROGRAM = 'deps.depends_on("app", ?d) => ?d'
-TOOLS = ["query", "schema", "explain", "look", "values"]
+TOOLS = ["query", "schema", "explain", "look", "values", "find"]
+RESOURCES = ["strata://schema", "strata://pack", "strata://modules/deps"]
+PROMPTS = ["explore", "depends_on", "used_by"]
+DEPS_MODULE = (EXAMPLE / "modules" / "deps.dl").read_text()
 TOKEN = "e2e-secret-token"
 
 results: list[tuple[str, bool]] = []
@@ -168,6 +171,67 @@ async def seed_calls(c: Client, transport: str) -> None:
     r = await c.call_tool("values", {"target": "imports.2"})
     check(f"{t}: values", text_of(r) == "ran: imports(_, ?dst) => ?dst\ncolumns: dst\n1. api\n2. log\n3. util\n3 rows",
           text_of(r))
+
+    r = await c.call_tool("find", {"name": "api"})
+    sc = r.structured_content or {}
+    check(f"{t}: find", not r.is_error and text_of(r).startswith('1. "api" exact\n   imports.src 2 rows')
+          and [m.get("value") for m in sc.get("matches", [])] == ["api", "app"]
+          and sc.get("snapshot", {}).get("seq") == 1, text_of(r))
+
+    r = await c.call_tool("find", {"name": "utill", "limit": 1})
+    check(f"{t}: find a misspelled name", text_of(r) == '1. "util" fuzzy (1 edit)\n'
+          '   imports.dst 1 row, package.id 1 row, pkg.name 1 row\n1 of 1 match', text_of(r))
+
+    r = await c.call_tool("find", {"nmae": "api"})
+    check(f"{t}: find with a misspelled argument is a tool error",
+          r.is_error and "unknown field `nmae`" in text_of(r), text_of(r))
+
+    listed = await c.list_resources()
+    uris = [str(res.uri) for res in listed.resources]
+    check(f"{t}: resources/list", uris == RESOURCES, repr(uris))
+    schema_card = text_of(await c.call_tool("schema", {}))
+    r = await c.read_resource("strata://schema")
+    check(f"{t}: resources/read schema is the card",
+          len(r.contents) == 1 and r.contents[0].text == schema_card, repr(r.contents)[:300])
+    r = await c.read_resource("strata://pack")
+    check(f"{t}: resources/read pack", 'name = "deps"' in r.contents[0].text
+          and r.contents[0].mime_type == "application/toml", repr(r.contents)[:300])
+    r = await c.read_resource("strata://modules/deps")
+    check(f"{t}: resources/read a module's source", r.contents[0].text == DEPS_MODULE, repr(r.contents)[:300])
+    try:
+        r = await c.read_resource("strata://modules/nope")
+        check(f"{t}: an unknown resource is an error", False, repr(r)[:300])
+    except Exception as e:  # noqa: BLE001 - the SDK raises MCPError
+        check(f"{t}: an unknown resource is an error",
+              "-32002" in repr(getattr(e, "error", e)) or "no resource" in str(e), repr(e))
+
+    listed = await c.list_prompts()
+    names = [(p.name, [a.name for a in (p.arguments or [])]) for p in listed.prompts]
+    check(f"{t}: prompts/list", names == [("explore", []), ("depends_on", ["target"]), ("used_by", ["target"])],
+          repr(names))
+    r = await c.get_prompt("explore")
+    text = r.messages[0].content.text if r.messages else ""
+    check(f"{t}: prompts/get explore", text.startswith("Explore the deps database") and "deps.depends_on(a, b)" in text,
+          text)
+    r = await c.get_prompt("depends_on", {"target": "app"})
+    text = r.messages[0].content.text if r.messages else ""
+    check(f"{t}: prompts/get depends_on", 'deps.depends_on(?target, ?d) => ?d\nbind: {"target": "app"}' in text,
+          text)
+    r = await c.call_tool("query", {"program": "deps.depends_on(?target, ?d) => ?d", "bind": {"target": "app"}})
+    check(f"{t}: the depends_on prompt's program runs", (r.structured_content or {}).get("total") == 3, text_of(r))
+    r = await c.get_prompt("used_by", {"target": "log"})
+    text = r.messages[0].content.text if r.messages else ""
+    check(f"{t}: prompts/get used_by", "deps.depends_on(?u, ?target) => ?u" in text, text)
+    for name, args, words in [
+        ("depends_on", {}, 'the argument "target" is missing'),
+        ("used_by", {"target": "app", "depth": "2"}, 'unknown argument "depth"'),
+        ("nope", {}, 'unknown prompt "nope"'),
+    ]:
+        try:
+            r = await c.get_prompt(name, args)
+            check(f"{t}: prompt {name} {sorted(args)} is refused", False, repr(r)[:300])
+        except Exception as e:  # noqa: BLE001 - the SDK raises MCPError
+            check(f"{t}: prompt {name} {sorted(args)} is refused", words in str(e), repr(e))
 
     try:
         r = await c.call_tool("no_such_tool", {})

@@ -480,7 +480,10 @@ fn tools_have_strict_schemas_and_read_only_annotations() {
     let tmp = tempfile::tempdir().unwrap();
     let s = server(tmp.path());
     let names: Vec<&str> = s.tools().iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["query", "schema", "explain", "look", "values"]);
+    assert_eq!(
+        names,
+        ["query", "schema", "explain", "look", "values", "find"]
+    );
     for t in s.tools() {
         let schema = serde_json::Value::Object((*t.input_schema).clone());
         assert_eq!(schema["type"], "object", "{}", t.name);
@@ -504,4 +507,368 @@ fn tools_have_strict_schemas_and_read_only_annotations() {
         s.tool("query").unwrap().input_schema["required"],
         json!(["program"])
     );
+}
+
+#[test]
+fn find_grounds_a_name_with_where_it_occurs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let out = call(&s, "find", json!({ "name": "api" }));
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(
+        out.text,
+        "1. \"api\" exact\n   imports.src 2 rows, imports.dst 1 row, package.id 1 row, \
+         pkg.name 1 row\n2. \"app\" fuzzy (1 edit)\n   imports.src 1 row, package.id 1 row, \
+         pkg.name 1 row\n2 of 2 matches"
+    );
+    let limited = call(&s, "find", json!({ "name": "api", "limit": 1 }));
+    assert!(
+        limited.text.ends_with("\n1 of 2 matches"),
+        "{}",
+        limited.text
+    );
+    let j = out.structured.unwrap();
+    assert_eq!(j["total"], 2);
+    assert_eq!(j["matches"][1]["edits"], 1);
+    assert_eq!(j["matches"][0]["value"], "api");
+    assert_eq!(
+        j["matches"][0]["uses"][0],
+        json!({ "relation": "imports", "column": "src", "position": 1, "rows": 2 })
+    );
+    assert_eq!(j["snapshot"]["labels"]["commit"], "abc123");
+
+    // Misspelled: one edit away.
+    let out = call(&s, "find", json!({ "name": "utill" }));
+    assert!(
+        out.text.starts_with("1. \"util\" fuzzy (1 edit)\n"),
+        "{}",
+        out.text
+    );
+    // Nothing found is an answer, not an error.
+    let none = call(&s, "find", json!({ "name": "zzzz" }));
+    assert!(!none.is_error);
+    assert!(
+        none.text.starts_with("no stored text matches \"zzzz\""),
+        "{}",
+        none.text
+    );
+
+    let bad = call(&s, "find", json!({ "name": "  " }));
+    assert!(bad.is_error);
+    assert!(bad.text.starts_with("find: give a name"), "{}", bad.text);
+    let bad = call(&s, "find", json!({ "nmae": "api" }));
+    assert!(bad.is_error);
+    assert!(bad.text.contains("unknown field `nmae`"), "{}", bad.text);
+    let bad = call(&s, "find", json!({ "name": 3 }));
+    assert!(bad.is_error);
+    let bad = call(&s, "find", json!({ "name": "x".repeat(1001) }));
+    assert!(bad.is_error);
+    assert!(bad.text.contains("longer than 1000"), "{}", bad.text);
+    // Hostile names are only text to match.
+    for name in ["\"", "\\", "%", "\u{0}", "é", "#", "::", "ǅǅ"] {
+        assert!(
+            !call(&s, "find", json!({ "name": name })).is_error,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn find_sees_the_names_a_later_batch_adds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let first = call(&s, "find", json!({ "name": "parse args" }));
+    assert!(
+        first.text.starts_with("no stored text matches"),
+        "{}",
+        first.text
+    );
+    let mut batch = s.store().batch(BatchOptions::default()).unwrap();
+    let spec = DumpSpec {
+        label: "more.edges.tsv".into(),
+        format: Format::Edges,
+        relation: None,
+        unit: None,
+    };
+    batch
+        .read_dump(
+            "sym:src/cli.rs#parse_args\tCALLS\tsym:src/cli.rs#parseArgs2\n".as_bytes(),
+            &spec,
+        )
+        .unwrap();
+    batch.commit().unwrap();
+    let out = call(&s, "find", json!({ "name": "parse args" }));
+    assert_eq!(
+        out.text,
+        "1. \"sym:src/cli.rs#parseArgs2\" token\n   calls.dst 1 row\n\
+         2. \"sym:src/cli.rs#parse_args\" token\n   calls.src 1 row\n2 of 2 matches"
+    );
+    assert_eq!(out.structured.unwrap()["snapshot"]["seq"], 2);
+}
+
+fn read(s: &Server, uri: &str) -> String {
+    match s.read_resource(uri).unwrap() {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text,
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+#[test]
+fn resources_are_the_card_the_pack_and_each_module() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let listed: Vec<(String, Option<String>)> = s
+        .resources()
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.uri, r.mime_type))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("strata://schema".to_owned(), Some("text/plain".to_owned())),
+            (
+                "strata://pack".to_owned(),
+                Some("application/toml".to_owned())
+            ),
+            (
+                "strata://modules/deps".to_owned(),
+                Some("text/plain".to_owned())
+            ),
+        ]
+    );
+    assert_eq!(
+        read(&s, "strata://schema"),
+        call(&s, "schema", json!({})).text
+    );
+    let pack = read(&s, "strata://pack");
+    assert_eq!(Pack::parse(&pack).unwrap(), *s.pack());
+    assert_eq!(
+        read(&s, "strata://modules/deps"),
+        strata_fixtures::example::DEPS_MODULE
+    );
+    for bad in [
+        "strata://modules/nope",
+        "strata://nothing",
+        "",
+        "strata://modules/",
+    ] {
+        let e = s.read_resource(bad).unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{bad}");
+        assert!(e.message.contains("strata://modules/deps"), "{}", e.message);
+    }
+}
+
+fn prompt_text(s: &Server, name: &str, args: serde_json::Value) -> String {
+    let r = s.prompt(name, args.as_object()).unwrap();
+    assert_eq!(r.messages.len(), 1);
+    match &r.messages[0].content {
+        rmcp::model::ContentBlock::Text(t) => t.text.clone(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+/// The program and bind a closure prompt suggests, run through query.
+fn run_prompt_program(s: &Server, text: &str) -> ToolOutput {
+    let program: Vec<&str> = text
+        .split("program:\n")
+        .nth(1)
+        .unwrap()
+        .split("\nbind: ")
+        .next()
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .collect();
+    let bind = text
+        .split("\nbind: ")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    let bind: serde_json::Value = serde_json::from_str(bind).unwrap();
+    call(
+        s,
+        "query",
+        json!({ "program": program.join("\n"), "bind": bind }),
+    )
+}
+
+#[test]
+fn prompts_are_listed_with_their_arguments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let listed: Vec<(String, Vec<String>)> = s
+        .prompts()
+        .into_iter()
+        .map(|p| {
+            (
+                p.name,
+                p.arguments
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|a| {
+                        assert_eq!(a.required, Some(true));
+                        a.name
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("explore".to_owned(), vec![]),
+            ("depends_on".to_owned(), vec!["target".to_owned()]),
+            ("used_by".to_owned(), vec!["target".to_owned()]),
+        ]
+    );
+    let explore = prompt_text(&s, "explore", json!({}));
+    assert!(
+        explore.starts_with("Explore the deps database: the packages"),
+        "{explore}"
+    );
+    assert!(explore.contains("deps.depends_on(a, b)"), "{explore}");
+    assert!(explore.contains("imports(\"api\", ?d) => ?d"), "{explore}");
+}
+
+#[test]
+fn closure_prompts_use_the_modules_relation_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let text = prompt_text(&s, "depends_on", json!({ "target": "app" }));
+    assert!(
+        text.contains(
+            "program:\n  deps.depends_on(?target, ?d) => ?d\nbind: {\"target\": \"app\"}"
+        ),
+        "{text}"
+    );
+    let out = run_prompt_program(&s, &text);
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.structured.unwrap()["total"], 3);
+    let text = prompt_text(&s, "used_by", json!({ "target": "log" }));
+    assert!(
+        text.contains("deps.depends_on(?u, ?target) => ?u"),
+        "{text}"
+    );
+    let out = run_prompt_program(&s, &text);
+    assert_eq!(out.structured.unwrap()["total"], 2, "{}", out.text);
+    // A hostile target stays a JSON string in the text and a value in bind.
+    let text = prompt_text(&s, "depends_on", json!({ "target": "a\") => ?x; \"b" }));
+    assert!(
+        text.contains(r#"bind: {"target": "a\") => ?x; \"b"}"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn closure_prompts_fall_back_to_the_edge_relations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::open(
+        tmp.path(),
+        OpenOptions {
+            create: true,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap();
+    let mut batch = store.batch(BatchOptions::default()).unwrap();
+    let spec = DumpSpec {
+        label: "code.edges.tsv".into(),
+        format: Format::Edges,
+        relation: None,
+        unit: None,
+    };
+    batch
+        .read_dump(
+            "a\tCALLS\tb\nb\tIMPORTS\tc\nc\tCALLS\td\n".as_bytes(),
+            &spec,
+        )
+        .unwrap();
+    batch.commit().unwrap();
+    let s = Server::new(store, Pack::default(), Options::default()).unwrap();
+    let text = prompt_text(&s, "depends_on", json!({ "target": "a" }));
+    assert!(text.contains("step(?a, ?b) :- calls(?a, ?b);"), "{text}");
+    assert!(text.contains("(calls, imports)"), "{text}");
+    let out = run_prompt_program(&s, &text);
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.structured.unwrap()["total"], 3, "{}", out.text);
+    let text = prompt_text(&s, "used_by", json!({ "target": "d" }));
+    assert!(text.contains("reaches(?u, ?target) => ?u"), "{text}");
+    let out = run_prompt_program(&s, &text);
+    assert_eq!(out.structured.unwrap()["total"], 3, "{}", out.text);
+}
+
+#[test]
+fn bad_prompt_arguments_are_invalid_params_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let err = |name: &str, args: serde_json::Value| {
+        let e = s.prompt(name, args.as_object()).unwrap_err();
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        e.message.into_owned()
+    };
+    assert_eq!(
+        err("depends_on", json!({})),
+        "prompt depends_on: the argument \"target\" is missing: the name of the thing to ask about"
+    );
+    assert_eq!(
+        err("used_by", json!({ "target": "app", "depth": 2 })),
+        "prompt used_by: unknown argument \"depth\"; it takes target"
+    );
+    assert_eq!(
+        err("explore", json!({ "target": "app" })),
+        "prompt explore: unknown argument \"target\"; it takes none"
+    );
+    assert!(err("depends_on", json!({ "target": 3 })).contains("must be a string"));
+    assert!(err("depends_on", json!({ "target": "  " })).contains("is empty"));
+    assert!(err("depends_on", json!({ "target": "a\nb" })).contains("control character"));
+    assert!(err("depends_on", json!({ "target": "x".repeat(501) })).contains("longer than 500"));
+    assert_eq!(
+        err("nope", json!({})),
+        "unknown prompt \"nope\"; the prompts are explore, depends_on, used_by"
+    );
+    assert!(s.prompt("depends_on", None).is_err());
+}
+
+/// Times `find` on a database given by `STRATA_FIND_DB` (e.g. one ingested from
+/// `gen-codegraph --edges 1400000`): the first call reads the dictionary, later calls scan
+/// it. `STRATA_FIND_DB=/tmp/db cargo test --release -p strata-mcp --test tools find_timing
+/// -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn find_timing() {
+    let Ok(dir) = std::env::var("STRATA_FIND_DB") else {
+        eprintln!("set STRATA_FIND_DB");
+        return;
+    };
+    let s = Server::open(Path::new(&dir), Options::default()).unwrap();
+    let snap = s.store().snapshot().unwrap();
+    println!("{} texts", snap.text_count());
+    drop(snap);
+    for name in [
+        "parse args",
+        "http_1",
+        "lexer",
+        "prase_token",
+        "the parser crate",
+        "zq",
+        "parser",
+    ] {
+        let mut times = Vec::new();
+        let mut first = String::new();
+        for _ in 0..7 {
+            let t = std::time::Instant::now();
+            let out = call(&s, "find", json!({ "name": name }));
+            times.push(t.elapsed());
+            first = out.text.lines().next().unwrap_or("").to_owned();
+        }
+        let cold = times.remove(0);
+        times.sort();
+        println!(
+            "{name:>18}: first call {cold:?}, median of 6 {:?}, best {:?}; {first}",
+            times[3], times[0]
+        );
+    }
 }

@@ -46,5 +46,5 @@ pub use check::CheckReport;
 pub use db::{OpenOptions, Store};
 pub use error::{Result, StoreError};
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
-pub use snapshot::Snapshot;
+pub use snapshot::{Snapshot, TermUse};
 pub use stats::{RelationStats, Stats};

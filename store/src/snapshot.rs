@@ -12,8 +12,9 @@ use strata_eval::{FactSource, RelationInfo, SourceError, Term, TermKind, Value, 
 use crate::catalog::{BatchRecord, Catalog, RelationMeta, meta_u64};
 use crate::db::Store;
 use crate::error::{Result, StoreError};
+use crate::intern::TEXT_CHUNK_BITS;
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
-use crate::{column, index};
+use crate::{column, index, intern};
 
 type Key3 = (u32, u16, u32);
 
@@ -303,6 +304,107 @@ impl Snapshot {
     }
 }
 
+/// How many live rows of one relation hold a term in one column (see
+/// [`Snapshot::term_uses`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TermUse {
+    /// The relation's name.
+    pub relation: String,
+    /// The column's position, from 0.
+    pub column: usize,
+    /// The column's name.
+    pub column_name: String,
+    /// Live rows whose column holds the term.
+    pub rows: u64,
+}
+
+impl Snapshot {
+    /// How many texts the dictionary holds as of this snapshot: their ids run from 1 to
+    /// this count, dense, in order of first appearance (the dictionary only grows).
+    pub fn text_count(&self) -> u32 {
+        self.catalog.texts
+    }
+
+    /// Visits the dictionary's texts with ids from `first` (1 at the least) up to
+    /// [`Snapshot::text_count`], ascending, each with its id, reading the `text_by_id`
+    /// chunks in order; `visit` breaking stops the walk. A text may no longer occur in any
+    /// live row (the dictionary keeps texts whose facts were removed).
+    pub fn for_each_text(
+        &self,
+        first: u32,
+        visit: &mut dyn FnMut(u32, &str) -> ControlFlow<()>,
+    ) -> Result<()> {
+        let count = self.catalog.texts;
+        let first = first.max(1);
+        if first > count {
+            return Ok(());
+        }
+        let mask = (1u32 << TEXT_CHUNK_BITS) - 1;
+        let (lo, hi) = (first >> TEXT_CHUNK_BITS, count >> TEXT_CHUNK_BITS);
+        let mut expect = lo;
+        for entry in self.text_by_id.range(lo..=hi)? {
+            let (k, v) = entry?;
+            let chunk = k.value();
+            if chunk != expect {
+                return Err(StoreError::Corrupt(format!(
+                    "dictionary chunk {expect} is missing"
+                )));
+            }
+            expect += 1;
+            let bytes = v.value();
+            // The chunk's text count (u16 LE); `text_in_chunk` checks the rest.
+            let n = match bytes {
+                [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
+                _ => {
+                    return Err(StoreError::Corrupt(
+                        "a dictionary chunk is malformed".to_owned(),
+                    ));
+                }
+            };
+            for slot in 0..n {
+                let id = (chunk << TEXT_CHUNK_BITS) | (slot as u32 & mask);
+                if id < first {
+                    continue;
+                }
+                if id > count {
+                    return Ok(());
+                }
+                if visit(id, intern::text_in_chunk(bytes, slot)?) == ControlFlow::Break(()) {
+                    return Ok(());
+                }
+            }
+        }
+        if expect <= hi {
+            return Err(StoreError::Corrupt(format!(
+                "dictionary chunk {expect} is missing"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where `term` occurs: for every relation and column holding it in a live row, how
+    /// many rows, from the postings (relations by name, columns in order). Opens the tiers
+    /// of relations it reads.
+    pub fn term_uses(&self, term: Term) -> Result<Vec<TermUse>> {
+        let mut out = Vec::new();
+        for meta in self.catalog.relations.values() {
+            let tier = self.tier(&meta.tier)?;
+            for (c, name) in meta.columns.iter().enumerate() {
+                let rows = Self::posting(&tier, meta, c, term)?.map_or(0, |b| b.len());
+                if rows > 0 {
+                    out.push(TermUse {
+                        relation: meta.name.clone(),
+                        column: c,
+                        column_name: name.clone(),
+                        rows,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl FactSource for Snapshot {
     fn relations(&self) -> Result<Vec<RelationInfo>, SourceError> {
         Ok(self
@@ -395,5 +497,92 @@ impl FactSource for Snapshot {
             })
         })();
         r?.ok_or(SourceError::UnknownTerm(term.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::dump::{DumpSpec, Format};
+    use crate::{BatchOptions, OpenOptions};
+
+    fn ingest(store: &Store, dump: &str) {
+        let mut batch = store.batch(BatchOptions::default()).unwrap();
+        let spec = DumpSpec {
+            label: "x.edges.tsv".into(),
+            format: Format::Edges,
+            relation: None,
+            unit: None,
+        };
+        batch.read_dump(dump.as_bytes(), &spec).unwrap();
+        batch.commit().unwrap();
+    }
+
+    #[test]
+    fn the_dictionary_is_walked_in_order_and_terms_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(
+            dir.path(),
+            OpenOptions {
+                create: true,
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap();
+        // More than one chunk of 256 texts.
+        let mut dump = String::new();
+        for i in 0..300 {
+            dump.push_str(&format!("n{i}\tCALLS\tn{}\n", i + 1));
+        }
+        dump.push_str("n0\tIMPORTS\thub\nn1\tIMPORTS\thub\n");
+        ingest(&store, &dump);
+        let snap = store.snapshot().unwrap();
+        assert_eq!(snap.text_count(), 302);
+        let mut seen = Vec::new();
+        snap.for_each_text(1, &mut |id, t| {
+            seen.push((id, t.to_owned()));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 302);
+        assert!(
+            seen.iter()
+                .enumerate()
+                .all(|(i, (id, _))| *id == i as u32 + 1)
+        );
+        assert_eq!(seen[0].1, "n0");
+        for (id, t) in &seen {
+            assert_eq!(snap.value(Term::text(*id)).unwrap(), Value::text(t.clone()));
+        }
+        let mut tail = Vec::new();
+        snap.for_each_text(255, &mut |id, _| {
+            tail.push(id);
+            if tail.len() == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+        assert_eq!(tail, [255, 256, 257]);
+
+        let n1 = snap.term(&Value::text("n1")).unwrap().unwrap();
+        let uses = snap.term_uses(n1).unwrap();
+        let got: Vec<(&str, &str, u64)> = uses
+            .iter()
+            .map(|u| (u.relation.as_str(), u.column_name.as_str(), u.rows))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("calls", "src", 1),
+                ("calls", "dst", 1),
+                ("imports", "src", 1)
+            ]
+        );
+        let hub = snap.term(&Value::text("hub")).unwrap().unwrap();
+        assert_eq!(snap.term_uses(hub).unwrap()[0].rows, 2);
     }
 }
