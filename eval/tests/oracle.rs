@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
@@ -738,17 +740,7 @@ fn an_aggregate_inside_a_chunked_task_sees_its_whole_relation() {
 fn a_budget_error_says_where_the_work_went() {
     use strata_eval::query::{Query, RunOptions};
     let w = strata_fixtures::workloads::closure(300, 2, 11);
-    let mut src = MemorySource::new();
-    for (name, pairs) in &w.relations {
-        src.add_relation(name, &["a", "b"]);
-        for &(a, b) in pairs {
-            src.insert(
-                name,
-                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
-            )
-            .unwrap();
-        }
-    }
+    let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
     let q = Query::prepare(&vocab, &w.program, &[]).unwrap();
     let mut opts = RunOptions::default();
@@ -768,17 +760,7 @@ fn large_rounds_merged_in_parallel_give_the_same_answer_and_witnesses() {
     // Rounds of well over 2^16 candidates, so several threads merge key ranges in parallel.
     use strata_eval::query::{Query, RunOptions};
     let w = strata_fixtures::workloads::closure(500, 3, 21);
-    let mut src = MemorySource::new();
-    for (name, pairs) in &w.relations {
-        src.add_relation(name, &["a", "b"]);
-        for &(a, b) in pairs {
-            src.insert(
-                name,
-                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
-            )
-            .unwrap();
-        }
-    }
+    let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
     let program =
         "tc(?x, ?y) :- e(?x, ?y);\ntc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);\ntc(?x, ?y) => ?x, ?y";

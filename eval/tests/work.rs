@@ -6,10 +6,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use strata_eval::query::{Query, RunOptions};
-use strata_eval::{FactSource, MemorySource, Value, Vocabulary};
+use strata_eval::{FactSource, Value, Vocabulary};
 use strata_fixtures::workloads::{self, Workload};
 
 fn workloads() -> Vec<Workload> {
@@ -23,17 +25,7 @@ fn workloads() -> Vec<Workload> {
 }
 
 fn measure(w: &Workload, threads: usize) -> BTreeMap<String, f64> {
-    let mut src = MemorySource::new();
-    for (name, pairs) in &w.relations {
-        src.add_relation(name, &["a", "b"]);
-        for &(a, b) in pairs {
-            src.insert(
-                name,
-                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
-            )
-            .unwrap();
-        }
-    }
+    let src = common::workload_source(w);
     let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
     let q = Query::prepare(&vocab, &w.program, &[]).unwrap();
     let mut opts = RunOptions::default();

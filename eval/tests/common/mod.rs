@@ -1,4 +1,4 @@
-//! Helpers shared by the parser's tests.
+//! Helpers shared by the tests: the parser's tree comparisons, and workloads as sources.
 
 #![allow(dead_code)]
 
@@ -144,4 +144,21 @@ pub fn round_trip(source: &str) -> String {
     });
     assert_eq!(strip_program(&p), strip_program(&q), "printed: {printed}");
     printed
+}
+
+/// A workload's relations (pairs of node numbers) as an in-memory fact source.
+pub fn workload_source(w: &strata_fixtures::workloads::Workload) -> strata_eval::MemorySource {
+    use strata_eval::Value;
+    let mut src = strata_eval::MemorySource::new();
+    for (name, pairs) in &w.relations {
+        src.add_relation(name, &["a", "b"]);
+        for &(a, b) in pairs {
+            src.insert(
+                name,
+                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
+            )
+            .expect("a workload relation has two columns");
+        }
+    }
+    src
 }
