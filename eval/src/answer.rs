@@ -187,8 +187,11 @@ impl Answer {
                 .collect::<Result<_, _>>()?;
             sols.push((id, vals));
         }
-        // Solutions in default order, so each row keeps its least solution's witness.
-        sols.sort_by(|a, b| a.1.cmp(&b.1));
+        // Solutions in default order, so each row keeps its least solution's witness
+        // (grouped rows carry no witness, and their groups are ordered by key anyway).
+        if !grouped {
+            sols.sort_by(|a, b| a.1.cmp(&b.1));
+        }
         let mut rows: Vec<Full> = Vec::new();
         if grouped {
             let group_of = |s: &[Value]| -> Vec<Value> {
