@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use strata_store::dump::{self, DumpSpec, Format};
-use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store};
+use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store, StoreError};
 
 /// Strata: a persistent, indexed fact store for code graphs, with a Datalog engine.
 #[derive(Parser)]
@@ -329,13 +329,21 @@ fn progress_bar() -> ProgressBar {
 
 fn ingest(args: &IngestArgs) -> Result<()> {
     let specs = dump_specs(args)?;
-    let store = Store::open(
+    let store = match Store::open(
         &args.db,
         OpenOptions {
             create: true,
             ..OpenOptions::default()
         },
-    )?;
+    ) {
+        Ok(store) => store,
+        // A running `strata serve` holds it: hand the batch to it.
+        Err(in_use @ StoreError::InUse { .. }) => return ingest_via_server(args, &specs, in_use),
+        Err(e) => return Err(e.into()),
+    };
+    // This process holds the database: a socket left there by a killed server is stale.
+    #[cfg(unix)]
+    strata_mcp::ingest_socket::remove_stale_socket(&args.db);
     let bar = progress_bar();
     let started = std::time::Instant::now();
     let mut batch = store.batch(BatchOptions {
@@ -360,13 +368,42 @@ fn ingest(args: &IngestArgs) -> Result<()> {
     bar.set_message("committing");
     let summary = batch.commit()?;
     bar.finish_and_clear();
-    report(&summary, specs.len())
+    report(&summary, specs.len(), "")
 }
 
-fn report(s: &BatchSummary, files: usize) -> Result<()> {
+/// Sends the batch over `DB/strata.sock` to the server holding the database; without one
+/// listening, answers `in_use`.
+#[cfg(unix)]
+fn ingest_via_server(
+    args: &IngestArgs,
+    specs: &[(PathBuf, DumpSpec)],
+    in_use: StoreError,
+) -> Result<()> {
+    use strata_mcp::ingest_socket::{self, SendError};
+    let options = BatchOptions {
+        buffer_facts: args.buffer,
+        ..batch_options(&args.batch, &args.tier, args.replace)?
+    };
+    match ingest_socket::send_batch(&args.db, &options, specs) {
+        Ok(summary) => report(&summary, specs.len(), " (via the running server)"),
+        Err(SendError::NoServer(_)) => Err(in_use.into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn ingest_via_server(
+    _args: &IngestArgs,
+    _specs: &[(PathBuf, DumpSpec)],
+    in_use: StoreError,
+) -> Result<()> {
+    Err(in_use.into())
+}
+
+fn report(s: &BatchSummary, files: usize, suffix: &str) -> Result<()> {
     if s.already_committed {
         say!(
-            "batch already committed as batch {}: nothing written ({} facts read)",
+            "batch already committed as batch {}: nothing written ({} facts read){suffix}",
             s.seq,
             s.facts_read
         )?;
@@ -379,7 +416,7 @@ fn report(s: &BatchSummary, files: usize) -> Result<()> {
     };
     say!(
         "batch {}: {} facts read from {} file{}, {} new, {} duplicates, {} removed; relations: {}; \
-         {:.2}s (read {:.2}s, write {:.2}s, sync {:.2}s)",
+         {:.2}s (read {:.2}s, write {:.2}s, sync {:.2}s){suffix}",
         s.seq,
         s.facts_read,
         files,
@@ -402,7 +439,7 @@ fn report(s: &BatchSummary, files: usize) -> Result<()> {
 fn retract(args: &RetractArgs) -> Result<()> {
     let store = open(&args.db)?;
     let summary = store.retract(&args.units, batch_options(&args.batch, "default", false)?)?;
-    report(&summary, 0)
+    report(&summary, 0, "")
 }
 
 fn check(db: &Path) -> Result<()> {
@@ -618,6 +655,19 @@ fn serve(args: &ServeArgs) -> Result<()> {
         None => None,
     };
     let server = strata_mcp::Server::open(&args.db, options)?;
+    // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
+    #[cfg(unix)]
+    let _socket = match strata_mcp::ingest_socket::IngestListener::bind(server.store().clone()) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!(
+                "strata: warning: cannot listen on {} ({e}); `strata ingest` cannot reach this \
+                 server",
+                strata_mcp::ingest_socket::socket_path(&args.db).display()
+            );
+            None
+        }
+    };
     match http {
         Some(o) => strata_mcp::run_http(server, o)?,
         None => {

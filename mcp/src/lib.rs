@@ -9,6 +9,9 @@
 //! that does not parse, check or finish is a tool error carrying the engine's text; only
 //! a malformed request or an unknown tool is a protocol error.
 //!
+//! While a server runs, [`ingest_socket`] (Unix) takes batches from `strata ingest` over
+//! `DB/strata.sock` and commits them into the store the server holds.
+//!
 //! ```
 //! use strata_eval::budget::Cancel;
 //! use strata_mcp::{Options, Pack, Server};
@@ -32,6 +35,8 @@
 pub mod args;
 pub mod find;
 mod handler;
+#[cfg(unix)]
+pub mod ingest_socket;
 pub mod instructions;
 pub mod pack;
 pub mod resources;
