@@ -178,15 +178,21 @@ impl Answer {
         shape.columns.iter().for_each(&mut mark);
         shape.having.iter().for_each(|h| mark(&h.aggregate));
         shape.order.iter().for_each(|o| mark(&o.column));
-        let mut sols: Vec<(u32, Vec<Value>)> = Vec::with_capacity(goal.len() as usize);
-        for (id, t) in goal.iter() {
-            let vals = t
-                .iter()
-                .zip(&needed)
-                .map(|(&x, &n)| if n { value(x) } else { Ok(Value::Absent) })
-                .collect::<Result<_, _>>()?;
-            sols.push((id, vals));
+        // One flat array of values (no allocation per solution), then a slice per solution.
+        let mut flat: Vec<Value> = Vec::with_capacity(goal.len() as usize * arity);
+        for (_, t) in goal.iter() {
+            for (&x, &n) in t.iter().zip(&needed) {
+                flat.push(if n { value(x)? } else { Value::Absent });
+            }
         }
+        let mut sols: Vec<(u32, &[Value])> = if arity == 0 {
+            goal.iter().map(|(id, _)| (id, &flat[..0])).collect()
+        } else {
+            flat.chunks(arity)
+                .zip(goal.iter())
+                .map(|(vals, (id, _))| (id, vals))
+                .collect()
+        };
         // Solutions in default order, so each row keeps its least solution's witness
         // (grouped rows carry no witness, and their groups are ordered by key anyway).
         if !grouped {
@@ -204,7 +210,7 @@ impl Answer {
                     })
                     .collect()
             };
-            let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<&Vec<Value>>> =
+            let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<&[Value]>> =
                 std::collections::BTreeMap::new();
             for (_, s) in &sols {
                 groups.entry(group_of(s)).or_default().push(s);

@@ -730,6 +730,10 @@ fn merge_sorted(
         };
         &run[a..b]
     };
+    if let [o] = outs {
+        // One run: it is sorted and distinct already.
+        return slice(*o).iter().map(|&(k, i)| (k, (*o, i))).collect();
+    }
     let total: usize = outs.iter().map(|&o| slice(o).len()).sum();
     let mut merged = Vec::with_capacity(total);
     // (key, task order, index in the slice).
