@@ -196,7 +196,7 @@ impl Answer {
         // Solutions in default order, so each row keeps its least solution's witness
         // (grouped rows carry no witness, and their groups are ordered by key anyway).
         if !grouped {
-            sols.sort_by(|a, b| a.1.cmp(&b.1));
+            sols.sort_by(|a, b| a.1.cmp(b.1));
         }
         let mut rows: Vec<Full> = Vec::new();
         if grouped {
