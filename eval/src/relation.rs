@@ -210,9 +210,44 @@ impl Relation {
     /// run; returns the id of the first (the others follow in order).
     pub fn append_keys(&mut self, keys: &[u64]) -> u32 {
         let first = self.len;
-        let cands: Vec<(u64, u32)> = keys.iter().map(|&k| (k, 0)).collect();
-        self.append_run(&cands);
+        if keys.is_empty() {
+            return first;
+        }
+        let arity = self.arity;
+        self.tuples.reserve(keys.len() * arity);
+        for &k in keys {
+            match arity {
+                2 => self
+                    .tuples
+                    .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
+                1 => self.tuples.push(Term(k as u32)),
+                _ => {}
+            }
+        }
+        self.len += keys.len() as u32;
+        self.push_run(keys.to_vec(), (first..self.len).collect());
+        for index in self.indexes.values_mut() {
+            for id in first..self.len {
+                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
+                let key = pack(index.columns.iter().map(|&c| t[c]));
+                index.map.entry(key).or_default().push(id);
+            }
+        }
         first
+    }
+
+    /// Adds a sorted run of keys with their ids, merging runs so their sizes stay geometric.
+    fn push_run(&mut self, keys: Vec<u64>, ids: Vec<u32>) {
+        self.runs.push((keys, ids));
+        while self.runs.len() >= 2 {
+            let last = self.runs.len() - 1;
+            if self.runs[last].0.len() * 2 < self.runs[last - 1].0.len() {
+                break;
+            }
+            let b = self.runs.pop().unwrap_or_default();
+            let a = self.runs.pop().unwrap_or_default();
+            self.runs.push(merge_runs(a, b));
+        }
     }
 
     /// Appends new tuples (sorted, distinct, absent from the relation) as a run.
@@ -235,16 +270,7 @@ impl Relation {
             ids.push(id);
             added.push((pos as usize, id));
         }
-        self.runs.push((keys, ids));
-        while self.runs.len() >= 2 {
-            let last = self.runs.len() - 1;
-            if self.runs[last].0.len() * 2 < self.runs[last - 1].0.len() {
-                break;
-            }
-            let b = self.runs.pop().unwrap_or_default();
-            let a = self.runs.pop().unwrap_or_default();
-            self.runs.push(merge_runs(a, b));
-        }
+        self.push_run(keys, ids);
         for index in self.indexes.values_mut() {
             for &(_, id) in &added {
                 let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
