@@ -35,6 +35,7 @@
 pub mod args;
 pub mod find;
 mod handler;
+pub mod host;
 #[cfg(unix)]
 pub mod ingest_socket;
 pub mod instructions;
@@ -43,7 +44,8 @@ pub mod resources;
 pub mod serve;
 pub mod server;
 
+pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
 pub use instructions::{agent_line, instructions};
 pub use pack::{Example, Pack, PackError};
 pub use serve::{HttpOptions, ServeError, run_http, run_stdio, serve_http, serve_stdio};
-pub use server::{Options, Server, ServerError, ToolOutput};
+pub use server::{Options, Server, ServerBuilder, ServerError, ToolOutput};

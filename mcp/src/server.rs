@@ -17,6 +17,9 @@ use strata_store::{OpenOptions, Snapshot, Store};
 
 use crate::args::{self, ExplainArgs, FindArgs, LookArgs, QueryArgs, SchemaArgs, ValuesArgs};
 use crate::find;
+use crate::host::{
+    BaseFn, BaseForFn, CallContext, HostArguments, HostOptions, Run, Source, VocabularyFn,
+};
 use crate::instructions;
 use crate::pack::{Pack, PackError};
 
@@ -120,7 +123,50 @@ struct ToolSpec {
     title: &'static str,
     description: fn(&Pack) -> String,
     schema: fn() -> Result<Arc<JsonObject>, String>,
-    run: fn(&Server, serde_json::Value, &Cancel) -> ToolOutput,
+    run: fn(&Server, &Call, serde_json::Value, &Cancel) -> ToolOutput,
+}
+
+/// One call as the host hooks see it: its context and what `prepare` answered.
+#[derive(Default)]
+pub(crate) struct Call {
+    ctx: CallContext,
+    run: Run,
+}
+
+impl Call {
+    /// A call of `tool` with no host arguments.
+    pub(crate) fn plain(tool: &str) -> Call {
+        Call {
+            ctx: CallContext {
+                tool: tool.to_owned(),
+                host_args: JsonObject::new(),
+            },
+            run: Run::default(),
+        }
+    }
+}
+
+/// The base a program runs on: a snapshot of the store, or a host's source.
+enum Base {
+    Store(Box<Snapshot>),
+    Host(Source),
+}
+
+impl Base {
+    fn source(&self) -> &dyn FactSource {
+        match self {
+            Base::Store(s) => s.as_ref(),
+            Base::Host(h) => h.as_ref(),
+        }
+    }
+
+    /// The snapshot the answer read, for a store's base.
+    fn snapshot_json(&self) -> Option<serde_json::Value> {
+        match self {
+            Base::Store(s) => Some(snapshot_json(s)),
+            Base::Host(_) => None,
+        }
+    }
 }
 
 const TOOLS: &[ToolSpec] = &[
@@ -168,28 +214,28 @@ const TOOLS: &[ToolSpec] = &[
     },
 ];
 
-fn run_query(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("query", v, |a| s.query(&a, c))
+fn run_query(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("query", v, |a| s.query_in(k, &a, c))
 }
 
-fn run_schema(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
-    with_args("schema", v, |a| s.schema(&a))
+fn run_schema(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("schema", v, |a| s.schema_in(k, &a))
 }
 
-fn run_explain(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("explain", v, |a| s.explain(&a, c))
+fn run_explain(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("explain", v, |a| s.explain_in(k, &a, c))
 }
 
-fn run_look(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
-    with_args("look", v, |a| s.look(&a))
+fn run_look(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("look", v, |a| s.look_in(k, &a))
 }
 
-fn run_values(s: &Server, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("values", v, |a| s.values(&a, c))
+fn run_values(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("values", v, |a| s.values_in(k, &a, c))
 }
 
-fn run_find(s: &Server, v: serde_json::Value, _: &Cancel) -> ToolOutput {
-    with_args("find", v, |a| s.find(&a))
+fn run_find(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("find", v, |a| s.find_in(k, &a))
 }
 
 /// Decodes a call's arguments strictly; what does not fit the schema is a tool error.
@@ -220,6 +266,9 @@ struct Inner {
     modules_dir: Option<PathBuf>,
     instructions: String,
     tools: Vec<Tool>,
+    host: HostOptions,
+    /// The host's vocabulary, once resolved.
+    host_vocab: Mutex<Option<Arc<Vocabulary>>>,
     /// The vocabulary of the last snapshot seen, by its batch sequence number.
     vocab: Mutex<Option<(u64, Arc<Vocabulary>)>>,
     /// The dictionary in memory for `find`, read on the first call and extended with the
@@ -230,7 +279,7 @@ struct Inner {
 /// A prepared program and the snapshot it runs on.
 struct Prepared {
     query: Query,
-    snap: Snapshot,
+    base: Base,
     tiers: Vec<String>,
 }
 
@@ -245,6 +294,31 @@ impl Server {
     /// Builds a server over `store` with `pack` and `options`. Loads the modules under
     /// the database's `modules/` folder, and refuses a pack whose examples do not check.
     pub fn new(store: Store, pack: Pack, options: Options) -> Result<Server, ServerError> {
+        Server::with_host(store, pack, options, HostOptions::default())
+    }
+
+    /// A builder for a server over `store` with `pack`: the limits and the host's hooks
+    /// ([`HostOptions`]).
+    pub fn builder(store: Store, pack: Pack) -> ServerBuilder {
+        ServerBuilder {
+            store,
+            pack,
+            options: Options::default(),
+            host: HostOptions::default(),
+        }
+    }
+
+    /// Builds a server over `store` with `pack`, `options` and the host's hooks. Without
+    /// a host vocabulary, loads the modules under the database's `modules/` folder and
+    /// refuses a pack whose examples do not check; with one, both wait for the first call
+    /// that needs the vocabulary. Refuses host arguments whose names clash with a tool's
+    /// own.
+    pub fn with_host(
+        store: Store,
+        pack: Pack,
+        options: Options,
+        host: HostOptions,
+    ) -> Result<Server, ServerError> {
         if options.limit == 0 {
             return Err(ServerError::Options(
                 "the row limit must be at least 1".to_owned(),
@@ -257,21 +331,23 @@ impl Server {
         }
         let modules = store.dir().join("modules");
         let modules_dir = modules.is_dir().then_some(modules);
-        let snap = store.snapshot()?;
-        let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
-        for e in &pack.examples {
-            if let Err(err) = Query::prepare(&vocab, &e.program, &[]) {
-                return Err(ServerError::Example {
-                    question: e.question.clone(),
-                    message: err.to_string(),
-                });
-            }
-        }
+        let vocab = if host.vocabulary.is_none() {
+            let snap = store.snapshot()?;
+            let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
+            check_examples(&pack, &vocab)?;
+            Some((snap.seq(), vocab))
+        } else {
+            None
+        };
         let mut tools = Vec::with_capacity(TOOLS.len());
         for t in TOOLS {
             let mut schema = (t.schema)()
                 .map_err(|e| ServerError::Options(format!("the {} tool's schema: {e}", t.name)))?;
             one_line_descriptions(Arc::make_mut(&mut schema));
+            if let Some(h) = &host.arguments {
+                add_host_arguments(t.name, Arc::make_mut(&mut schema), h)
+                    .map_err(ServerError::Options)?;
+            }
             tools.push(
                 Tool::new(t.name, (t.description)(&pack), schema)
                     .with_title(t.title)
@@ -284,8 +360,6 @@ impl Server {
                     ),
             );
         }
-        let seq = snap.seq();
-        drop(snap);
         Ok(Server {
             inner: Arc::new(Inner {
                 instructions: instructions::instructions(&pack),
@@ -294,7 +368,9 @@ impl Server {
                 options,
                 modules_dir,
                 tools,
-                vocab: Mutex::new(Some((seq, vocab))),
+                host,
+                host_vocab: Mutex::new(None),
+                vocab: Mutex::new(vocab),
                 finder: Mutex::new(None),
             }),
         })
@@ -308,6 +384,11 @@ impl Server {
     /// The server's limits.
     pub fn options(&self) -> &Options {
         &self.inner.options
+    }
+
+    /// The host's hooks the server was built with.
+    pub fn host(&self) -> &HostOptions {
+        &self.inner.host
     }
 
     /// The store the server reads.
@@ -344,8 +425,116 @@ impl Server {
         cancel: &Cancel,
     ) -> Option<ToolOutput> {
         let spec = TOOLS.iter().find(|t| t.name == name)?;
-        let args = serde_json::Value::Object(arguments.unwrap_or_default());
-        Some((spec.run)(self, args, cancel))
+        let mut arguments = arguments.unwrap_or_default();
+        let call = match self.begin(spec.name, &mut arguments) {
+            Ok(c) => c,
+            Err(e) => return Some(ToolOutput::error(e)),
+        };
+        Some((spec.run)(
+            self,
+            &call,
+            serde_json::Value::Object(arguments),
+            cancel,
+        ))
+    }
+
+    /// Takes the host arguments out of a call's and asks the host's `prepare` for its run.
+    fn begin(&self, tool: &str, arguments: &mut JsonObject) -> Result<Call, String> {
+        let mut call = Call::plain(tool);
+        if let Some(h) = &self.inner.host.arguments {
+            call.ctx.host_args = h.take(tool, arguments)?;
+            call.run = (h.prepare)(&call.ctx).map_err(|e| format!("{tool}: {e}"))?;
+        }
+        Ok(call)
+    }
+
+    /// Whether a call reads anything the host gives (a base or a vocabulary).
+    fn hosted(&self, call: &Call) -> bool {
+        let h = &self.inner.host;
+        call.run.base.is_some()
+            || call.run.base_for.is_some()
+            || call.run.vocabulary.is_some()
+            || h.base.is_some()
+            || h.base_for.is_some()
+            || h.vocabulary.is_some()
+    }
+
+    /// Whether a call's base is the host's rather than the store's.
+    fn host_base(&self, call: &Call) -> bool {
+        let h = &self.inner.host;
+        call.run.base.is_some()
+            || call.run.base_for.is_some()
+            || h.base.is_some()
+            || h.base_for.is_some()
+    }
+
+    /// The host's vocabulary: resolved on the first call, kept once it resolves and its
+    /// pack's examples check against it, asked again after a failure.
+    fn host_vocabulary(&self, resolve: &VocabularyFn) -> Result<Arc<Vocabulary>, String> {
+        let mut cached = self
+            .inner
+            .host_vocab
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(v) = cached.as_ref() {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(resolve().map_err(|e| format!("the vocabulary: {e}"))?);
+        check_examples(&self.inner.pack, &v).map_err(|e| e.to_string())?;
+        *cached = Some(v.clone());
+        Ok(v)
+    }
+
+    /// The vocabulary a call reads: its run's, the host's, or the store's.
+    fn call_vocabulary(&self, call: &Call, tool: &str) -> Result<Arc<Vocabulary>, String> {
+        if let Some(v) = &call.run.vocabulary {
+            return Ok(v.clone());
+        }
+        if let Some(f) = &self.inner.host.vocabulary {
+            return self.host_vocabulary(f).map_err(|e| format!("{tool}: {e}"));
+        }
+        self.base_snapshot(tool).map(|(_, v)| v)
+    }
+
+    /// The base a call reads for a program reading `relations`: the run's `base_for`, then
+    /// its `base`, then the host's `base_for`, then its `base`, else a snapshot of the
+    /// store with the tiers holding them open.
+    fn call_base(
+        &self,
+        call: &Call,
+        tool: &str,
+        relations: &[String],
+    ) -> Result<(Base, Vec<String>), String> {
+        let err = |e: String| format!("{tool}: {e}");
+        let h = &self.inner.host;
+        let host = |s: Source| Ok((Base::Host(s), Vec::new()));
+        if let Some(f) = &call.run.base_for {
+            return host(f(&call.ctx, relations).map_err(err)?);
+        }
+        if let Some(s) = &call.run.base {
+            return host(s.clone());
+        }
+        if let Some(f) = &h.base_for {
+            return host(f(&call.ctx, relations).map_err(err)?);
+        }
+        if let Some(f) = &h.base {
+            return host(f(&call.ctx).map_err(err)?);
+        }
+        let store = &self.inner.store;
+        let mut tiers = store
+            .tiers_for(relations)
+            .map_err(|e| format!("{tool}: {e}"))?;
+        if !tiers.iter().any(|t| t == DEFAULT_TIER) {
+            tiers.insert(0, DEFAULT_TIER.to_owned());
+        }
+        let snap = if tiers.len() == 1 {
+            store.snapshot()
+        } else {
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            store.snapshot_with_tiers(&names)
+        }
+        .map_err(|e| format!("{tool}: {e}"))?;
+        Ok((Base::Store(Box::new(snap)), tiers))
     }
 
     /// The vocabulary of `snap`: cached while no batch has landed since.
@@ -374,7 +563,11 @@ impl Server {
             .store
             .snapshot()
             .map_err(|e| format!("{tool}: {e}"))?;
-        let vocab = self.vocabulary(&snap).map_err(|e| format!("{tool}: {e}"))?;
+        let vocab = match &self.inner.host.vocabulary {
+            Some(f) => self.host_vocabulary(f),
+            None => self.vocabulary(&snap),
+        }
+        .map_err(|e| format!("{tool}: {e}"))?;
         Ok((snap, vocab))
     }
 
@@ -382,10 +575,17 @@ impl Server {
     /// tiers holding the relations it reads open (BaseFor).
     fn prepare(
         &self,
+        call: &Call,
         tool: &str,
         program: &str,
         binds: &[(String, Bind)],
     ) -> Result<Prepared, String> {
+        if self.hosted(call) {
+            let vocab = self.call_vocabulary(call, tool)?;
+            let query = Query::prepare(&vocab, program, binds).map_err(|e| e.to_string())?;
+            let (base, tiers) = self.call_base(call, tool, query.base_relations())?;
+            return Ok(Prepared { query, base, tiers });
+        }
         let store = &self.inner.store;
         let mut attempt = 0;
         loop {
@@ -401,7 +601,7 @@ impl Server {
             if tiers.len() == 1 {
                 return Ok(Prepared {
                     query,
-                    snap: base,
+                    base: Base::Store(Box::new(base)),
                     tiers,
                 });
             }
@@ -411,13 +611,17 @@ impl Server {
                 .map_err(|e| format!("{tool}: {e}"))?;
             // A batch landed between the two: check again against the newer snapshot.
             if snap.seq() == base.seq() || attempt >= 3 {
-                return Ok(Prepared { query, snap, tiers });
+                return Ok(Prepared {
+                    query,
+                    base: Base::Store(Box::new(snap)),
+                    tiers,
+                });
             }
         }
     }
 
     /// The run options of a call: the server's limits, lowered by the call's.
-    fn run_options(&self, limit: u64, max_work: u64, cancel: &Cancel) -> RunOptions {
+    fn run_options(&self, call: &Call, limit: u64, max_work: u64, cancel: &Cancel) -> RunOptions {
         let o = &self.inner.options;
         let mut r = RunOptions {
             limit: lower(limit, o.limit),
@@ -428,7 +632,7 @@ impl Server {
             (asked, Some(cap)) => Some(asked.min(cap)),
             (asked, None) => Some(asked),
         };
-        r.engine.timeout = Some(o.timeout);
+        r.engine.timeout = Some(call.run.timeout.map_or(o.timeout, |t| t.min(o.timeout)));
         r.engine.cancel = cancel.clone();
         if let Some(t) = o.threads {
             r.engine.threads = t.max(1);
@@ -438,6 +642,10 @@ impl Server {
 
     /// `query`: runs a program and answers a page of rows with their witnesses.
     pub fn query(&self, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
+        self.query_in(&Call::plain("query"), a, cancel)
+    }
+
+    fn query_in(&self, call: &Call, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
         let binds = match args::binds("query", &a.bind) {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(e),
@@ -454,25 +662,29 @@ impl Server {
                 }
             },
         };
-        let p = match self.prepare("query", &a.program, &binds) {
+        let p = match self.prepare(call, "query", &a.program, &binds) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
         let hint = self.inner.pack.hint.trim();
-        let mut options = self.run_options(a.limit, a.max_work, cancel);
+        let mut options = self.run_options(call, a.limit, a.max_work, cancel);
         options.offset = offset;
         if a.sample > 0 {
             options.limit = options.limit.min(a.sample);
         }
         options.why = a.sample > 0 || !hint.is_empty();
-        let out = match p.query.run(&p.snap, &options) {
+        let out = match p.query.run(p.base.source(), &options) {
             Ok(o) => o,
             Err(e) => return ToolOutput::error(query_error(e)),
         };
         let mut j = out.answer.json();
-        j["snapshot"] = snapshot_json(&p.snap);
+        if let Some(s) = p.base.snapshot_json() {
+            j["snapshot"] = s;
+        }
         j["work"] = out.work.into();
-        j["tiers"] = serde_json::json!(p.tiers);
+        if let Base::Store(_) = p.base {
+            j["tiers"] = serde_json::json!(p.tiers);
+        }
         if let Some(why) = &out.why {
             j["why"] = format!("{why} matched nothing").into();
         }
@@ -501,22 +713,28 @@ impl Server {
 
     /// `explain`: runs a program and answers where its work went.
     pub fn explain(&self, a: &ExplainArgs, cancel: &Cancel) -> ToolOutput {
+        self.explain_in(&Call::plain("explain"), a, cancel)
+    }
+
+    fn explain_in(&self, call: &Call, a: &ExplainArgs, cancel: &Cancel) -> ToolOutput {
         let binds = match args::binds("explain", &a.bind) {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(e),
         };
-        let p = match self.prepare("explain", &a.program, &binds) {
+        let p = match self.prepare(call, "explain", &a.program, &binds) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
-        let options = self.run_options(0, a.max_work, cancel);
-        let mut report = match p.query.explain(&p.snap, &options) {
+        let options = self.run_options(call, 0, a.max_work, cancel);
+        let mut report = match p.query.explain(p.base.source(), &options) {
             Ok(r) => r,
             Err(e) => return ToolOutput::error(query_error(e)),
         };
         report.tiers = p.tiers.clone();
         let mut j = report.json();
-        j["snapshot"] = snapshot_json(&p.snap);
+        if let Some(s) = p.base.snapshot_json() {
+            j["snapshot"] = s;
+        }
         let mut text = report.text();
         let hint = self.inner.pack.hint.trim();
         if report.rows == 0 && !hint.is_empty() {
@@ -532,7 +750,11 @@ impl Server {
 
     /// `schema`: the card, one module's members, one relation's schema, or the pack.
     pub fn schema(&self, a: &SchemaArgs) -> ToolOutput {
-        let (_, vocab) = match self.base_snapshot("schema") {
+        self.schema_in(&Call::plain("schema"), a)
+    }
+
+    fn schema_in(&self, call: &Call, a: &SchemaArgs) -> ToolOutput {
+        let vocab = match self.call_vocabulary(call, "schema") {
             Ok(v) => v,
             Err(e) => return ToolOutput::error(e),
         };
@@ -556,9 +778,21 @@ impl Server {
     /// `look`: a relation's or module's schema, and for a stored relation its size and a
     /// few sample facts.
     pub fn look(&self, a: &LookArgs) -> ToolOutput {
-        let (snap, vocab) = match self.base_snapshot("look") {
-            Ok(v) => v,
-            Err(e) => return ToolOutput::error(e),
+        self.look_in(&Call::plain("look"), a)
+    }
+
+    fn look_in(&self, call: &Call, a: &LookArgs) -> ToolOutput {
+        let hosted = self.hosted(call);
+        let (snap, vocab) = if hosted {
+            match self.call_vocabulary(call, "look") {
+                Ok(v) => (None, v),
+                Err(e) => return ToolOutput::error(e),
+            }
+        } else {
+            match self.base_snapshot("look") {
+                Ok((s, v)) => (Some(s), v),
+                Err(e) => return ToolOutput::error(e),
+            }
         };
         let target = a.target.trim();
         let Some(mut text) = strata_eval::schema::describe(&vocab, target) else {
@@ -575,21 +809,17 @@ impl Server {
         if !is_base {
             return ToolOutput::text(text);
         }
-        let tiers = match self.inner.store.tiers_for(&[target.to_owned()]) {
-            Ok(t) => t,
-            Err(e) => return ToolOutput::error(format!("look: {e}")),
+        let base = match snap {
+            Some(snap) => match self.look_snapshot(snap, target) {
+                Ok(s) => Base::Store(Box::new(s)),
+                Err(e) => return ToolOutput::error(e),
+            },
+            None => match self.call_base(call, "look", &[target.to_owned()]) {
+                Ok((b, _)) => b,
+                Err(e) => return ToolOutput::error(e),
+            },
         };
-        // Read the sample at the same batch as the schema: reopen with the tier if needed.
-        let snap = if tiers.iter().all(|t| t == DEFAULT_TIER) {
-            snap
-        } else {
-            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
-            match self.inner.store.snapshot_with_tiers(&names) {
-                Ok(s) => s,
-                Err(e) => return ToolOutput::error(format!("look: {e}")),
-            }
-        };
-        match sample_facts(&snap, target, LOOK_SAMPLE) {
+        match sample_facts(base.source(), target, LOOK_SAMPLE) {
             Ok(facts) if facts.is_empty() => text.push_str("\nno facts"),
             Ok(facts) => {
                 text.push_str("\nsample facts:");
@@ -603,9 +833,32 @@ impl Server {
         ToolOutput::text(text)
     }
 
+    /// `snap`, reopened with the tier holding `target` if it is not the default one.
+    fn look_snapshot(&self, snap: Snapshot, target: &str) -> Result<Snapshot, String> {
+        let tiers = self
+            .inner
+            .store
+            .tiers_for(&[target.to_owned()])
+            .map_err(|e| format!("look: {e}"))?;
+        // Read the sample at the same batch as the schema: reopen with the tier if needed.
+        if tiers.iter().all(|t| t == DEFAULT_TIER) {
+            Ok(snap)
+        } else {
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            self.inner
+                .store
+                .snapshot_with_tiers(&names)
+                .map_err(|e| format!("look: {e}"))
+        }
+    }
+
     /// `values`: the distinct values of one argument of a relation, through a query.
     pub fn values(&self, a: &ValuesArgs, cancel: &Cancel) -> ToolOutput {
-        let (_, vocab) = match self.base_snapshot("values") {
+        self.values_in(&Call::plain("values"), a, cancel)
+    }
+
+    fn values_in(&self, call: &Call, a: &ValuesArgs, cancel: &Cancel) -> ToolOutput {
+        let vocab = match self.call_vocabulary(call, "values") {
             Ok(v) => v,
             Err(e) => return ToolOutput::error(e),
         };
@@ -613,20 +866,22 @@ impl Server {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
-        let p = match self.prepare("values", &program, &[]) {
+        let p = match self.prepare(call, "values", &program, &[]) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
         let limit = if a.limit == 0 { VALUES_LIMIT } else { a.limit };
-        let mut options = self.run_options(limit, 0, cancel);
+        let mut options = self.run_options(call, limit, 0, cancel);
         options.engine.witnesses = false;
-        let out = match p.query.run(&p.snap, &options) {
+        let out = match p.query.run(p.base.source(), &options) {
             Ok(o) => o,
             Err(e) => return ToolOutput::error(query_error(e)),
         };
         let mut j = out.answer.json();
         j["program"] = program.clone().into();
-        j["snapshot"] = snapshot_json(&p.snap);
+        if let Some(s) = p.base.snapshot_json() {
+            j["snapshot"] = s;
+        }
         ToolOutput {
             text: format!("ran: {program}\n{}", out.answer.text()),
             structured: Some(j),
@@ -656,6 +911,16 @@ impl Server {
     /// `find`: the stored text values a name may stand for, ranked, each with the
     /// relations and columns it appears in and how many rows.
     pub fn find(&self, a: &FindArgs) -> ToolOutput {
+        self.find_in(&Call::plain("find"), a)
+    }
+
+    fn find_in(&self, call: &Call, a: &FindArgs) -> ToolOutput {
+        if self.host_base(call) {
+            return ToolOutput::error(
+                "find: this server's facts come from its host, and find reads only a Strata \
+                 store's dictionary; use values to list what an argument holds",
+            );
+        }
         let name = a.name.trim();
         if name.is_empty() {
             return ToolOutput::error(
@@ -795,6 +1060,57 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// Checks every example of `pack` against `vocab`.
+fn check_examples(pack: &Pack, vocab: &Vocabulary) -> Result<(), ServerError> {
+    for e in &pack.examples {
+        if let Err(err) = Query::prepare(vocab, &e.program, &[]) {
+            return Err(ServerError::Example {
+                question: e.question.clone(),
+                message: err.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Adds the host's arguments to `tool`'s input schema, beside its own; a name that is one
+/// of the tool's own is refused.
+fn add_host_arguments(
+    tool: &str,
+    schema: &mut JsonObject,
+    host: &HostArguments,
+) -> Result<(), String> {
+    let own: std::collections::BTreeSet<String> = schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    host.check(tool, &own)?;
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
+    let Some(properties) = properties.as_object_mut() else {
+        return Err(format!("the {tool} tool's schema has no properties object"));
+    };
+    for (name, value) in &host.properties {
+        properties.insert(name.clone(), value.clone());
+    }
+    if !host.required.is_empty() {
+        let required = schema
+            .entry("required")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        let Some(required) = required.as_array_mut() else {
+            return Err(format!(
+                "the {tool} tool's schema has a malformed required list"
+            ));
+        };
+        for name in &host.required {
+            required.push(name.clone().into());
+        }
+    }
+    Ok(())
+}
+
 /// Joins the lines of every `description` in a schema (doc comments wrap) into one line.
 fn one_line_descriptions(object: &mut JsonObject) {
     for (key, value) in object.iter_mut() {
@@ -855,7 +1171,7 @@ fn did_you_mean(vocab: &Vocabulary, name: &str) -> String {
 }
 
 /// Up to `n` facts of `relation`, written as a program would write them.
-fn sample_facts(snap: &Snapshot, relation: &str, n: usize) -> Result<Vec<String>, String> {
+fn sample_facts(snap: &dyn FactSource, relation: &str, n: usize) -> Result<Vec<String>, String> {
     let mut rows = Vec::new();
     snap.scan(relation, &mut |row| {
         rows.push(row.to_vec());
@@ -960,4 +1276,86 @@ fn columns_hint(rel: &str, columns: &[String]) -> String {
         .map(|(i, c)| format!("{rel}.{c} ({rel}.{})", i + 1))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Builds a [`Server`] with the host's hooks: `Server::builder(store, pack)`, then the
+/// limits and hooks, then [`ServerBuilder::build`].
+pub struct ServerBuilder {
+    store: Store,
+    pack: Pack,
+    options: Options,
+    host: HostOptions,
+}
+
+impl ServerBuilder {
+    /// Every limit at once.
+    pub fn options(mut self, options: Options) -> ServerBuilder {
+        self.options = options;
+        self
+    }
+
+    /// The most rows a call answers (default 100).
+    pub fn limit(mut self, limit: u64) -> ServerBuilder {
+        self.options.limit = limit;
+        self
+    }
+
+    /// The most work a call may spend (default: no cap).
+    pub fn max_work(mut self, max_work: u64) -> ServerBuilder {
+        self.options.max_work = Some(max_work);
+        self
+    }
+
+    /// The longest a call may take (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> ServerBuilder {
+        self.options.timeout = timeout;
+        self
+    }
+
+    /// Every host hook at once.
+    pub fn host(mut self, host: HostOptions) -> ServerBuilder {
+        self.host = host;
+        self
+    }
+
+    /// The base each call reads, asked once per call.
+    pub fn base(
+        mut self,
+        base: impl Fn(&CallContext) -> Result<Source, String> + Send + Sync + 'static,
+    ) -> ServerBuilder {
+        let f: BaseFn = Arc::new(base);
+        self.host.base = Some(f);
+        self
+    }
+
+    /// The base a program runs on, asked with the base relations it reads.
+    pub fn base_for(
+        mut self,
+        base_for: impl Fn(&CallContext, &[String]) -> Result<Source, String> + Send + Sync + 'static,
+    ) -> ServerBuilder {
+        let f: BaseForFn = Arc::new(base_for);
+        self.host.base_for = Some(f);
+        self
+    }
+
+    /// The vocabulary, resolved on the first call that needs it.
+    pub fn vocabulary(
+        mut self,
+        vocabulary: impl Fn() -> Result<Vocabulary, String> + Send + Sync + 'static,
+    ) -> ServerBuilder {
+        let f: VocabularyFn = Arc::new(vocabulary);
+        self.host.vocabulary = Some(f);
+        self
+    }
+
+    /// The host's own arguments on every tool, and the hook asked with them per call.
+    pub fn arguments(mut self, arguments: HostArguments) -> ServerBuilder {
+        self.host.arguments = Some(arguments);
+        self
+    }
+
+    /// Builds the server, as [`Server::with_host`] does.
+    pub fn build(self) -> Result<Server, ServerError> {
+        Server::with_host(self.store, self.pack, self.options, self.host)
+    }
 }
