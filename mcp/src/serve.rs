@@ -196,6 +196,14 @@ pub async fn serve_http(
             ""
         }
     );
+    // Answers go out in several small writes: without TCP_NODELAY, Nagle's algorithm meets
+    // the client's delayed acknowledgement and every call waits about 40 ms.
+    let listener = {
+        use axum::serve::ListenerExt;
+        listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        })
+    };
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -1,0 +1,683 @@
+//! `mcp-bench`: round trip of a small `query` call to `strata serve`, over streamable HTTP on
+//! loopback and over stdio, and throughput of concurrent HTTP clients.
+//!
+//! ```text
+//! cargo build --release -p strata-cli
+//! cargo run --release -p strata-benches --bin mcp-bench -- [--db DIR] [--strata PATH]
+//!     [--calls N] [--clients C] [--seconds S]
+//! ```
+//!
+//! Builds the bundled example database (`strata_fixtures::example::write_example`, ingested
+//! in one batch through `strata_store`) in a temporary directory, or takes `--db DIR`. Finds
+//! the `strata` binary next to this one (`target/release/strata`), or takes `--strata PATH`.
+//! Then, one server at a time:
+//!
+//! 1. `strata serve DB --http 127.0.0.1:PORT`: one session on one keep-alive connection
+//!    (`ureq`), [`WARMUP`] untimed calls, then N (default 1000) sequential `query` calls of
+//!    `imports("api", ?d) => ?d`, each timed from the request to the last byte of its answer
+//!    (an SSE stream, whose `data:` lines are parsed); then C (default 16) threads, each its
+//!    own connection and session, calling the same query in a loop for S seconds (default 30).
+//!    Every answer is checked (HTTP 200, a JSON-RPC result, not `isError`, both rows present);
+//!    anything else counts as an error. The server is stopped with SIGTERM.
+//! 2. `strata serve DB --stdio`: the same warm-up and N sequential calls, written as JSON-RPC
+//!    lines to its stdin and read from its stdout (by a reader thread, as a client would).
+//!
+//! Every loop is bounded in count and in time, and every request goes to 127.0.0.1. Prints a
+//! Markdown table; exits 1 when any call failed.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use strata_benches::{BenchResult, median, open_store, percentile};
+use strata_store::BatchOptions;
+use strata_store::dump::{DumpSpec, Format, facts_relation};
+
+const USAGE: &str = "\
+usage: mcp-bench [--db DIR] [--strata PATH] [--calls N] [--clients C] [--seconds S]
+
+  --db DIR       serve this database (default: the bundled example, built in a temp dir)
+  --strata PATH  the strata binary (default: `strata` next to this binary; build it with
+                 `cargo build --release -p strata-cli`)
+  --calls N      sequential calls timed on each transport (default 1000)
+  --clients C    concurrent HTTP clients (default 16)
+  --seconds S    how long the concurrent clients run (default 30)";
+
+/// The query every call runs: answered from the `imports` index (first column bound).
+const PROGRAM: &str = r#"imports("api", ?d) => ?d"#;
+
+/// Untimed calls before the timed ones, on each transport.
+const WARMUP: usize = 50;
+
+/// The most calls one concurrent client makes, whatever `--seconds` says.
+const MAX_CALLS_PER_CLIENT: u64 = 5_000_000;
+
+/// How long one call may take before it is an error.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The MCP protocol version the client announces.
+const PROTOCOL: &str = "2025-06-18";
+
+struct Args {
+    db: Option<PathBuf>,
+    strata: Option<PathBuf>,
+    calls: usize,
+    clients: usize,
+    seconds: u64,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        db: None,
+        strata: None,
+        calls: 1000,
+        clients: 16,
+        seconds: 30,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| v.parse::<u64>().map_err(|e| format!("{flag} {v}: {e}"));
+        match flag.as_str() {
+            "--db" => a.db = Some(PathBuf::from(value()?)),
+            "--strata" => a.strata = Some(PathBuf::from(value()?)),
+            "--calls" => a.calls = num(value()?)?.max(1) as usize,
+            "--clients" => a.clients = num(value()?)?.max(1) as usize,
+            "--seconds" => a.seconds = num(value()?)?,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("mcp-bench: {e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("mcp-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The `strata` binary: `--strata`, else next to this binary.
+fn strata_binary(a: &Args) -> BenchResult<PathBuf> {
+    if let Some(p) = &a.strata {
+        return Ok(p.clone());
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().ok_or("this binary has no directory")?;
+    let p = dir.join(format!("strata{}", std::env::consts::EXE_SUFFIX));
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "no strata binary at {}: build it with `cargo build --release -p strata-cli`, \
+             or pass --strata PATH",
+            p.display()
+        )
+        .into())
+    }
+}
+
+/// Writes the bundled example into `dir` and ingests its dumps in one batch.
+fn build_example(dir: &Path) -> BenchResult<()> {
+    let dumps = strata_fixtures::example::write_example(dir)?;
+    let store = open_store(dir)?;
+    let mut batch = store.batch(BatchOptions::default())?;
+    for path in &dumps {
+        let format = Format::from_path(path)
+            .ok_or_else(|| format!("{}: unknown dump format", path.display()))?;
+        let spec = DumpSpec {
+            label: path.display().to_string(),
+            format,
+            relation: facts_relation(path),
+            unit: None,
+        };
+        batch.read_file(path, &spec)?;
+    }
+    batch.commit()?;
+    Ok(())
+}
+
+fn run(a: &Args) -> BenchResult<bool> {
+    let strata = strata_binary(a)?;
+    let tmp = tempfile::tempdir()?;
+    let db = match &a.db {
+        Some(d) => d.clone(),
+        None => {
+            let d = tmp.path().join("db");
+            build_example(&d)?;
+            d
+        }
+    };
+    eprintln!(
+        "mcp-bench: {} serving {}, load {}",
+        strata.display(),
+        db.display(),
+        loadavg()
+    );
+    let mut loads = vec![loadavg()];
+
+    // HTTP: sequential, then concurrent, on one server.
+    let port = free_port()?;
+    let mut server = Server::start(
+        Command::new(&strata)
+            .arg("serve")
+            .arg(&db)
+            .arg("--http")
+            .arg(format!("127.0.0.1:{port}")),
+        &tmp.path().join("http.log"),
+        false,
+    )?;
+    wait_listening(port, &mut server)?;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut http = HttpSession::open(&url)?;
+    for _ in 0..WARMUP {
+        check_answer(&http.query()?)?;
+    }
+    let mut http_lat = Vec::with_capacity(a.calls);
+    for _ in 0..a.calls {
+        let t = Instant::now();
+        let answer = http.query()?;
+        http_lat.push(t.elapsed().as_secs_f64() * 1e6);
+        check_answer(&answer)?;
+    }
+    http.close();
+    loads.push(loadavg());
+    eprintln!(
+        "mcp-bench: HTTP sequential done; {} clients for {} s",
+        a.clients, a.seconds
+    );
+    let mut conc = concurrent(&url, a.clients, Duration::from_secs(a.seconds));
+    loads.push(loadavg());
+    server.stop()?;
+
+    // stdio.
+    let mut stdio = StdioSession::start(&strata, &db, &tmp.path().join("stdio.log"))?;
+    for _ in 0..WARMUP {
+        check_answer(&stdio.query()?)?;
+    }
+    let mut stdio_lat = Vec::with_capacity(a.calls);
+    for _ in 0..a.calls {
+        let t = Instant::now();
+        let answer = stdio.query()?;
+        stdio_lat.push(t.elapsed().as_secs_f64() * 1e6);
+        check_answer(&answer)?;
+    }
+    stdio.stop()?;
+    loads.push(loadavg());
+
+    let (hm, hp) = (median(&mut http_lat), percentile(&mut http_lat, 99.0));
+    let (sm, sp) = (median(&mut stdio_lat), percentile(&mut stdio_lat, 99.0));
+    let (cm, cp) = (median(&mut conc.lat), percentile(&mut conc.lat, 99.0));
+    let throughput = conc.ok as f64 / conc.secs;
+    println!("## MCP round trip: `query` of `{PROGRAM}`\n");
+    println!("| measure | calls | median µs | p99 µs | max µs | errors |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| HTTP, one session, keep-alive, sequential | {} | {hm:.0} | {hp:.0} | {:.0} | 0 |",
+        a.calls,
+        max(&http_lat)
+    );
+    println!(
+        "| stdio, sequential | {} | {sm:.0} | {sp:.0} | {:.0} | 0 |",
+        a.calls,
+        max(&stdio_lat)
+    );
+    println!(
+        "| HTTP, {} concurrent clients, {:.1} s | {} | {cm:.0} | {cp:.0} | {:.0} | {} |",
+        a.clients,
+        conc.secs,
+        conc.ok + conc.errors,
+        max(&conc.lat),
+        conc.errors
+    );
+    println!(
+        "\nConcurrent throughput: {throughput:.0} calls/s ({} ok, {} errors{}). \
+         {WARMUP} untimed warm-up calls before each sequential run.",
+        conc.ok,
+        conc.errors,
+        conc.first_error
+            .as_deref()
+            .map(|e| format!("; first: {e}"))
+            .unwrap_or_default()
+    );
+    println!(
+        "\n| target | measured | holds |\n|---|---|---|\n\
+         | HTTP median < 1 ms on loopback | {:.3} ms | {} |\n\
+         | 16 concurrent clients, no errors | {} errors | {} |",
+        hm / 1e3,
+        if hm < 1000.0 { "yes" } else { "**NO**" },
+        conc.errors,
+        if conc.errors == 0 { "yes" } else { "**NO**" },
+    );
+    println!(
+        "\nLoad average (1/5/15 min) before, after HTTP sequential, after concurrent, \
+         after stdio: {}",
+        loads.join(" | ")
+    );
+    Ok(conc.errors == 0)
+}
+
+fn max(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+fn free_port() -> BenchResult<u16> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(l.local_addr()?.port())
+}
+
+/// The `tools/call` request of the benchmark's query, with JSON-RPC id `id`.
+fn query_request(id: u64) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": "query", "arguments": {"program": PROGRAM}},
+    })
+}
+
+fn initialize_request() -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-bench", "version": "0"},
+        },
+    })
+}
+
+/// Checks one `query` answer: a result, not a tool error, with both of `api`'s imports.
+fn check_answer(v: &Value) -> BenchResult<()> {
+    let result = v
+        .get("result")
+        .ok_or_else(|| format!("not a result: {v}"))?;
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!("tool error: {result}").into());
+    }
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    if !(text.contains("log") && text.contains("util")) {
+        return Err(format!("unexpected answer: {text:?}").into());
+    }
+    Ok(())
+}
+
+/// A server child process, stopped with SIGTERM (then killed) when done or dropped.
+struct Server {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Starts `cmd` with its stderr in `log`; its stdin and stdout piped when `piped`, else
+    /// null.
+    fn start(cmd: &mut Command, log: &Path, piped: bool) -> BenchResult<Server> {
+        let io = || if piped { Stdio::piped() } else { Stdio::null() };
+        let child = cmd
+            .stdin(io())
+            .stdout(io())
+            .stderr(std::fs::File::create(log)?)
+            .spawn()?;
+        Ok(Server {
+            child,
+            log: log.to_owned(),
+        })
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM (through `kill`, this child's pid only), then up to 10 s for it to exit.
+    fn stop(&mut self) -> BenchResult<()> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                if !status.success() {
+                    return Err(format!("strata serve exited with {status}: {}", self.log()).into());
+                }
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("strata serve did not stop within 10 s of SIGTERM".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn wait_listening(port: u16, server: &mut Server) -> BenchResult<()> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Some(status) = server.child.try_wait()? {
+            return Err(format!("strata serve exited with {status}: {}", server.log()).into());
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err("strata serve did not start listening within 20 s".into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamable HTTP.
+
+/// One MCP session over one keep-alive connection.
+struct HttpSession {
+    agent: ureq::Agent,
+    url: String,
+    session: String,
+    next_id: u64,
+}
+
+impl HttpSession {
+    /// `initialize`, then `notifications/initialized`, with the session id the server gave.
+    fn open(url: &str) -> BenchResult<HttpSession> {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(CALL_TIMEOUT))
+            .max_idle_connections_per_host(1)
+            .build();
+        let agent = ureq::Agent::new_with_config(config);
+        let mut s = HttpSession {
+            agent,
+            url: url.to_owned(),
+            session: String::new(),
+            next_id: 0,
+        };
+        let (status, session, body) = s.post(&initialize_request())?;
+        if status != 200 {
+            return Err(format!("initialize: HTTP {status}: {body}").into());
+        }
+        s.session = session.ok_or("initialize: no Mcp-Session-Id header")?;
+        answer_of(&body, 0)?;
+        let (status, _, body) =
+            s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        if !(200..300).contains(&status) {
+            return Err(format!("notifications/initialized: HTTP {status}: {body}").into());
+        }
+        Ok(s)
+    }
+
+    /// POSTs one message; returns the status, the session id header and the whole body.
+    fn post(&self, message: &Value) -> BenchResult<(u16, Option<String>, String)> {
+        let mut req = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        if !self.session.is_empty() {
+            req = req
+                .header("Mcp-Session-Id", &self.session)
+                .header("MCP-Protocol-Version", PROTOCOL);
+        }
+        let mut resp = req.send(message.to_string())?;
+        let status = resp.status().as_u16();
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = resp.body_mut().read_to_string()?;
+        Ok((status, session, body))
+    }
+
+    /// One `query` call; its JSON-RPC answer.
+    fn query(&mut self) -> BenchResult<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let (status, _, body) = self.post(&query_request(id))?;
+        if status != 200 {
+            return Err(format!("query: HTTP {status}: {body}").into());
+        }
+        answer_of(&body, id)
+    }
+
+    /// Ends the session (DELETE); errors are ignored.
+    fn close(self) {
+        let _ = self
+            .agent
+            .delete(&self.url)
+            .header("Mcp-Session-Id", &self.session)
+            .header("MCP-Protocol-Version", PROTOCOL)
+            .call();
+    }
+}
+
+/// The JSON-RPC answer with id `id` in a response body: plain JSON, or an SSE stream whose
+/// events' `data:` lines carry JSON-RPC messages.
+fn answer_of(body: &str, id: u64) -> BenchResult<Value> {
+    let is_answer = |v: &Value| v.get("id") == Some(&json!(id));
+    if let Ok(v) = serde_json::from_str::<Value>(body)
+        && is_answer(&v)
+    {
+        return Ok(v);
+    }
+    let mut data = String::new();
+    for line in body.lines().chain(std::iter::once("")) {
+        if line.is_empty() {
+            if !data.is_empty() {
+                if let Ok(v) = serde_json::from_str::<Value>(&data)
+                    && is_answer(&v)
+                {
+                    return Ok(v);
+                }
+                data.clear();
+            }
+        } else if let Some(d) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(d.strip_prefix(' ').unwrap_or(d));
+        }
+    }
+    Err(format!("no answer with id {id} in {body:?}").into())
+}
+
+/// What the concurrent clients did together.
+struct Concurrent {
+    ok: u64,
+    errors: u64,
+    secs: f64,
+    lat: Vec<f64>,
+    first_error: Option<String>,
+}
+
+/// `clients` threads, each its own session and connection, calling the query until
+/// `duration` has passed (or [`MAX_CALLS_PER_CLIENT`] calls).
+fn concurrent(url: &str, clients: usize, duration: Duration) -> Concurrent {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut handles = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let url = url.to_owned();
+        handles.push(std::thread::spawn(move || {
+            let mut ok = 0u64;
+            let mut errors = 0u64;
+            let mut first_error = None;
+            let mut lat = Vec::new();
+            let mut session = match HttpSession::open(&url) {
+                Ok(s) => s,
+                Err(e) => return (0, 1, vec![], Some(format!("open: {e}"))),
+            };
+            let mut calls = 0;
+            while Instant::now() < deadline && calls < MAX_CALLS_PER_CLIENT {
+                calls += 1;
+                let t = Instant::now();
+                let r = session.query();
+                let us = t.elapsed().as_secs_f64() * 1e6;
+                match r.and_then(|v| check_answer(&v)) {
+                    Ok(()) => {
+                        ok += 1;
+                        lat.push(us);
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert_with(|| e.to_string());
+                    }
+                }
+            }
+            session.close();
+            (ok, errors, lat, first_error)
+        }));
+    }
+    let mut c = Concurrent {
+        ok: 0,
+        errors: 0,
+        secs: 0.0,
+        lat: Vec::new(),
+        first_error: None,
+    };
+    for h in handles {
+        match h.join() {
+            Ok((ok, errors, lat, first)) => {
+                c.ok += ok;
+                c.errors += errors;
+                c.lat.extend(lat);
+                if c.first_error.is_none() {
+                    c.first_error = first;
+                }
+            }
+            Err(_) => {
+                c.errors += 1;
+                c.first_error
+                    .get_or_insert_with(|| "a client panicked".to_owned());
+            }
+        }
+    }
+    c.secs = start.elapsed().as_secs_f64();
+    c
+}
+
+// ---------------------------------------------------------------------------------------------
+// stdio.
+
+/// `strata serve DB --stdio`, spoken to with JSON-RPC lines.
+struct StdioSession {
+    server: Server,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl StdioSession {
+    fn start(strata: &Path, db: &Path, log: &Path) -> BenchResult<StdioSession> {
+        let mut server = Server::start(
+            Command::new(strata).arg("serve").arg(db).arg("--stdio"),
+            log,
+            true,
+        )?;
+        let stdin = server.child.stdin.take();
+        let stdout = server.child.stdout.take().ok_or("no stdout")?;
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = StdioSession {
+            server,
+            stdin,
+            lines,
+            next_id: 0,
+        };
+        s.send(&initialize_request())?;
+        s.receive(0)?;
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(s)
+    }
+
+    fn send(&mut self, message: &Value) -> BenchResult<()> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        writeln!(stdin, "{message}")?;
+        stdin.flush()?;
+        Ok(())
+    }
+
+    /// The next line answering `id` (other messages are skipped), within [`CALL_TIMEOUT`].
+    fn receive(&mut self, id: u64) -> BenchResult<Value> {
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).map_err(|_| {
+                format!(
+                    "no answer to request {id} within {CALL_TIMEOUT:?}: {}",
+                    self.server.log()
+                )
+            })?;
+            let v: Value = serde_json::from_str(&line)?;
+            if v.get("id") == Some(&json!(id)) {
+                return Ok(v);
+            }
+        }
+    }
+
+    fn query(&mut self) -> BenchResult<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&query_request(id))?;
+        self.receive(id)
+    }
+
+    /// Closes stdin (a clean shutdown) and waits up to 10 s for the exit.
+    fn stop(mut self) -> BenchResult<()> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.server.child.try_wait()? {
+                if !status.success() {
+                    return Err(format!("strata serve --stdio exited with {status}").into());
+                }
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("strata serve --stdio did not exit within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
