@@ -141,7 +141,22 @@ impl Answer {
         offset: u64,
         limit: u64,
     ) -> Result<Answer, EvalError> {
-        let goal = &ev.relations[ir.goal];
+        Answer::build_from(ir, ev, shape, offset, limit, ir.goal, false)
+    }
+
+    /// As [`Answer::build`], reading the goal's solutions from relation `solutions`; with
+    /// `alias`, that relation is the one the goal restates ([`Ir::goal_alias`]), so a row's
+    /// witness is its tuple's own tree.
+    pub fn build_from(
+        ir: &Ir,
+        ev: &Evaluation<'_>,
+        shape: &Shape,
+        offset: u64,
+        limit: u64,
+        solutions: usize,
+        alias: bool,
+    ) -> Result<Answer, EvalError> {
+        let goal = &ev.relations[solutions];
         let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
         let grouped = shape
             .columns
@@ -155,7 +170,7 @@ impl Answer {
         // Decode, once, only the goal variables the answer reads: the columns, the group
         // key and what aggregates other than a plain count read (a count of solutions needs
         // no value; terms are canonical, so equal terms are equal values).
-        let arity = ir.relations[ir.goal].arity;
+        let arity = ir.relations[solutions].arity;
         let mut needed = vec![!grouped; arity];
         let mut mark = |c: &ColumnSpec| match c {
             ColumnSpec::Var(v) => {
@@ -327,6 +342,15 @@ impl Answer {
         let mut page = Vec::new();
         for full in rows.drain(start as usize..end as usize) {
             let witness = match (full.goal_tuple, ev.witnesses.as_ref()) {
+                (Some(id), Some(w)) if alias => vec![node(
+                    ir,
+                    ev,
+                    w,
+                    Premise::Derived {
+                        rel: solutions as u32,
+                        id,
+                    },
+                )?],
                 (Some(id), Some(w)) => premises_of(ir, ev, w, ir.goal, id)?,
                 _ => Vec::new(),
             };

@@ -233,6 +233,28 @@ impl Ir {
             .filter(move |(_, r)| r.head == rel)
     }
 
+    /// When the goal only restates a derived relation (`tc(?x, ?y)` with its variables in
+    /// order, nothing else), that relation: its tuples are the goal's solutions, so it can be
+    /// answered from directly instead of being copied.
+    pub fn goal_alias(&self) -> Option<RelId> {
+        let mut rules = self.rules.iter().filter(|r| r.head == self.goal);
+        let rule = rules.next()?;
+        if rules.next().is_some() {
+            return None;
+        }
+        let [Lit::Pos { rel, args }] = rule.body.as_slice() else {
+            return None;
+        };
+        let simple = self.relations[*rel].kind == RelKind::Derived
+            && args.len() == rule.args.len()
+            && args
+                .iter()
+                .zip(&rule.args)
+                .enumerate()
+                .all(|(i, (a, h))| *a == Arg::Var(i) && *h == HeadArg::Arg(Arg::Var(i)));
+        simple.then_some(*rel)
+    }
+
     /// The base relations the program reads.
     pub fn base_relations(&self) -> Vec<&str> {
         self.relations

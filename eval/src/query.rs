@@ -130,10 +130,30 @@ impl Query {
             None
         };
         let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
+        // A goal that only restates a derived relation is answered from it, not copied.
+        let alias = if options.why { None } else { ir.goal_alias() };
+        let unaliased;
+        let ir = match alias {
+            Some(_) => {
+                let mut plain = ir.clone();
+                plain.rules.retain(|r| r.head != ir.goal);
+                unaliased = plain;
+                &unaliased
+            }
+            None => ir,
+        };
         let mut engine_options = options.engine.clone();
         engine_options.profile |= options.why;
         let ev = engine::evaluate(ir, base, &engine_options)?;
-        let answer = Answer::build(ir, &ev, &self.compiled.shape, options.offset, options.limit)?;
+        let answer = Answer::build_from(
+            ir,
+            &ev,
+            &self.compiled.shape,
+            options.offset,
+            options.limit,
+            alias.unwrap_or(ir.goal),
+            alias.is_some(),
+        )?;
         let derived = ev
             .relations
             .iter()

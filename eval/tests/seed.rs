@@ -141,3 +141,21 @@ fn aggregates_group_and_count() {
         "columns: count(d)\n1. 0\n1 row"
     );
 }
+
+#[test]
+fn a_goal_that_restates_a_relation_answers_the_same_from_it() {
+    // `deps.depends_on(?a, ?d)` is answered from the relation itself (no copy); with `why`
+    // the goal is evaluated as a rule. Same rows, same witnesses.
+    let src = source();
+    let q = Query::prepare(&vocab(&src), "deps.depends_on(?a, ?d)", &[]).unwrap();
+    let plain = q.run(&src, &RunOptions::default()).unwrap().answer.text();
+    let profiled = RunOptions {
+        why: true,
+        ..RunOptions::default()
+    };
+    assert_eq!(q.run(&src, &profiled).unwrap().answer.text(), plain);
+    assert!(plain.starts_with(
+        "columns: a, d\n1. api, log\n   deps.depends_on(\"api\", \"log\")\n      deps._step(\"api\", \"log\")\n         imports(\"api\", \"log\")\n"
+    ), "{plain}");
+    assert!(plain.ends_with("5 rows"), "{plain}");
+}
