@@ -249,6 +249,14 @@ impl Answer {
                             func,
                             distinct,
                             var,
+                        } if *func == AggFunc::Count && !*distinct => {
+                            // A count of solutions needs no value.
+                            Cell::Value(Value::Number(members.len() as f64))
+                        }
+                        ColumnSpec::Agg {
+                            func,
+                            distinct,
+                            var,
                         } => {
                             let values: Vec<Value> =
                                 members.iter().map(|s| s[*var].clone()).collect();
