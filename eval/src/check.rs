@@ -3,7 +3,7 @@
 //! order and page the goal's solutions.
 //!
 //! [`compile`] resolves every name (with "did you mean" for an unknown one), checks arities,
-//! safety ([`crate::safety`]), stratification ([`crate::cycles`]), the query's rule heads,
+//! safety (module `safety`), stratification (module `cycles`), the query's rule heads,
 //! the goal's columns, `having` and `order by`, and gives the goal's variables the values of
 //! `binds`. Every error is one [`Diagnostic`], rendered against the program's text:
 //!

@@ -53,6 +53,7 @@ mod suggest;
 pub mod value;
 pub mod vocab;
 pub mod witness;
+mod worker;
 
 pub use memory::MemorySource;
 pub use source::{FactSource, RelationInfo, SourceError, Visit};
