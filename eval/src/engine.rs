@@ -348,6 +348,23 @@ impl Evaluator<'_, '_> {
         }
     }
 
+    /// What the workers of a round read.
+    fn ctx(&self, witnesses: bool) -> Ctx<'_, '_> {
+        Ctx {
+            ir: self.ir,
+            dict: self.dict,
+            constants: self.constants,
+            relations: &self.relations,
+            budget: self.budget,
+            witnesses,
+            regexes: Mutex::new(FxHashMap::default()),
+            loaded: &self.loaded,
+            probes: &self.probes,
+            profile: self.options.profile,
+            rule_work: &self.rule_work,
+        }
+    }
+
     /// Adds to a budget error the rules that spent most of the work.
     fn annotate(&self, e: EvalError) -> EvalError {
         let top = || {
@@ -470,19 +487,7 @@ impl Evaluator<'_, '_> {
         }
         let tasks = self.tasks(plans);
         let outputs = {
-            let ctx = Ctx {
-                ir: self.ir,
-                dict: self.dict,
-                constants: self.constants,
-                relations: &self.relations,
-                budget: self.budget,
-                witnesses: self.witnesses.is_some(),
-                regexes: Mutex::new(FxHashMap::default()),
-                loaded: &self.loaded,
-                probes: &self.probes,
-                profile: self.options.profile,
-                rule_work: &self.rule_work,
-            };
+            let ctx = self.ctx(self.witnesses.is_some());
             run_tasks(&ctx, plans, &tasks, self.options.threads)?
         };
         for out in &outputs {
@@ -566,25 +571,8 @@ impl Evaluator<'_, '_> {
         self.load_hot(std::slice::from_ref(p))?;
         self.prepare(&p.steps);
         let rule = &self.ir.rules[p.rule];
-        let ctx = Ctx {
-            ir: self.ir,
-            dict: self.dict,
-            constants: self.constants,
-            relations: &self.relations,
-            budget: self.budget,
-            witnesses: false,
-            regexes: Mutex::new(FxHashMap::default()),
-            loaded: &self.loaded,
-            probes: &self.probes,
-            profile: self.options.profile,
-            rule_work: &self.rule_work,
-        };
-        let mut w = Worker::new(&ctx, rule.vars, rule.body.len());
-        w.rule = p.rule;
-        w.top = p.steps.as_ptr() as usize;
-        if ctx.profile {
-            w.stats = vec![[0; 2]; p.steps.len() + 1];
-        }
+        let ctx = self.ctx(false);
+        let mut w = Worker::for_plan(&ctx, p);
         let mut groups: FxHashMap<Vec<Term>, FxHashSet<Vec<Term>>> = FxHashMap::default();
         let key_of = |env: &[Term]| -> Vec<Term> {
             rule.args

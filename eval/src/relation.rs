@@ -226,14 +226,20 @@ impl Relation {
         }
         self.len += keys.len() as u32;
         self.push_run(keys.to_vec(), (first..self.len).collect());
+        self.index_new(first..self.len);
+        first
+    }
+
+    /// Adds tuples just appended (ids ascending) to every index.
+    fn index_new(&mut self, ids: impl Iterator<Item = u32> + Clone) {
+        let arity = self.arity;
         for index in self.indexes.values_mut() {
-            for id in first..self.len {
+            for id in ids.clone() {
                 let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
                 let key = pack(index.columns.iter().map(|&c| t[c]));
                 index.map.entry(key).or_default().push(id);
             }
         }
-        first
     }
 
     /// Adds a sorted run of keys with their ids, merging runs so their sizes stay geometric.
@@ -271,13 +277,7 @@ impl Relation {
             added.push((pos as usize, id));
         }
         self.push_run(keys, ids);
-        for index in self.indexes.values_mut() {
-            for &(_, id) in &added {
-                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
-                let key = pack(index.columns.iter().map(|&c| t[c]));
-                index.map.entry(key).or_default().push(id);
-            }
-        }
+        self.index_new(added.iter().map(|&(_, id)| id));
         added
     }
 
@@ -317,13 +317,7 @@ impl Relation {
                 added.push((pos, id));
             }
         }
-        for index in self.indexes.values_mut() {
-            for &(_, id) in &added {
-                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
-                let key = pack(index.columns.iter().map(|&c| t[c]));
-                index.map.entry(key).or_default().push(id);
-            }
-        }
+        self.index_new(added.iter().map(|&(_, id)| id));
         added
     }
 

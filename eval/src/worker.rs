@@ -66,14 +66,8 @@ pub(crate) fn run_tasks(
 ) -> Result<Vec<Output>, EvalError> {
     let run_one = |t: &Task| -> Result<Output, EvalError> {
         let p = &plans[t.plan];
-        let rule = &ctx.ir.rules[p.rule];
-        let mut w = Worker::new(ctx, rule.vars, rule.body.len());
-        w.rule = p.rule;
+        let mut w = Worker::for_plan(ctx, p);
         w.chunk = t.chunk.clone();
-        w.top = p.steps.as_ptr() as usize;
-        if ctx.profile {
-            w.stats = vec![[0; 2]; p.steps.len() + 1];
-        }
         w.emit_plan(p)?;
         w.flush_work()?;
         // Sort here, on the worker thread: the merge is then a merge of sorted runs.
@@ -165,6 +159,19 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             rule: 0,
             out: Output::default(),
         }
+    }
+
+    /// A worker set up to run plan `p`: its rule's slots, its work charged to the rule, and
+    /// its profile counters when profiling.
+    pub(crate) fn for_plan(ctx: &'c Ctx<'a, 's>, p: &Plan) -> Self {
+        let rule = &ctx.ir.rules[p.rule];
+        let mut w = Worker::new(ctx, rule.vars, rule.body.len());
+        w.rule = p.rule;
+        w.top = p.steps.as_ptr() as usize;
+        if ctx.profile {
+            w.stats = vec![[0; 2]; p.steps.len() + 1];
+        }
+        w
     }
 
     pub(crate) fn tick(&mut self) -> Result<(), EvalError> {

@@ -21,6 +21,17 @@ struct Cached {
     dirty: bool,
 }
 
+impl Cached {
+    /// The bitmap read from its stored bytes, or an empty one when none are stored.
+    fn load(stored: Option<&[u8]>) -> Result<Cached> {
+        Ok(Cached {
+            bitmap: stored.map_or(Ok(RoaringBitmap::new()), index::decode)?,
+            stored: stored.is_some(),
+            dirty: false,
+        })
+    }
+}
+
 /// A postings chunk being changed: each term's rows by low byte, how many terms it held
 /// when read, whether it changed.
 #[derive(Default)]
@@ -128,18 +139,7 @@ impl<'t> RelWriter<'t> {
                     .owners
                     .get((self.meta.id, unit))?
                     .map(|v| v.value().to_vec());
-                let c = match stored {
-                    Some(bytes) => Cached {
-                        bitmap: index::decode(&bytes)?,
-                        stored: true,
-                        dirty: false,
-                    },
-                    None => Cached {
-                        bitmap: RoaringBitmap::new(),
-                        stored: false,
-                        dirty: false,
-                    },
-                };
+                let c = Cached::load(stored.as_deref())?;
                 Ok(e.insert(c))
             }
         }
@@ -151,18 +151,7 @@ impl<'t> RelWriter<'t> {
                 .dead_table
                 .get(self.meta.id)?
                 .map(|v| v.value().to_vec());
-            self.dead = Some(match stored {
-                Some(bytes) => Cached {
-                    bitmap: index::decode(&bytes)?,
-                    stored: true,
-                    dirty: false,
-                },
-                None => Cached {
-                    bitmap: RoaringBitmap::new(),
-                    stored: false,
-                    dirty: false,
-                },
-            });
+            self.dead = Some(Cached::load(stored.as_deref())?);
         }
         // Set just above.
         self.dead
