@@ -354,7 +354,7 @@ impl Answer {
                     ir,
                     ev,
                     w,
-                    Premise::Derived {
+                    Premise::Tuple {
                         rel: solutions as u32,
                         id,
                     },
@@ -438,7 +438,7 @@ fn premises_of(
     let Some((_, premises)) = w.derivation(rel, id) else {
         return Ok(Vec::new());
     };
-    visible(ir, premises)
+    visible(ir, &premises)
         .into_iter()
         .map(|p| node(ir, ev, w, p))
         .collect()
@@ -450,7 +450,7 @@ fn visible(ir: &Ir, premises: &[Premise]) -> Vec<Premise> {
         .iter()
         .copied()
         .filter(|p| match p {
-            Premise::Derived { rel, .. } | Premise::Base { rel, .. } => {
+            Premise::Tuple { rel, .. } | Premise::Base { rel, .. } => {
                 !crate::magic::is_internal(&ir.relations[*rel as usize].name)
             }
             Premise::None => false,
@@ -463,7 +463,7 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
     let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
     let fact = |p: Premise| -> Result<(String, Vec<Value>, Vec<Premise>), EvalError> {
         Ok(match p {
-            Premise::Derived { rel, id } => {
+            Premise::Tuple { rel, id } => {
                 let rel = rel as usize;
                 let values = ev.relations[rel]
                     .tuple(id)
@@ -472,7 +472,7 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
                     .collect::<Result<_, _>>()?;
                 let children = w
                     .derivation(rel, id)
-                    .map_or(Vec::new(), |(_, ps)| visible(ir, ps));
+                    .map_or(Vec::new(), |(_, ps)| visible(ir, &ps));
                 (ir.relations[rel].name.clone(), values, children)
             }
             Premise::Base { rel, start } => {

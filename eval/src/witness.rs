@@ -9,14 +9,16 @@ use crate::value::{Term, Value};
 pub enum Premise {
     /// Nothing recorded (a placeholder).
     None,
-    /// Tuple `id` of derived relation `rel`.
-    Derived {
+    /// Tuple `id` of in-memory relation `rel`: a derived relation, or a base relation the
+    /// evaluation read whole into memory (whose tuples then have ids too).
+    Tuple {
         /// The relation.
         rel: u32,
         /// The tuple's id.
         id: u32,
     },
-    /// A base fact of `rel`, whose terms start at `start` in the base-terms arena.
+    /// A base fact of `rel` read through the source (not held in memory), whose terms are
+    /// copied into the base-terms arena at `start`.
     Base {
         /// The relation.
         rel: u32,
@@ -25,23 +27,127 @@ pub enum Premise {
     },
 }
 
-/// A derivation: the rule, and its premises (a range of the premises arena).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Deriv {
-    /// The rule's index in [`Ir::rules`].
-    pub rule: u32,
-    /// The first premise.
-    pub start: u32,
-    /// How many premises.
-    pub len: u32,
-}
-
-/// Every derivation of one evaluation.
+/// Every derivation of one evaluation, packed: per derived tuple 8 bytes (its rule and
+/// where its premises start) and 4 bytes a premise. A premise's relation is the one its
+/// rule's positive literal names, so only the tuple's id is kept; a base fact read through
+/// the source (not held in memory) keeps its terms in an arena, and its premise word holds
+/// the offset with the top bit set.
 #[derive(Debug, Default)]
 pub struct Witnesses {
-    derivs: Vec<Vec<Option<Deriv>>>,
-    premises: Vec<Premise>,
+    /// Per relation, per tuple id: `rule << 32 | start`, or [`NONE`] when none was recorded.
+    derivs: Vec<Vec<u64>>,
+    /// Per rule, the relation of each positive body literal (its premises' relations).
+    rules: Vec<Vec<u32>>,
+    premises: Vec<u32>,
     base_terms: Vec<Term>,
+}
+
+/// No derivation recorded (a derivation word) or no premise (a premise word).
+const NONE: u64 = u64::MAX;
+/// A premise word's flag: the premise is a base fact whose terms are in the arena.
+const ARENA: u32 = 1 << 31;
+/// A premise word for a missing premise.
+const MISSING: u32 = u32::MAX;
+
+impl Witnesses {
+    /// Room for the relations and rules of `ir`.
+    pub fn new(ir: &Ir) -> Witnesses {
+        Witnesses {
+            derivs: vec![Vec::new(); ir.relations.len()],
+            rules: ir
+                .rules
+                .iter()
+                .map(|r| {
+                    r.body
+                        .iter()
+                        .filter_map(|l| match l {
+                            crate::ir::Lit::Pos { rel, .. } => Some(*rel as u32),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .collect(),
+            ..Witnesses::default()
+        }
+    }
+
+    /// Records the derivation of tuple `id` of `rel` by `rule` (its premises in the order
+    /// of the rule's positive literals); base premises' terms are copied from `base_terms`
+    /// (the deriving task's arena).
+    pub fn record(
+        &mut self,
+        rel: usize,
+        id: u32,
+        rule: u32,
+        premises: &[Premise],
+        base_terms: &[Term],
+        ir: &Ir,
+    ) {
+        let start = self.premises.len() as u64;
+        for p in premises {
+            let word = match *p {
+                Premise::Tuple { id, .. } if id < ARENA => id,
+                Premise::Base { rel, start } => {
+                    let arity = ir.relations[rel as usize].arity;
+                    let at = self.base_terms.len();
+                    let s = start as usize;
+                    match base_terms.get(s..s + arity) {
+                        Some(terms) if at < (ARENA - 1) as usize => {
+                            self.base_terms.extend_from_slice(terms);
+                            ARENA | at as u32
+                        }
+                        _ => MISSING,
+                    }
+                }
+                _ => MISSING,
+            };
+            self.premises.push(word);
+        }
+        let d = &mut self.derivs[rel];
+        if d.len() <= id as usize {
+            d.resize(id as usize + 1, NONE);
+        }
+        d[id as usize] = u64::from(rule) << 32 | start;
+    }
+
+    /// The derivation of tuple `id` of `rel`, if one was recorded: its rule, and its
+    /// premises in the order of the rule's positive literals.
+    pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, Vec<Premise>)> {
+        let word = *self.derivs.get(rel)?.get(id as usize)?;
+        if word == NONE {
+            return None;
+        }
+        let (rule, start) = ((word >> 32) as u32, word as u32 as usize);
+        let rels = self.rules.get(rule as usize)?;
+        let words = self.premises.get(start..start + rels.len())?;
+        let premises = rels
+            .iter()
+            .zip(words)
+            .map(|(&rel, &w)| match w {
+                MISSING => Premise::None,
+                w if w & ARENA != 0 => Premise::Base {
+                    rel,
+                    start: w & !ARENA,
+                },
+                id => Premise::Tuple { rel, id },
+            })
+            .collect();
+        Some((rule, premises))
+    }
+
+    /// The terms of a base premise.
+    pub fn base_terms(&self, start: u32, arity: usize) -> &[Term] {
+        self.base_terms
+            .get(start as usize..start as usize + arity)
+            .unwrap_or(&[])
+    }
+
+    /// Bytes held, roughly.
+    pub fn bytes(&self) -> usize {
+        self.derivs.iter().map(|d| d.len() * 8).sum::<usize>()
+            + self.premises.len() * 4
+            + self.base_terms.len() * 4
+    }
 }
 
 /// One node of a witness tree: a fact, and the facts it was derived from.
@@ -53,72 +159,6 @@ pub struct Node {
     pub values: Vec<Value>,
     /// The premises, in the order the rule writes them (empty for a base fact).
     pub children: Vec<Node>,
-}
-
-impl Witnesses {
-    /// Room for `relations` relations.
-    pub fn new(relations: usize) -> Witnesses {
-        Witnesses {
-            derivs: vec![Vec::new(); relations],
-            ..Witnesses::default()
-        }
-    }
-
-    /// Records the derivation of tuple `id` of `rel`; base premises' terms are copied from
-    /// `base_terms` (the deriving task's arena).
-    pub fn record(
-        &mut self,
-        rel: usize,
-        id: u32,
-        rule: u32,
-        premises: &[Premise],
-        base_terms: &[Term],
-        ir: &Ir,
-    ) {
-        let start = self.premises.len() as u32;
-        for p in premises {
-            match *p {
-                Premise::Base { rel, start } => {
-                    let arity = ir.relations[rel as usize].arity;
-                    let at = self.base_terms.len() as u32;
-                    let s = start as usize;
-                    self.base_terms.extend_from_slice(&base_terms[s..s + arity]);
-                    self.premises.push(Premise::Base { rel, start: at });
-                }
-                other => self.premises.push(other),
-            }
-        }
-        let d = &mut self.derivs[rel];
-        if d.len() <= id as usize {
-            d.resize(id as usize + 1, None);
-        }
-        d[id as usize] = Some(Deriv {
-            rule,
-            start,
-            len: premises.len() as u32,
-        });
-    }
-
-    /// The derivation of tuple `id` of `rel`, if one was recorded.
-    pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, &[Premise])> {
-        let d = (*self.derivs.get(rel)?.get(id as usize)?)?;
-        Some((
-            d.rule,
-            &self.premises[d.start as usize..(d.start + d.len) as usize],
-        ))
-    }
-
-    /// The terms of a base premise.
-    pub fn base_terms(&self, start: u32, arity: usize) -> &[Term] {
-        &self.base_terms[start as usize..start as usize + arity]
-    }
-
-    /// Bytes held, roughly.
-    pub fn bytes(&self) -> usize {
-        self.derivs.iter().map(|d| d.len() * 16).sum::<usize>()
-            + self.premises.len() * std::mem::size_of::<Premise>()
-            + self.base_terms.len() * 4
-    }
 }
 
 impl Node {

@@ -16,7 +16,7 @@ use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId};
 use crate::plan::{Col, Operand, Plan, Step};
 use crate::relation::{KEY_COLUMNS, Mask, Relation};
 use crate::value::{Term, TermKind, Value};
-use crate::witness::{Deriv, Premise};
+use crate::witness::Premise;
 
 /// What the workers read: shared, immutable during a round.
 pub(crate) struct Ctx<'a, 's> {
@@ -50,12 +50,63 @@ pub(crate) struct Output {
     /// sorted (so the merge of a round is a merge of sorted runs, and the sorting happens on
     /// the worker threads).
     pub(crate) sorted: Vec<(u64, u32)>,
-    pub(crate) derivs: Vec<Deriv>,
+    /// With witnesses: the premises of each emitted tuple, `stride` (the rule's positive
+    /// literals) a tuple, in emission order.
     pub(crate) premises: Vec<Premise>,
+    /// The rule the task ran.
+    pub(crate) rule: u32,
+    /// Premises per emitted tuple.
+    pub(crate) stride: usize,
+    /// The terms of the premises that are base facts read through the source.
     pub(crate) base_terms: Vec<Term>,
     /// The plan run, and its steps' counts (when profiling).
     pub(crate) plan: usize,
     pub(crate) stats: Vec<[u64; 2]>,
+}
+
+impl Output {
+    /// Keeps only the derivations of the candidates left in `sorted` (the rest were
+    /// duplicates or already held), renumbering them: a task holds on to the derivations
+    /// the merge can use, not one per candidate.
+    fn compact(&mut self, ir: &Ir) {
+        let stride = self.stride;
+        let mut keep = vec![u32::MAX; self.count];
+        for e in &self.sorted {
+            keep[e.1 as usize] = 0;
+        }
+        let mut premises = Vec::with_capacity(self.sorted.len() * stride);
+        let mut base_terms = Vec::new();
+        let mut n = 0;
+        for (k, slot) in keep.iter_mut().enumerate() {
+            if *slot == u32::MAX {
+                continue;
+            }
+            *slot = n;
+            n += 1;
+            for p in &self.premises[k * stride..(k + 1) * stride] {
+                match *p {
+                    Premise::Base { rel, start } => {
+                        let arity = ir.relations[rel as usize].arity;
+                        let at = base_terms.len() as u32;
+                        let s = start as usize;
+                        base_terms.extend_from_slice(&self.base_terms[s..s + arity]);
+                        premises.push(Premise::Base { rel, start: at });
+                    }
+                    other => premises.push(other),
+                }
+            }
+        }
+        for e in &mut self.sorted {
+            e.1 = keep[e.1 as usize];
+        }
+        self.premises = premises;
+        self.base_terms = base_terms;
+    }
+
+    /// The premises of emitted tuple `k`.
+    pub(crate) fn premises_of(&self, k: usize) -> &[Premise] {
+        &self.premises[k * self.stride..(k + 1) * self.stride]
+    }
 }
 
 pub(crate) fn run_tasks(
@@ -71,8 +122,16 @@ pub(crate) fn run_tasks(
         w.emit_plan(p)?;
         w.flush_work()?;
         // Sort here, on the worker thread: the merge is then a merge of sorted runs.
-        w.out.sorted.sort_unstable();
+        crate::radix::sort_by_key(&mut w.out.sorted, |e| e.0);
         w.out.sorted.dedup_by_key(|e| e.0);
+        // And drop what the head holds already, in parallel: the merge then sees only keys
+        // that are new to the relation (which cannot change during the round).
+        if !w.out.sorted.is_empty() {
+            ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
+            if ctx.witnesses {
+                w.out.compact(ctx.ir);
+            }
+        }
         w.out.plan = t.plan;
         w.out.stats = std::mem::take(&mut w.stats);
         Ok(w.out)
@@ -201,6 +260,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let rule = &self.ctx.ir.rules[p.rule];
         let narrow = rule.args.len() <= 2;
         self.out.head = rule.head;
+        self.out.rule = p.rule as u32;
+        self.out.stride = p.premises.len();
         self.run(&p.steps, 0, &mut |w| {
             let ctx = w.ctx;
             // Duplicates are dropped when the output is merged: probing the head relation
@@ -226,24 +287,16 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             if !ctx.witnesses {
                 return Ok(());
             }
-            let pstart = w.out.premises.len() as u32;
-            {
-                for &pos in &p.premises {
-                    match w.premises[pos] {
-                        Premise::Base { rel, .. } => {
-                            let at = w.out.base_terms.len() as u32;
-                            w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
-                            w.out.premises.push(Premise::Base { rel, start: at });
-                        }
-                        other => w.out.premises.push(other),
+            for &pos in &p.premises {
+                match w.premises[pos] {
+                    Premise::Base { rel, .. } => {
+                        let at = w.out.base_terms.len() as u32;
+                        w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
+                        w.out.premises.push(Premise::Base { rel, start: at });
                     }
+                    other => w.out.premises.push(other),
                 }
             }
-            w.out.derivs.push(Deriv {
-                rule: p.rule as u32,
-                start: pstart,
-                len: w.out.premises.len() as u32 - pstart,
-            });
             Ok(())
         })
     }
@@ -293,7 +346,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                         }
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
-                                self.note(*pos, *rel, *base, id, r);
+                                self.note(*pos, *rel, id);
                             }
                             self.run(steps, i + 1, done)?;
                         }
@@ -307,7 +360,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                         }
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
-                                self.note(*pos, *rel, *base, id, r);
+                                self.note(*pos, *rel, id);
                             }
                             self.run(steps, i + 1, done)?;
                         }
@@ -387,21 +440,13 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         }
     }
 
-    /// Records the fact matched at body position `pos`, for the witness.
-    pub(crate) fn note(&mut self, pos: usize, rel: RelId, base: bool, id: u32, r: &Relation) {
-        if base {
-            self.premises[pos] = Premise::Base {
-                rel: rel as u32,
-                start: 0,
-            };
-            self.base_rows[pos].clear();
-            self.base_rows[pos].extend_from_slice(r.tuple(id));
-        } else {
-            self.premises[pos] = Premise::Derived {
-                rel: rel as u32,
-                id,
-            };
-        }
+    /// Records the fact matched at body position `pos`, for the witness: tuple `id` of the
+    /// in-memory relation `rel` (derived, or a base relation read into memory).
+    pub(crate) fn note(&mut self, pos: usize, rel: RelId, id: u32) {
+        self.premises[pos] = Premise::Tuple {
+            rel: rel as u32,
+            id,
+        };
     }
 
     /// The index key of the bound columns (the first [`KEY_COLUMNS`] of `mask`).
