@@ -34,6 +34,7 @@ pub mod dict;
 pub mod engine;
 pub mod error;
 pub mod explain;
+pub mod index;
 pub mod ir;
 mod linked;
 mod lower;

@@ -18,32 +18,11 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
+use crate::index::Index;
 use crate::run::Runs;
 use crate::value::Term;
 
-/// A set of bound columns, as a bit mask (bit `c` for column `c`).
-pub type Mask = u64;
-
-/// The most columns an index key packs; further bound columns are checked tuple by tuple.
-pub const KEY_COLUMNS: usize = 4;
-
-/// The bound columns an index on `mask` keys on: the first [`KEY_COLUMNS`] of them.
-pub fn key_columns(mask: Mask) -> Vec<usize> {
-    (0..64)
-        .filter(|c| mask & (1 << c) != 0)
-        .take(KEY_COLUMNS)
-        .collect()
-}
-
-/// Packs the values of up to four columns into one key.
-pub fn pack(values: impl Iterator<Item = Term>) -> u128 {
-    values.fold(0u128, |k, t| k << 32 | u128::from(t.0))
-}
-
-struct Index {
-    columns: Vec<usize>,
-    map: FxHashMap<u128, Vec<u32>>,
-}
+pub use crate::index::{KEY_COLUMNS, Mask, key_columns, pack};
 
 /// A derived relation.
 pub struct Relation {
@@ -57,6 +36,8 @@ pub struct Relation {
     indexes: FxHashMap<Mask, Index>,
     stable: u32,
     recent: u32,
+    /// Settled: computed whole and never to change (indexes may be dense).
+    settled: bool,
 }
 
 fn hash_tuple(t: &[Term]) -> u64 {
@@ -80,6 +61,7 @@ impl Relation {
             indexes: FxHashMap::default(),
             stable: 0,
             recent: 0,
+            settled: false,
         }
     }
 
@@ -177,14 +159,19 @@ impl Relation {
         first
     }
 
-    /// Adds tuples just appended (ids ascending) to every index.
+    /// Adds tuples just appended (ids ascending) to every index; a dense index (built when
+    /// the relation was settled) is rebuilt as a hash one.
     fn index_new(&mut self, ids: impl Iterator<Item = u32> + Clone) {
+        self.settled = false;
         let arity = self.arity;
-        for index in self.indexes.values_mut() {
+        let tuples = &self.tuples[..self.len as usize * arity];
+        for (&mask, index) in self.indexes.iter_mut() {
+            if index.is_dense() {
+                *index = Index::build(tuples, arity, mask, false);
+                continue;
+            }
             for id in ids.clone() {
-                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
-                let key = pack(index.columns.iter().map(|&c| t[c]));
-                index.map.entry(key).or_default().push(id);
+                index.insert(id, &tuples[id as usize * arity..(id as usize + 1) * arity]);
             }
         }
     }
@@ -260,10 +247,12 @@ impl Relation {
         self.stable != self.recent
     }
 
-    /// Makes every tuple stable and visible (for a relation computed outside rounds).
+    /// Makes every tuple stable and visible: the relation is computed whole and will not
+    /// change again (its indexes built from now on may be dense).
     pub fn settle(&mut self) {
         self.stable = self.len;
         self.recent = self.len;
+        self.settled = true;
     }
 
     /// Builds the index on `mask` if it does not exist.
@@ -271,22 +260,16 @@ impl Relation {
         if mask == 0 || self.indexes.contains_key(&mask) {
             return;
         }
-        let columns = key_columns(mask);
-        let mut map: FxHashMap<u128, Vec<u32>> = FxHashMap::default();
-        for id in 0..self.len {
-            let t = self.tuple(id);
-            map.entry(pack(columns.iter().map(|&c| t[c])))
-                .or_default()
-                .push(id);
-        }
-        self.indexes.insert(mask, Index { columns, map });
+        let tuples = &self.tuples[..self.len as usize * self.arity];
+        let index = Index::build(tuples, self.arity, mask, self.settled);
+        self.indexes.insert(mask, index);
     }
 
     /// The ids within `range` of the tuples whose columns in `mask` hold `key` (packed by
     /// [`pack`] over [`key_columns`]); columns of `mask` past the key are not checked here.
     /// The index on `mask` must exist ([`Relation::ensure_index`]).
     pub fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> &[u32] {
-        let Some(ids) = self.indexes.get(&mask).and_then(|i| i.map.get(&key)) else {
+        let Some(ids) = self.indexes.get(&mask).map(|i| i.get(key)) else {
             return &[];
         };
         if range.start == 0 && range.end >= self.len {

@@ -27,6 +27,81 @@ pub enum Premise {
     },
 }
 
+/// A premise packed in 4 bytes, its relation left to the rule's literal: a tuple id of an
+/// in-memory relation, or (top bit set) the offset of a base fact's terms in an arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Word(u32);
+
+impl Word {
+    /// No premise recorded.
+    pub const MISSING: Word = Word(u32::MAX);
+
+    /// Tuple `id` of an in-memory relation (missing past 2^31 tuples).
+    pub fn tuple(id: u32) -> Word {
+        if id < ARENA { Word(id) } else { Word::MISSING }
+    }
+
+    /// A base fact whose terms start at `at` in an arena (missing past 2^31 - 1 terms).
+    pub fn arena(at: usize) -> Word {
+        if at < (ARENA - 1) as usize {
+            Word(ARENA | at as u32)
+        } else {
+            Word::MISSING
+        }
+    }
+
+    /// Where the base fact's terms start, for an arena word.
+    pub fn arena_offset(self) -> Option<usize> {
+        (self != Word::MISSING && self.0 & ARENA != 0).then_some((self.0 & !ARENA) as usize)
+    }
+
+    /// The premise, given the relation of the rule's literal.
+    pub fn decode(self, rel: u32) -> Premise {
+        if self == Word::MISSING {
+            Premise::None
+        } else if let Some(at) = self.arena_offset() {
+            Premise::Base {
+                rel,
+                start: at as u32,
+            }
+        } else {
+            Premise::Tuple { rel, id: self.0 }
+        }
+    }
+
+    /// The word for `premise`, whose base terms (if any) are at `at`.
+    pub fn encode(premise: Premise, at: usize) -> Word {
+        match premise {
+            Premise::Tuple { id, .. } => Word::tuple(id),
+            Premise::Base { .. } => Word::arena(at),
+            Premise::None => Word::MISSING,
+        }
+    }
+}
+
+/// Copies the premise words of one derivation from a task's arena into `terms`, moving each
+/// base fact's terms (of `arities[i]` terms) along.
+pub fn copy_words(
+    words: &[Word],
+    arities: impl Iterator<Item = usize>,
+    from: &[Term],
+    to_words: &mut Vec<Word>,
+    terms: &mut Vec<Term>,
+) {
+    for (w, arity) in words.iter().zip(arities) {
+        match w.arena_offset() {
+            Some(s) => match from.get(s..s + arity) {
+                Some(t) => {
+                    to_words.push(Word::arena(terms.len()));
+                    terms.extend_from_slice(t);
+                }
+                None => to_words.push(Word::MISSING),
+            },
+            None => to_words.push(*w),
+        }
+    }
+}
+
 /// Every derivation of one evaluation, packed: per derived tuple 8 bytes (its rule and
 /// where its premises start) and 4 bytes a premise. A premise's relation is the one its
 /// rule's positive literal names, so only the tuple's id is kept; a base fact read through
@@ -38,16 +113,14 @@ pub struct Witnesses {
     derivs: Vec<Vec<u64>>,
     /// Per rule, the relation of each positive body literal (its premises' relations).
     rules: Vec<Vec<u32>>,
-    premises: Vec<u32>,
+    premises: Vec<Word>,
     base_terms: Vec<Term>,
 }
 
-/// No derivation recorded (a derivation word) or no premise (a premise word).
+/// No derivation recorded.
 const NONE: u64 = u64::MAX;
 /// A premise word's flag: the premise is a base fact whose terms are in the arena.
 const ARENA: u32 = 1 << 31;
-/// A premise word for a missing premise.
-const MISSING: u32 = u32::MAX;
 
 impl Witnesses {
     /// Room for the relations and rules of `ir`.
@@ -71,38 +144,32 @@ impl Witnesses {
         }
     }
 
-    /// Records the derivation of tuple `id` of `rel` by `rule` (its premises in the order
-    /// of the rule's positive literals); base premises' terms are copied from `base_terms`
-    /// (the deriving task's arena).
+    /// Records the derivation of tuple `id` of `rel` by `rule`: its premise words in the
+    /// order of the rule's positive literals, base facts' terms read from `base_terms` (the
+    /// deriving task's arena).
     pub fn record(
         &mut self,
         rel: usize,
         id: u32,
         rule: u32,
-        premises: &[Premise],
+        words: &[Word],
         base_terms: &[Term],
         ir: &Ir,
     ) {
         let start = self.premises.len() as u64;
-        for p in premises {
-            let word = match *p {
-                Premise::Tuple { id, .. } if id < ARENA => id,
-                Premise::Base { rel, start } => {
-                    let arity = ir.relations[rel as usize].arity;
-                    let at = self.base_terms.len();
-                    let s = start as usize;
-                    match base_terms.get(s..s + arity) {
-                        Some(terms) if at < (ARENA - 1) as usize => {
-                            self.base_terms.extend_from_slice(terms);
-                            ARENA | at as u32
-                        }
-                        _ => MISSING,
-                    }
-                }
-                _ => MISSING,
-            };
-            self.premises.push(word);
-        }
+        let arities = self
+            .rules
+            .get(rule as usize)
+            .into_iter()
+            .flatten()
+            .map(|&r| ir.relations[r as usize].arity);
+        copy_words(
+            words,
+            arities,
+            base_terms,
+            &mut self.premises,
+            &mut self.base_terms,
+        );
         let d = &mut self.derivs[rel];
         if d.len() <= id as usize {
             d.resize(id as usize + 1, NONE);
@@ -123,14 +190,7 @@ impl Witnesses {
         let premises = rels
             .iter()
             .zip(words)
-            .map(|(&rel, &w)| match w {
-                MISSING => Premise::None,
-                w if w & ARENA != 0 => Premise::Base {
-                    rel,
-                    start: w & !ARENA,
-                },
-                id => Premise::Tuple { rel, id },
-            })
+            .map(|(&rel, w)| w.decode(rel))
             .collect();
         Some((rule, premises))
     }

@@ -16,7 +16,7 @@ use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId};
 use crate::plan::{Col, Operand, Plan, Step};
 use crate::relation::{KEY_COLUMNS, Mask, Relation};
 use crate::value::{Term, TermKind, Value};
-use crate::witness::Premise;
+use crate::witness::{Premise, Word, copy_words};
 
 /// What the workers read: shared, immutable during a round.
 pub(crate) struct Ctx<'a, 's> {
@@ -52,7 +52,9 @@ pub(crate) struct Output {
     pub(crate) sorted: Vec<(u64, u32)>,
     /// With witnesses: the premises of each emitted tuple, `stride` (the rule's positive
     /// literals) a tuple, in emission order.
-    pub(crate) premises: Vec<Premise>,
+    pub(crate) premises: Vec<Word>,
+    /// The arity of each premise's relation.
+    pub(crate) arities: Vec<usize>,
     /// The rule the task ran.
     pub(crate) rule: u32,
     /// Premises per emitted tuple.
@@ -68,7 +70,7 @@ impl Output {
     /// Keeps only the derivations of the candidates left in `sorted` (the rest were
     /// duplicates or already held), renumbering them: a task holds on to the derivations
     /// the merge can use, not one per candidate.
-    fn compact(&mut self, ir: &Ir) {
+    fn compact(&mut self) {
         let stride = self.stride;
         let mut keep = vec![u32::MAX; self.count];
         for e in &self.sorted {
@@ -83,18 +85,13 @@ impl Output {
             }
             *slot = n;
             n += 1;
-            for p in &self.premises[k * stride..(k + 1) * stride] {
-                match *p {
-                    Premise::Base { rel, start } => {
-                        let arity = ir.relations[rel as usize].arity;
-                        let at = base_terms.len() as u32;
-                        let s = start as usize;
-                        base_terms.extend_from_slice(&self.base_terms[s..s + arity]);
-                        premises.push(Premise::Base { rel, start: at });
-                    }
-                    other => premises.push(other),
-                }
-            }
+            copy_words(
+                &self.premises[k * stride..(k + 1) * stride],
+                self.arities.iter().copied(),
+                &self.base_terms,
+                &mut premises,
+                &mut base_terms,
+            );
         }
         for e in &mut self.sorted {
             e.1 = keep[e.1 as usize];
@@ -104,7 +101,7 @@ impl Output {
     }
 
     /// The premises of emitted tuple `k`.
-    pub(crate) fn premises_of(&self, k: usize) -> &[Premise] {
+    pub(crate) fn premises_of(&self, k: usize) -> &[Word] {
         &self.premises[k * self.stride..(k + 1) * self.stride]
     }
 }
@@ -129,7 +126,7 @@ pub(crate) fn run_tasks(
         if !w.out.sorted.is_empty() {
             ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
             if ctx.witnesses {
-                w.out.compact(ctx.ir);
+                w.out.compact();
             }
         }
         w.out.plan = t.plan;
@@ -262,6 +259,14 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         self.out.head = rule.head;
         self.out.rule = p.rule as u32;
         self.out.stride = p.premises.len();
+        self.out.arities = p
+            .premises
+            .iter()
+            .map(|&pos| match &rule.body[pos] {
+                crate::ir::Lit::Pos { rel, .. } => self.ctx.ir.relations[*rel].arity,
+                _ => 0,
+            })
+            .collect();
         self.run(&p.steps, 0, &mut |w| {
             let ctx = w.ctx;
             // Duplicates are dropped when the output is merged: probing the head relation
@@ -288,14 +293,12 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 return Ok(());
             }
             for &pos in &p.premises {
-                match w.premises[pos] {
-                    Premise::Base { rel, .. } => {
-                        let at = w.out.base_terms.len() as u32;
-                        w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
-                        w.out.premises.push(Premise::Base { rel, start: at });
-                    }
-                    other => w.out.premises.push(other),
+                let premise = w.premises[pos];
+                let at = w.out.base_terms.len();
+                if let Premise::Base { .. } = premise {
+                    w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
                 }
+                w.out.premises.push(Word::encode(premise, at));
             }
             Ok(())
         })
