@@ -1,6 +1,8 @@
 //! Demand is used only where it saves work: a relation some call needs whole is computed
 //! once, whole, and every other call of it reads that computation.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use strata_eval::query::{Query, RunOptions};
