@@ -10,6 +10,7 @@
 //! column) then read memory in order, as a merge join would.
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::value::Term;
 
@@ -36,6 +37,9 @@ pub fn pack(values: impl Iterator<Item = Term>) -> u128 {
 /// tuples (plus a small constant): its offsets then cost at most that many words a tuple.
 const DENSE_SPREAD: usize = 2;
 
+/// The ids of one key in a hash index.
+type Ids = SmallVec<[u32; 4]>;
+
 /// An index on some bound columns of one relation.
 #[derive(Debug)]
 pub(crate) enum Index {
@@ -43,8 +47,8 @@ pub(crate) enum Index {
     Hash {
         /// The key's columns.
         columns: Vec<usize>,
-        /// The ids of each key.
-        map: FxHashMap<u128, Vec<u32>>,
+        /// The ids of each key (up to four held inline: most keys have few).
+        map: FxHashMap<u128, Ids>,
     },
     /// One column of a settled relation: the ids of term `lo + i` are
     /// `ids[offsets[i]..offsets[i + 1]]`, ascending.
@@ -70,7 +74,7 @@ impl Index {
         {
             return dense;
         }
-        let mut map: FxHashMap<u128, Vec<u32>> = FxHashMap::default();
+        let mut map: FxHashMap<u128, Ids> = FxHashMap::default();
         for (id, t) in tuples.chunks_exact(arity.max(1)).enumerate() {
             map.entry(pack(columns.iter().map(|&c| t[c])))
                 .or_default()
@@ -121,7 +125,7 @@ impl Index {
     /// The ids of the tuples holding `key`, ascending.
     pub(crate) fn get(&self, key: u128) -> &[u32] {
         match self {
-            Index::Hash { map, .. } => map.get(&key).map_or(&[], Vec::as_slice),
+            Index::Hash { map, .. } => map.get(&key).map_or(&[], |ids| ids.as_slice()),
             Index::Dense { lo, offsets, ids } => {
                 let Ok(t) = u32::try_from(key) else {
                     return &[];
