@@ -11,7 +11,7 @@
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -533,7 +533,7 @@ impl Evaluator<'_, '_> {
                 let threads = self.options.threads.max(1);
                 let fresh = new_keys(outputs, &outs, threads);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
-                let first = self.relations[rel].append_keys(keys);
+                let first = self.relations[rel].append_keys(keys, threads);
                 if self.witnesses.is_none() {
                     continue;
                 }
@@ -659,24 +659,15 @@ fn new_keys(outputs: &[Output], outs: &[usize], threads: usize) -> Vec<(u64, Ori
         lo = b;
     }
     pieces.push((lo, u64::MAX, true));
-    let next = AtomicUsize::new(0);
     let results: Vec<Mutex<Vec<(u64, Origin)>>> =
         pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads.min(pieces.len()) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(lo, hi, last)) = pieces.get(i) else {
-                        break;
-                    };
-                    let merged = merge_sorted(outputs, outs, lo, hi, last);
-                    *results[i]
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
-                }
-            });
-        }
+    crate::pool::for_each_index(threads, pieces.len(), |i| {
+        let (lo, hi, last) = pieces[i];
+        let merged = merge_sorted(outputs, outs, lo, hi, last);
+        *results[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
+        true
     });
     results
         .into_iter()

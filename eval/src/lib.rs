@@ -43,6 +43,7 @@ mod memory;
 pub mod naive;
 pub mod parse;
 pub mod plan;
+mod pool;
 pub mod query;
 pub mod radix;
 pub mod relation;

@@ -137,7 +137,7 @@ impl Relation {
 
     /// Appends tuples given by packed keys (sorted, distinct, absent from the relation) as a
     /// run; returns the id of the first (the others follow in order).
-    pub fn append_keys(&mut self, keys: Vec<u64>) -> u32 {
+    pub fn append_keys(&mut self, keys: Vec<u64>, threads: usize) -> u32 {
         let first = self.len;
         if keys.is_empty() {
             return first;
@@ -154,7 +154,7 @@ impl Relation {
             }
         }
         self.len += keys.len() as u32;
-        self.runs.push(keys);
+        self.runs.push(keys, threads);
         self.index_new(first..self.len);
         first
     }
@@ -194,7 +194,7 @@ impl Relation {
             keys.push(k);
             added.push((pos as usize, id));
         }
-        self.runs.push(keys);
+        self.runs.push(keys, 1);
         self.index_new(added.iter().map(|&(_, id)| id));
         added
     }

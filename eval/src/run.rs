@@ -12,8 +12,44 @@
 //! lines). Galloping through the run itself would touch a new cache line at each of its
 //! `log gap` steps when candidates are sparse, as they are in a long chain's rounds.
 
+use std::sync::Mutex;
+
 /// Keys per fence entry.
 pub const BLOCK: usize = 16;
+
+/// Merges at least this large run on two threads.
+const PARALLEL_MERGE: usize = 1 << 18;
+
+/// Merges `b` into `a`, whose first `na` keys hold a sorted run and whose length is
+/// `na + b.len()`, writing from the back.
+fn merge_back(a: &mut [u64], na: usize, b: &[u64]) {
+    let (mut i, mut j) = (na, b.len());
+    let mut out = a.len();
+    while j > 0 {
+        out -= 1;
+        if i > 0 && a[i - 1] > b[j - 1] {
+            a[out] = a[i - 1];
+            i -= 1;
+        } else {
+            a[out] = b[j - 1];
+            j -= 1;
+        }
+    }
+}
+
+/// Merges sorted `a` and `b` into `out` (of their total length).
+fn merge_forward(a: &[u64], b: &[u64], out: &mut [u64]) {
+    let (mut i, mut j) = (0, 0);
+    for slot in out.iter_mut() {
+        if j >= b.len() || (i < a.len() && a[i] < b[j]) {
+            *slot = a[i];
+            i += 1;
+        } else {
+            *slot = b[j];
+            j += 1;
+        }
+    }
+}
 
 /// One sorted run of distinct keys, with its fence.
 #[derive(Debug, Default)]
@@ -71,23 +107,53 @@ impl Run {
 
     /// Merges `other` (keys disjoint from this run's) into this run, in place: the keys grow
     /// by `other`'s length and the merge writes from the back, so no third buffer is needed
-    /// (a large vector grows by remapping its pages, not by copying them).
-    pub fn merge(&mut self, other: Run) {
+    /// (a large vector grows by remapping its pages, not by copying them). With two threads
+    /// or more and a large merge, the output is cut in two at the merge path: the upper half
+    /// of this run's keys is copied aside and the two halves are merged at once.
+    pub fn merge(&mut self, other: Run, threads: usize) {
         let b = other.keys;
-        let a = &mut self.keys;
-        let (mut i, mut j) = (a.len(), b.len());
-        a.resize(i + j, 0);
-        let mut out = a.len();
-        while j > 0 {
-            out -= 1;
-            if i > 0 && a[i - 1] > b[j - 1] {
-                a[out] = a[i - 1];
-                i -= 1;
+        let (na, nb) = (self.keys.len(), b.len());
+        let half = (na + nb) / 2;
+        if threads < 2 || na + nb < PARALLEL_MERGE || na == 0 || nb == 0 {
+            self.keys.resize(na + nb, 0);
+            merge_back(&mut self.keys, na, &b);
+            self.build_fence();
+            return;
+        }
+        // i keys of this run and half - i of the other are the half smallest.
+        let a = &self.keys;
+        let (mut lo, mut hi) = (half.saturating_sub(nb), half.min(na));
+        while lo < hi {
+            let i = lo + (hi - lo) / 2;
+            if a[i] < b[half - i - 1] {
+                lo = i + 1;
             } else {
-                a[out] = b[j - 1];
-                j -= 1;
+                hi = i;
             }
         }
+        let (i, j) = (lo, half - lo);
+        let upper: Vec<u64> = a[i..].to_vec();
+        self.keys.resize(na + nb, 0);
+        let (low, high) = self.keys.split_at_mut(half);
+        let (b_low, b_high) = b.split_at(j);
+        // The upper half, for whichever thread takes it first (this one if no other starts).
+        let upper_half = Mutex::new(Some(high));
+        let merge_upper = || {
+            let taken = upper_half
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(out) = taken {
+                merge_forward(&upper, b_high, out);
+            }
+        };
+        std::thread::scope(|s| {
+            let _ = std::thread::Builder::new()
+                .name("strata-worker".to_owned())
+                .spawn_scoped(s, merge_upper);
+            merge_back(low, i, b_low);
+            merge_upper();
+        });
         self.build_fence();
     }
 
@@ -144,8 +210,8 @@ impl Runs {
     }
 
     /// Adds a run of keys (sorted, distinct, absent from every run), merging runs so their
-    /// sizes stay geometric.
-    pub fn push(&mut self, keys: Vec<u64>) {
+    /// sizes stay geometric (large merges on up to `threads` threads).
+    pub fn push(&mut self, keys: Vec<u64>, threads: usize) {
         if keys.is_empty() {
             return;
         }
@@ -157,7 +223,7 @@ impl Runs {
             }
             let b = self.runs.pop().unwrap_or_default();
             if let Some(a) = self.runs.last_mut() {
-                a.merge(b);
+                a.merge(b, threads);
             }
         }
     }
@@ -185,7 +251,7 @@ mod tests {
             keys.sort_unstable();
             keys.dedup();
             all.extend(keys.iter().copied());
-            runs.push(keys);
+            runs.push(keys, 1 + round as usize % 2);
             let mut cands: Vec<u64> = (0..20_000).step_by((round as usize % 7) + 1).collect();
             let expected: Vec<u64> = cands.iter().copied().filter(|k| !all.contains(k)).collect();
             runs.retain_absent(&mut cands, |&k| k);
@@ -194,5 +260,30 @@ mod tests {
         }
         // Sizes stay geometric.
         assert!(runs.runs.windows(2).all(|w| w[1].len() * 2 < w[0].len()));
+    }
+
+    #[test]
+    fn parallel_merge_equals_serial_merge() {
+        let mut x: u64 = 5;
+        let mut all: Vec<u64> = (0..(PARALLEL_MERGE * 3))
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        for split in [3, 2, 7] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for (n, &k) in all.iter().enumerate() {
+                if n % split == 0 { b.push(k) } else { a.push(k) }
+            }
+            let mut run = Run::new(a);
+            run.merge(Run::new(b), 2);
+            assert_eq!(run.keys, all);
+            assert_eq!(run.fence.len(), all.len().div_ceil(BLOCK));
+        }
     }
 }

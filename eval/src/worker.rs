@@ -4,7 +4,7 @@
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -137,28 +137,16 @@ pub(crate) fn run_tasks(
     if threads <= 1 {
         return tasks.iter().map(run_one).collect();
     }
-    let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Result<Output, EvalError>>>> =
         tasks.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(t) = tasks.get(i) else { break };
-                    let r = run_one(t);
-                    let failed = r.is_err();
-                    *slots[i]
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
-                    if failed {
-                        // Let the others stop at their next task.
-                        next.store(tasks.len(), Ordering::Relaxed);
-                        break;
-                    }
-                }
-            });
-        }
+    crate::pool::for_each_index(threads, tasks.len(), |i| {
+        let r = run_one(&tasks[i]);
+        let ok = r.is_ok();
+        *slots[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
+        // After an error the others stop at their next task.
+        ok
     });
     let mut outs = Vec::with_capacity(tasks.len());
     for slot in slots {
