@@ -50,6 +50,17 @@ pub(crate) enum Index {
         /// The ids of each key (up to four held inline: most keys have few).
         map: FxHashMap<u128, Ids>,
     },
+    /// One column of a growing relation whose terms are dense: the ids of term `base + i`
+    /// are `slots[i]`, the slots growing as terms arrive; a term too far past the others,
+    /// or of another kind, turns the index into a hash one.
+    Direct {
+        /// The key's column.
+        column: usize,
+        /// The first term of the kind the column holds (see [`kind_base`]).
+        base: u32,
+        /// The ids of each term, by its offset from `base`.
+        slots: Vec<Ids>,
+    },
     /// One column of a settled relation: the ids of term `lo + i` are
     /// `ids[offsets[i]..offsets[i + 1]]`, ascending.
     Dense {
@@ -62,17 +73,37 @@ pub(crate) enum Index {
     },
 }
 
+/// The first term of `t`'s kind: texts, numbers and integers each fill a range of their
+/// own from there, densely (dictionary ids, graph node numbers).
+fn kind_base(t: u32) -> u32 {
+    match t >> 30 {
+        0 | 1 => 0,
+        2 => 0x8000_0000,
+        _ => 0xC000_0000,
+    }
+}
+
+/// Whether a direct index over `tuples` tuples may reach offset `i`: its slots then cost at
+/// most a few words a tuple.
+fn direct_fits(i: u32, tuples: usize) -> bool {
+    (i as usize) < DENSE_SPREAD * 2 * tuples + (1 << 16)
+}
+
 impl Index {
     /// The index on `mask` over `tuples` (`arity` terms each); dense
     /// when the relation is `settled`, the key is one column and its terms are dense.
     pub(crate) fn build(tuples: &[Term], arity: usize, mask: Mask, settled: bool) -> Index {
         let columns = key_columns(mask);
         let len = tuples.len().checked_div(arity).unwrap_or(0);
-        if settled
-            && let [c] = columns[..]
-            && let Some(dense) = Index::dense(tuples, arity, len, c)
-        {
-            return dense;
+        if let [c] = columns[..] {
+            let index = if settled {
+                Index::dense(tuples, arity, len, c)
+            } else {
+                Index::direct(tuples, arity, len, c)
+            };
+            if let Some(index) = index {
+                return index;
+            }
         }
         let mut map: FxHashMap<u128, Ids> = FxHashMap::default();
         for (id, t) in tuples.chunks_exact(arity.max(1)).enumerate() {
@@ -108,17 +139,67 @@ impl Index {
         Some(Index::Dense { lo, offsets, ids })
     }
 
+    fn direct(tuples: &[Term], arity: usize, len: usize, c: usize) -> Option<Index> {
+        let base = tuples.get(c).map_or(0, |t| kind_base(t.0));
+        let mut slots: Vec<Ids> = Vec::new();
+        for (id, t) in tuples.chunks_exact(arity).enumerate() {
+            let t = t[c].0;
+            if kind_base(t) != base || !direct_fits(t - base, len) {
+                return None;
+            }
+            let i = (t - base) as usize;
+            if slots.len() <= i {
+                slots.resize_with(i + 1, Ids::new);
+            }
+            slots[i].push(id as u32);
+        }
+        Some(Index::Direct {
+            column: c,
+            base,
+            slots,
+        })
+    }
+
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).
     pub(crate) fn is_dense(&self) -> bool {
         matches!(self, Index::Dense { .. })
     }
 
-    /// Adds tuple `id` (the newest) to a hash index.
+    /// Adds tuple `id` (the newest) to a hash or direct index.
     pub(crate) fn insert(&mut self, id: u32, tuple: &[Term]) {
-        if let Index::Hash { columns, map } = self {
-            map.entry(pack(columns.iter().map(|&c| tuple[c])))
+        match self {
+            Index::Hash { columns, map } => map
+                .entry(pack(columns.iter().map(|&c| tuple[c])))
                 .or_default()
-                .push(id);
+                .push(id),
+            Index::Direct {
+                column,
+                base,
+                slots,
+            } => {
+                let t = tuple[*column].0;
+                if kind_base(t) == *base && direct_fits(t - *base, id as usize + 1) {
+                    let i = (t - *base) as usize;
+                    if slots.len() <= i {
+                        slots.resize_with(i + 1, Ids::new);
+                    }
+                    slots[i].push(id);
+                    return;
+                }
+                // Too far out, or another kind: from now on a hash index.
+                let mut map: FxHashMap<u128, Ids> = FxHashMap::default();
+                for (i, ids) in std::mem::take(slots).into_iter().enumerate() {
+                    if !ids.is_empty() {
+                        map.insert(u128::from(*base + i as u32), ids);
+                    }
+                }
+                map.entry(u128::from(t)).or_default().push(id);
+                *self = Index::Hash {
+                    columns: vec![*column],
+                    map,
+                };
+            }
+            Index::Dense { .. } => {}
         }
     }
 
@@ -126,6 +207,11 @@ impl Index {
     pub(crate) fn get(&self, key: u128) -> &[u32] {
         match self {
             Index::Hash { map, .. } => map.get(&key).map_or(&[], |ids| ids.as_slice()),
+            Index::Direct { base, slots, .. } => u32::try_from(key)
+                .ok()
+                .and_then(|t| t.checked_sub(*base))
+                .and_then(|i| slots.get(i as usize))
+                .map_or(&[], |ids| ids.as_slice()),
             Index::Dense { lo, offsets, ids } => {
                 let Ok(t) = u32::try_from(key) else {
                     return &[];
@@ -164,6 +250,28 @@ mod tests {
             }
             assert_eq!(dense.get(u128::from(u32::MAX) + 5), &[] as &[u32]);
         }
+    }
+
+    #[test]
+    fn direct_grows_and_turns_into_hash() {
+        let rows: Vec<[u32; 2]> = (0..500u32).map(|i| [0xC000_0000 | (i % 37), i]).collect();
+        let tuples = flat(&rows);
+        let mut index = Index::build(&tuples[..2], 2, 0b01, false);
+        assert!(matches!(index, Index::Direct { .. }));
+        for (id, t) in tuples.chunks_exact(2).enumerate().skip(1) {
+            index.insert(id as u32, t);
+        }
+        assert!(matches!(index, Index::Direct { .. }));
+        for k in 0..40u32 {
+            let expected: Vec<u32> = (0..500u32).filter(|i| i % 37 == k).collect();
+            assert_eq!(index.get(u128::from(0xC000_0000 | k)), expected.as_slice());
+        }
+        assert_eq!(index.get(5), &[] as &[u32]);
+        // A text term in an integer column: the index becomes a hash index, same lists.
+        index.insert(500, &[Term(7), Term(0)]);
+        assert!(matches!(index, Index::Hash { .. }));
+        assert_eq!(index.get(7), &[500]);
+        assert_eq!(index.get(0xC000_0000 | 3).len(), 14);
     }
 
     #[test]
