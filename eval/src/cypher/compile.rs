@@ -278,7 +278,7 @@ impl Compiler<'_> {
     }
 
     /// The term of an item in `c`, and the aggregate around it (`count`, `list`...) if any.
-    fn item(&mut self, item: &Item, c: &mut Conj) -> R<(Option<(&'static str, bool)>, T)> {
+    fn item(&mut self, item: &Item, c: &mut Conj) -> R<Col> {
         if let Expr::Call {
             name,
             distinct,
@@ -428,7 +428,7 @@ impl Compiler<'_> {
         }
         // Compile the items in every conjunction; several conjunctions, or a null item,
         // go through a helper relation.
-        let mut cols: Vec<Vec<(Option<(&'static str, bool)>, T)>> = Vec::new();
+        let mut cols: Vec<Vec<Col>> = Vec::new();
         for c in &mut conjs {
             let mut row = Vec::new();
             for item in &r.items {
@@ -507,15 +507,18 @@ impl Compiler<'_> {
         if let Some(n) = r.limit {
             goal.push_str(&format!(" limit {n}"));
         }
-        if let Some(n) = r.skip {
-            if n > 0 {
-                goal.push_str(&format!(" offset {n}"));
-            }
+        if let Some(n) = r.skip
+            && n > 0
+        {
+            goal.push_str(&format!(" offset {n}"));
         }
         let names = r.items.iter().map(|i| i.name().to_owned()).collect();
         Ok((goal, names))
     }
 }
+
+/// An item compiled: the aggregate around it (`count`, `list`...), if any, and its term.
+type Col = (Option<(&'static str, bool)>, T);
 
 /// A head argument: a term or an aggregate of a variable.
 enum HeadArg {
@@ -554,13 +557,12 @@ fn column_var(i: &Item) -> String {
 
 /// Which item an `ORDER BY` key names: by alias, or by being the same expression.
 fn order_key(e: &Expr, items: &[Item]) -> Option<usize> {
-    if let Expr::Var(v) = e {
-        if let Some(k) = items
+    if let Expr::Var(v) = e
+        && let Some(k) = items
             .iter()
             .position(|i| i.alias.as_ref().is_some_and(|a| a.name == v.name))
-        {
-            return Some(k);
-        }
+    {
+        return Some(k);
     }
     let key = shape(e);
     items.iter().position(|i| shape(&i.expr) == key)

@@ -144,22 +144,19 @@ impl Compiler<'_> {
 
     /// `e IS NULL` (or, with `null` false, `IS NOT NULL`) in `c`.
     fn is_null(&mut self, e: &Expr, mut c: Conj, null: bool) -> R<Vec<Conj>> {
-        if let Expr::Prop(v, k) = e {
-            if let Some(Binding::Node(t, labels)) = self.scope.get(&v.name).cloned() {
-                if !c.absent.contains(&v.name)
-                    && !self.is_identity(&labels, &k.name)
-                    && self.column(&t, &labels, &k.name, &mut c.clone()).is_none()
-                {
-                    if let Some(a) = self.graph.attr(&k.name) {
-                        c.lits.push(L::Atom {
-                            rel: a.relation.clone(),
-                            args: vec![t, T::Wild],
-                            neg: null,
-                        });
-                        return Ok(vec![c]);
-                    }
-                }
-            }
+        if let Expr::Prop(v, k) = e
+            && let Some(Binding::Node(t, labels)) = self.scope.get(&v.name).cloned()
+            && !c.absent.contains(&v.name)
+            && !self.is_identity(&labels, &k.name)
+            && self.column(&t, &labels, &k.name, &mut c.clone()).is_none()
+            && let Some(a) = self.graph.attr(&k.name)
+        {
+            c.lits.push(L::Atom {
+                rel: a.relation.clone(),
+                args: vec![t, T::Wild],
+                neg: null,
+            });
+            return Ok(vec![c]);
         }
         let t = self.term(e, &mut c)?;
         match t {
@@ -202,8 +199,10 @@ impl Compiler<'_> {
             .filter(|v| outer.contains(v) || self.params_used.contains(v))
             .collect();
         let atoms = pc.lits.len();
-        if atoms == 1 {
-            if let Some(L::Atom { rel, args, .. }) = pc.lits.first() {
+        if atoms == 1
+            && let Some(L::Atom { rel, args, .. }) = pc.lits.first()
+        {
+            {
                 let args = args
                     .iter()
                     .map(|a| match a {

@@ -162,8 +162,8 @@ impl Graph {
         self.attrs.iter().find(|a| a.key == key)
     }
 
-    /// The properties of a node of `label`: its relation's columns (the id column as
-    /// `name` when it has no other name... it keeps its column name), and every attribute.
+    /// The properties of a node of `label`: its relation's columns (for a one-column label,
+    /// `name`: the node's identity), and every attribute.
     pub fn properties(&self, label: &NodeLabel) -> BTreeSet<String> {
         let mut out: BTreeSet<String> = label.columns.iter().cloned().collect();
         if label.columns.len() == 1 {

@@ -709,10 +709,10 @@ impl Parser<'_> {
 
     fn paren_or_pattern(&mut self) -> R<Expr> {
         let save = self.at;
-        if let Ok(p) = self.pattern() {
-            if !p.steps.is_empty() {
-                return Ok(Expr::Pattern(p));
-            }
+        if let Ok(p) = self.pattern()
+            && !p.steps.is_empty()
+        {
+            return Ok(Expr::Pattern(p));
         }
         self.at = save;
         self.bump();

@@ -81,10 +81,10 @@ impl Conj {
         let mut out: Vec<String> = Vec::new();
         let mut push = |args: &[T]| {
             for a in args {
-                if let T::Var(v) = a {
-                    if !out.contains(v) {
-                        out.push(v.clone());
-                    }
+                if let T::Var(v) = a
+                    && !out.contains(v)
+                {
+                    out.push(v.clone());
                 }
             }
         };
