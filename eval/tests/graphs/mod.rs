@@ -60,8 +60,12 @@ pub fn example() -> (MemorySource, Vocabulary, Graph) {
         .filter(|l| !l.starts_with('#'))
     {
         let f: Vec<&str> = l.split('\t').collect();
-        src.insert("pkg", &[Value::text(f[0]), Value::from_field(f[1])])
-            .unwrap();
+        let license = if f[1] == "\\N" {
+            Value::Absent
+        } else {
+            Value::from_field(f[1])
+        };
+        src.insert("pkg", &[Value::text(f[0]), license]).unwrap();
     }
     let vocab = Vocabulary::from_sources(
         src.relations().unwrap(),
@@ -151,6 +155,21 @@ pub fn same(
     assert_eq!(c, d, "\ncypher: {cypher}\nran: {ran}\nprogram: {program}");
     assert_eq!(c.len(), n, "\ncypher: {cypher}\nran: {ran}\nrows: {c:?}");
     ran
+}
+
+/// [`same`], with the program given its own binds.
+pub fn same_with(
+    g: &(MemorySource, Vocabulary, Graph),
+    cypher: &str,
+    ps: &[(String, Bind)],
+    program: &str,
+    binds: &[(String, Bind)],
+    n: usize,
+) {
+    let (c, ran) = cypher_rows(g, cypher, ps);
+    let d = datalog_rows(g, program, binds);
+    assert_eq!(c, d, "\ncypher: {cypher}\nran: {ran}\nprogram: {program}");
+    assert_eq!(c.len(), n, "\ncypher: {cypher}\nran: {ran}\nrows: {c:?}");
 }
 
 /// The rendered error of a Cypher query that must fail.
