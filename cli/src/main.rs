@@ -620,6 +620,12 @@ fn schema(db: &Path, path: Option<&str>) -> Result<()> {
     let vocab = vocabulary(&store)?;
     let text = match path {
         None => strata_eval::schema::card(&vocab),
+        Some("cypher") if strata_eval::schema::describe(&vocab, "cypher").is_none() => {
+            let pack = strata_mcp::Pack::load(db)?;
+            strata_eval::cypher::Graph::derive(&vocab, &pack.cypher.mapping())
+                .map_err(ProgramError)?
+                .describe()
+        }
         Some(p) => strata_eval::schema::describe(&vocab, p).with_context(|| {
             format!("schema: nothing is named \"{p}\"; run `strata schema DB` for every relation and module")
         })?,
