@@ -327,6 +327,25 @@ fn comparisons_and_booleans() {
 }
 
 #[test]
+fn a_row_matching_both_sides_of_or_counts_once() {
+    let g = code();
+    same(
+        &g,
+        "MATCH (f:File) WHERE f.lang = 'rust' OR f.lines > 100 RETURN count(*)",
+        &[],
+        "pick(?f) :- file(?f), lang(?f, \"rust\"); pick(?f) :- file(?f), lines(?f, ?l), ?l > 100;\n\
+         pick(?f) => count(?f)",
+        1,
+    );
+    let (rows, _) = graphs::cypher_rows(
+        &g,
+        "MATCH (f:File) WHERE f.lang = 'rust' OR f.lines > 100 RETURN count(*)",
+        &[],
+    );
+    assert_eq!(rows, [["Number(7.0)"]]);
+}
+
+#[test]
 fn in_lists_and_list_params() {
     let g = code();
     let p = "file(?f), lang(?f, ?l), path(?f, ?p), ?l = ?langs => ?p";
@@ -559,5 +578,44 @@ fn one_with_stage() {
         "size(?p, sum(?l)) :- package(?p), contains(?p, ?f), file(?f), lines(?f, ?l);\n\
          size(?p, ?s), contains(?p, ?g), lang(?g, \"go\"), name(?p, ?n) => ?n, ?s",
         1,
+    );
+}
+
+#[test]
+fn params_reach_the_helper_rules_without_entering_the_text() {
+    let g = code();
+    let ran = same(
+        &g,
+        "MATCH (f:File) WHERE f.lang = $l OR f.lines > $n RETURN f.path",
+        &[
+            ("l".into(), Bind::One(Value::text("go"))),
+            ("n".into(), Bind::One(Value::Number(300.0))),
+        ],
+        "pick(?f) :- file(?f), lang(?f, \"go\"); pick(?f) :- file(?f), lines(?f, ?x), ?x > 300;\n\
+         pick(?f), path(?f, ?p), ?l = ?l, ?n = ?n => ?p",
+        2,
+    );
+    assert!(
+        ran.contains("?f_lang = ?l") && ran.contains("?f_lines > ?n"),
+        "{ran}"
+    );
+    assert!(!ran.contains("go") && !ran.contains("300"), "{ran}");
+    same(
+        &g,
+        "MATCH (f:File) WHERE NOT f.path STARTS WITH $dir RETURN f.path",
+        &params(&[("dir", "net/")]),
+        "under(?f) :- path(?f, ?p), str.prefix(?p, \"net/\");\n\
+         file(?f), not under(?f), path(?f, ?p), ?dir = ?dir => ?p",
+        8,
+    );
+    same(
+        &g,
+        "MATCH (p:Package) OPTIONAL MATCH (p)-[:CONTAINS]->(f:File {lang: $l}) RETURN p.name, f.path",
+        &params(&[("l", "go")]),
+        "go(?p, ?fp) :- contains(?p, ?f), lang(?f, \"go\"), path(?f, ?fp);\n\
+         row(?n, ?fp) :- package(?p), name(?p, ?n), go(?p, ?fp);\n\
+         row(?n, absent) :- package(?p), name(?p, ?n), not go(?p, _);\n\
+         row(?n, ?fp), ?l = ?l => ?n, ?fp",
+        5,
     );
 }

@@ -48,6 +48,9 @@ pub(super) struct Compiler<'a> {
     pub(super) cache: HashMap<String, String>,
     /// The variable holding a node's attribute, by node term and key.
     pub(super) attr_vars: HashMap<(String, String), String>,
+    /// Every variable that holds a property: helper relations leave them out (a property
+    /// is a function of its node, so it would only split one row into several).
+    pub(super) prop_vars: BTreeSet<String>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -68,6 +71,7 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
         helpers: 0,
         cache: HashMap::new(),
         attr_vars: HashMap::new(),
+        prop_vars: BTreeSet::new(),
     };
     c.used.extend(c.params.keys().cloned());
     let mut conjs = vec![Conj::default()];
@@ -203,7 +207,7 @@ impl Compiler<'_> {
         let mut shared: Vec<String> = Vec::new();
         for s in &subs {
             for v in s.vars() {
-                if (outer.contains(&v) || self.params_used.contains(&v)) && !shared.contains(&v) {
+                if outer.contains(&v) && !self.params.contains_key(&v) && !shared.contains(&v) {
                     shared.push(v);
                 }
             }
@@ -241,7 +245,10 @@ impl Compiler<'_> {
         let mut vars: Vec<String> = Vec::new();
         for c in &conjs {
             for v in c.bound() {
-                if !vars.contains(&v) {
+                if !vars.contains(&v)
+                    && !self.params.contains_key(&v)
+                    && !self.prop_vars.contains(&v)
+                {
                     vars.push(v);
                 }
             }
@@ -440,33 +447,64 @@ impl Compiler<'_> {
         let (body, row) = if simple {
             (conjs.remove(0), cols.remove(0))
         } else {
-            // Items become variables of the helper relation, then every variable a rule binds.
-            let outs: Vec<String> = r.items.iter().map(|i| self.fresh(&column_var(i))).collect();
-            let mut vars: Vec<String> = outs.clone();
+            // The helper relation's columns: every variable a rule binds (absent where one
+            // doesn't), then a variable of its own for each item that is not one of them.
+            let mut vars: Vec<String> = Vec::new();
             for c in &conjs {
                 for v in c.bound() {
-                    if !vars.contains(&v) {
+                    if !vars.contains(&v)
+                        && !self.params.contains_key(&v)
+                        && !self.prop_vars.contains(&v)
+                    {
                         vars.push(v);
                     }
                 }
             }
+            // The goal is a scope of its own: an item's variable keeps its name where the
+            // helper's columns leave it free.
+            let mut outs: Vec<Option<String>> = Vec::new();
+            for (k, item) in r.items.iter().enumerate() {
+                let same = shared_var(&conjs, &cols, k);
+                outs.push(match same {
+                    Some(v) if vars.contains(&v) => None,
+                    same => {
+                        let base = same.unwrap_or_else(|| column_var(item));
+                        let mut name = base.clone();
+                        let mut n = 2;
+                        while vars.contains(&name) || outs.iter().flatten().any(|o| *o == name) {
+                            name = format!("{base}_{n}");
+                            n += 1;
+                        }
+                        Some(name)
+                    }
+                });
+            }
             let rel = self.helper("row");
             for (c, row) in conjs.iter_mut().zip(&cols) {
                 let bound = c.bound();
-                let mut head: Vec<T> = row.iter().map(|(_, t)| t.clone()).collect();
-                for v in &vars[outs.len()..] {
-                    head.push(if bound.contains(v) {
-                        T::Var(v.clone())
-                    } else {
-                        T::Absent
-                    });
+                let mut head: Vec<T> = vars
+                    .iter()
+                    .map(|v| {
+                        if bound.contains(v) {
+                            T::Var(v.clone())
+                        } else {
+                            T::Absent
+                        }
+                    })
+                    .collect();
+                for ((_, t), o) in row.iter().zip(&outs) {
+                    if o.is_some() {
+                        head.push(t.clone());
+                    }
                 }
                 self.rule(&rel, &head, c);
             }
+            let mut args: Vec<T> = vars.iter().map(|v| T::Var(v.clone())).collect();
+            args.extend(outs.iter().flatten().map(|o| T::Var(o.clone())));
             let body = Conj {
                 lits: vec![L::Atom {
                     rel,
-                    args: vars.iter().map(|v| T::Var(v.clone())).collect(),
+                    args,
                     neg: false,
                 }],
                 ..Conj::default()
@@ -474,7 +512,12 @@ impl Compiler<'_> {
             let row = cols[0]
                 .iter()
                 .zip(&outs)
-                .map(|((agg, _), o)| (*agg, T::Var(o.clone())))
+                .map(|((agg, t), o)| {
+                    (
+                        *agg,
+                        o.as_ref().map_or_else(|| t.clone(), |o| T::Var(o.clone())),
+                    )
+                })
                 .collect();
             (body, row)
         };
@@ -543,6 +586,28 @@ pub(super) fn is_aggregate(e: &Expr) -> bool {
         name.name.to_ascii_lowercase().as_str(),
         "count" | "collect" | "min" | "max" | "sum" | "avg"
     ))
+}
+
+/// The variable item `k` is in every conjunction, if it is one variable throughout (or null
+/// where a conjunction doesn't bind it).
+fn shared_var(conjs: &[Conj], cols: &[Vec<Col>], k: usize) -> Option<String> {
+    let mut found: Option<String> = None;
+    for row in cols {
+        match &row[k].1 {
+            T::Var(v) => match &found {
+                Some(f) if f != v => return None,
+                _ => found = Some(v.clone()),
+            },
+            T::Absent => {}
+            _ => return None,
+        }
+    }
+    let v = found?;
+    let consistent = conjs.iter().zip(cols).all(|(c, row)| match &row[k].1 {
+        T::Absent => !c.bound().contains(&v),
+        _ => c.bound().contains(&v),
+    });
+    consistent.then_some(v)
 }
 
 /// A variable name for an item's column: its alias, or its text made a name.

@@ -196,7 +196,7 @@ impl Compiler<'_> {
         let shared: Vec<String> = pc
             .vars()
             .into_iter()
-            .filter(|v| outer.contains(v) || self.params_used.contains(v))
+            .filter(|v| outer.contains(v) && !self.params.contains_key(v))
             .collect();
         let atoms = pc.lits.len();
         if atoms == 1
@@ -311,6 +311,7 @@ impl Compiler<'_> {
                             None => {
                                 let v = self.fresh(&name);
                                 self.attr_vars.insert((term_key(&t), k.name.clone()), v.clone());
+                                self.prop_vars.insert(v.clone());
                                 v
                             }
                         };
@@ -332,6 +333,7 @@ impl Compiler<'_> {
                         let base = format!("{}_{}", t.var().unwrap_or("n"), k.name);
                         let v = self.fresh(&base);
                         self.attr_vars.insert(key, v.clone());
+                        self.prop_vars.insert(v.clone());
                         v
                     }
                 };

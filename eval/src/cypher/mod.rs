@@ -35,6 +35,7 @@ mod compile;
 mod cond;
 pub mod graph;
 mod lex;
+mod params;
 mod parse;
 mod pattern;
 mod program;
@@ -82,15 +83,27 @@ pub fn prepare(
     let render = |d: crate::error::Diagnostic| CypherError::Query(d.render("cypher", text));
     let ast = parse::parse(text).map_err(render)?;
     let compiled = compile::compile(graph, &ast, params).map_err(render)?;
-    let mut query = Query::prepare(vocab, &compiled.program, &compiled.binds).map_err(|e| {
+    let refused = |e: String| {
         CypherError::Program(format!(
             "cypher: the query compiled to a program that doesn't check (a bug of the Cypher \
              front end, or a construct it can't compile yet)\nprogram:\n{}\n{}",
             indent(&compiled.program),
             e
         ))
-    })?;
+    };
+    let text = &compiled.program;
+    let mut program =
+        crate::parse::parse_program(text).map_err(|d| refused(d.render("query", text)))?;
+    let shown = program.to_string();
+    let goal_binds = params::bind(&mut program, &compiled.binds);
+    let checked = crate::check::compile(vocab, &program, &goal_binds)
+        .map_err(|d| refused(d.render("query", text)))?;
+    let mut query = Query {
+        text: text.clone(),
+        compiled: checked,
+    };
     query.compiled.shape.names = compiled.columns;
+    query.compiled.program = shown;
     Ok(CypherQuery {
         cypher: text.to_owned(),
         program: query.compiled.program.clone(),
