@@ -242,30 +242,10 @@ impl Compiler<'_> {
         if conjs.len() == 1 {
             return conjs.into_iter().next().unwrap_or_default();
         }
-        let mut vars: Vec<String> = Vec::new();
-        for c in &conjs {
-            for v in c.bound() {
-                if !vars.contains(&v)
-                    && !self.params.contains_key(&v)
-                    && !self.prop_vars.contains(&v)
-                {
-                    vars.push(v);
-                }
-            }
-        }
+        let vars = self.row_vars(&conjs);
         let rel = self.helper("row");
         for c in &conjs {
-            let bound = c.bound();
-            let head: Vec<T> = vars
-                .iter()
-                .map(|v| {
-                    if bound.contains(v) {
-                        T::Var(v.clone())
-                    } else {
-                        T::Absent
-                    }
-                })
-                .collect();
+            let head = row_head(&vars, c);
             self.rule(&rel, &head, c);
         }
         Conj {
@@ -277,6 +257,23 @@ impl Compiler<'_> {
             labels: Vec::new(),
             absent: BTreeSet::new(),
         }
+    }
+
+    /// The columns of a helper relation over `conjs`: every variable one of them binds, but
+    /// parameters (their values are put in place) and properties (functions of their nodes).
+    fn row_vars(&self, conjs: &[Conj]) -> Vec<String> {
+        let mut vars: Vec<String> = Vec::new();
+        for c in conjs {
+            for v in c.bound() {
+                if !vars.contains(&v)
+                    && !self.params.contains_key(&v)
+                    && !self.prop_vars.contains(&v)
+                {
+                    vars.push(v);
+                }
+            }
+        }
+        vars
     }
 
     /// Whether any conjunction marks a Cypher variable null.
@@ -449,17 +446,7 @@ impl Compiler<'_> {
         } else {
             // The helper relation's columns: every variable a rule binds (absent where one
             // doesn't), then a variable of its own for each item that is not one of them.
-            let mut vars: Vec<String> = Vec::new();
-            for c in &conjs {
-                for v in c.bound() {
-                    if !vars.contains(&v)
-                        && !self.params.contains_key(&v)
-                        && !self.prop_vars.contains(&v)
-                    {
-                        vars.push(v);
-                    }
-                }
-            }
+            let vars = self.row_vars(&conjs);
             // The goal is a scope of its own: an item's variable keeps its name where the
             // helper's columns leave it free.
             let mut outs: Vec<Option<String>> = Vec::new();
@@ -481,17 +468,7 @@ impl Compiler<'_> {
             }
             let rel = self.helper("row");
             for (c, row) in conjs.iter_mut().zip(&cols) {
-                let bound = c.bound();
-                let mut head: Vec<T> = vars
-                    .iter()
-                    .map(|v| {
-                        if bound.contains(v) {
-                            T::Var(v.clone())
-                        } else {
-                            T::Absent
-                        }
-                    })
-                    .collect();
+                let mut head = row_head(&vars, c);
                 for ((_, t), o) in row.iter().zip(&outs) {
                     if o.is_some() {
                         head.push(t.clone());
@@ -562,6 +539,21 @@ impl Compiler<'_> {
 
 /// An item compiled: the aggregate around it (`count`, `list`...), if any, and its term.
 type Col = (Option<(&'static str, bool)>, T);
+
+/// The head of `c`'s rule of a helper relation with columns `vars`: each variable, or
+/// absent where `c` doesn't bind it.
+fn row_head(vars: &[String], c: &Conj) -> Vec<T> {
+    let bound = c.bound();
+    vars.iter()
+        .map(|v| {
+            if bound.contains(v) {
+                T::Var(v.clone())
+            } else {
+                T::Absent
+            }
+        })
+        .collect()
+}
 
 /// A head argument: a term or an aggregate of a variable.
 enum HeadArg {
