@@ -619,3 +619,35 @@ fn params_reach_the_helper_rules_without_entering_the_text() {
         5,
     );
 }
+
+#[test]
+fn a_pack_maps_a_type_over_a_module_relation() {
+    let (src, vocab, _) = example();
+    let mapping = strata_eval::cypher::Mapping {
+        labels: vec![("Package".into(), "pkg".into(), Some("name".into()))],
+        types: vec![("DEPENDS_ON".into(), "deps.depends_on".into())],
+    };
+    let graph = strata_eval::cypher::Graph::derive(&vocab, &mapping).unwrap();
+    assert!(
+        graph
+            .summary()
+            .ends_with("Relationship types: DEPENDS_ON, IMPORTS.")
+    );
+    let g = (src, vocab, graph);
+    let ran = same(
+        &g,
+        "MATCH (:Package {name: 'app'})-[:DEPENDS_ON]->(d:Package) RETURN d.name, d.license",
+        &[],
+        "deps.depends_on(\"app\", ?d), pkg(?d, ?l) => ?d, ?l",
+        3,
+    );
+    assert!(ran.contains("deps.depends_on(\"app\", ?d)"), "{ran}");
+    let bad = strata_eval::cypher::Mapping {
+        labels: vec![("Package".into(), "pkg".into(), Some("nme".into()))],
+        types: vec![],
+    };
+    assert_eq!(
+        strata_eval::cypher::Graph::derive(&g.1, &bad).unwrap_err(),
+        "cypher: label Package's id column \"nme\" is not a column of pkg(name, license)"
+    );
+}

@@ -44,6 +44,8 @@ pub(super) struct Compiler<'a> {
     pub(super) regex_params: BTreeSet<String>,
     pub(super) rules: Vec<String>,
     helpers: usize,
+    /// Unnamed nodes so far (`?_n1`, `?_n2`...).
+    pub(super) anonymous: usize,
     /// Helper relations already written, by what they compute.
     pub(super) cache: HashMap<String, String>,
     /// The variable holding a node's attribute, by node term and key.
@@ -69,6 +71,7 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
         regex_params: BTreeSet::new(),
         rules: Vec::new(),
         helpers: 0,
+        anonymous: 0,
         cache: HashMap::new(),
         attr_vars: HashMap::new(),
         prop_vars: BTreeSet::new(),

@@ -147,7 +147,11 @@ impl Compiler<'_> {
                     (None, Some((_, e))) => self.value(e)?,
                     (Some(_), Some((_, Expr::Param(p)))) => self.param(p)?,
                     (Some(v), _) => T::Var(self.fresh(&v.name)),
-                    (None, None) => T::Var(self.fresh("_")),
+                    (None, None) => {
+                        self.anonymous += 1;
+                        let base = format!("_n{}", self.anonymous);
+                        T::Var(self.fresh(&base))
+                    }
                 };
                 (t, Vec::new())
             }
