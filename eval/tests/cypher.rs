@@ -20,6 +20,22 @@ fn the_seeds_example() {
         1,
     );
     assert_eq!(ran, "pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p");
+    let q = "MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to}) RETURN p.name AS importer";
+    let c = strata_eval::cypher::prepare(&g.1, &g.2, q, &params(&[("to", "log")])).unwrap();
+    assert_eq!(c.cypher, q);
+    assert_eq!(c.query.text, c.program);
+    let out = c
+        .run(&g.0, &strata_eval::query::RunOptions::default())
+        .unwrap();
+    assert_eq!(
+        c.text(&out),
+        "ran: pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p\ncolumns: importer\n1. api\n   \
+         pkg(\"api\", absent)\n   pkg(\"log\", \"\")\n   imports(\"api\", \"log\")\n1 row"
+    );
+    let j = c.json(&out);
+    assert_eq!(j["cypher"], q);
+    assert_eq!(j["program"], "pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p");
+    assert_eq!(j["columns"], serde_json::json!(["importer"]));
 }
 
 #[test]

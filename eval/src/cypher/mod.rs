@@ -91,15 +91,15 @@ pub fn prepare(
             e
         ))
     };
-    let text = &compiled.program;
-    let mut program =
-        crate::parse::parse_program(text).map_err(|d| refused(d.render("query", text)))?;
+    let program_text = &compiled.program;
+    let mut program = crate::parse::parse_program(program_text)
+        .map_err(|d| refused(d.render("query", program_text)))?;
     let shown = program.to_string();
     let goal_binds = params::bind(&mut program, &compiled.binds);
     let checked = crate::check::compile(vocab, &program, &goal_binds)
-        .map_err(|d| refused(d.render("query", text)))?;
+        .map_err(|d| refused(d.render("query", program_text)))?;
     let mut query = Query {
-        text: text.clone(),
+        text: program_text.clone(),
         compiled: checked,
     };
     query.compiled.shape.names = compiled.columns;
