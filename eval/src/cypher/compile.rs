@@ -53,6 +53,9 @@ pub(super) struct Compiler<'a> {
     /// Every variable that holds a property: helper relations leave them out (a property
     /// is a function of its node, so it would only split one row into several).
     pub(super) prop_vars: BTreeSet<String>,
+    /// Variables of helper relations that are absent in some rows (an OPTIONAL MATCH that
+    /// found nothing): `count` of one skips those rows.
+    nullable: BTreeSet<String>,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -75,6 +78,7 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
         cache: HashMap::new(),
         attr_vars: HashMap::new(),
         prop_vars: BTreeSet::new(),
+        nullable: BTreeSet::new(),
     };
     c.used.extend(c.params.keys().cloned());
     let mut conjs = vec![Conj::default()];
@@ -249,6 +253,7 @@ impl Compiler<'_> {
         let rel = self.helper("row");
         for c in &conjs {
             let head = row_head(&vars, c);
+            self.note_nulls(&vars, &head);
             self.rule(&rel, &head, c);
         }
         Conj {
@@ -277,6 +282,77 @@ impl Compiler<'_> {
             }
         }
         vars
+    }
+
+    /// Notes the variables a helper relation's rule leaves absent.
+    fn note_nulls(&mut self, names: &[String], head: &[T]) {
+        for (v, t) in names.iter().zip(head) {
+            if *t == T::Absent {
+                self.nullable.insert(v.clone());
+            }
+        }
+    }
+
+    /// `count(x)` skips nulls, as Cypher's does: where `x` may be absent (an OPTIONAL MATCH
+    /// that found nothing) and `c` reads one helper relation, the count becomes an aggregate
+    /// literal over that relation's rows with `x` present, per value of the plain items, so a
+    /// group of null rows counts 0 rather than 1.
+    fn counts_skip_nulls(&mut self, items: &[Item], c: &mut Conj, row: &mut [Col]) {
+        let [
+            L::Atom {
+                rel,
+                args,
+                neg: false,
+            },
+        ] = c.lits.as_slice()
+        else {
+            return;
+        };
+        let (rel, args) = (rel.clone(), args.clone());
+        let keys: Vec<String> = row
+            .iter()
+            .filter(|(agg, _)| agg.is_none())
+            .filter_map(|(_, t)| t.var().map(str::to_owned))
+            .collect();
+        for (item, col) in items.iter().zip(row.iter_mut()) {
+            let star = matches!(item.expr, Expr::Call { star: true, .. });
+            let (Some(("count", distinct)), T::Var(x)) = (col.0, &col.1) else {
+                continue;
+            };
+            if star || !self.nullable.contains(x) {
+                continue;
+            }
+            let inner = |v: &str| {
+                if keys.iter().any(|k| k == v) {
+                    v.to_owned()
+                } else {
+                    format!("{v}_in")
+                }
+            };
+            let renamed: Vec<T> = args
+                .iter()
+                .map(|a| match a {
+                    T::Var(v) => T::Var(inner(v)),
+                    a => a.clone(),
+                })
+                .collect();
+            let x_in = T::Var(inner(x));
+            let result = self.fresh(&format!("count_{x}"));
+            c.lits.push(L::Count {
+                result: result.clone(),
+                distinct,
+                var: inner(x),
+                body: vec![
+                    L::Atom {
+                        rel: rel.clone(),
+                        args: renamed,
+                        neg: false,
+                    },
+                    L::Cmp("=", x_in.clone(), x_in),
+                ],
+            });
+            *col = (None, T::Var(result));
+        }
     }
 
     /// Whether any conjunction marks a Cypher variable null.
@@ -328,7 +404,7 @@ impl Compiler<'_> {
                 };
                 let t = self.term(arg, c)?;
                 return match t {
-                    T::Var(_) => Ok((Some((func, *distinct)), t)),
+                    T::Var(_) | T::Absent => Ok((Some((func, *distinct)), t)),
                     _ => Err(Diagnostic::new(
                         format!("{f} aggregates a variable or a property, not a constant"),
                         arg.span(),
@@ -390,14 +466,18 @@ impl Compiler<'_> {
         }
         let outs: Vec<String> = names.iter().map(|(n, _)| self.fresh(n)).collect();
         for mut c in conjs {
-            let mut head = Vec::new();
+            let mut row = Vec::new();
             for item in &w.items {
-                let (agg, t) = self.item(item, &mut c)?;
-                head.push(match agg {
+                row.push(self.item(item, &mut c)?);
+            }
+            self.counts_skip_nulls(&w.items, &mut c, &mut row);
+            let head: Vec<HeadArg> = row
+                .into_iter()
+                .map(|(agg, t)| match agg {
                     Some((f, d)) => HeadArg::Agg(f, d, t),
                     None => HeadArg::Term(t),
-                });
-            }
+                })
+                .collect();
             let args: Vec<String> = head.iter().map(HeadArg::render).collect();
             self.rules
                 .push(format!("{rel}({}) :- {}", args.join(", "), c.render()));
@@ -444,7 +524,7 @@ impl Compiler<'_> {
             cols.push(row);
         }
         let simple = conjs.len() == 1 && cols[0].iter().all(|(_, t)| matches!(t, T::Var(_)));
-        let (body, row) = if simple {
+        let (mut body, mut row) = if simple {
             (conjs.remove(0), cols.remove(0))
         } else {
             // The helper relation's columns: every variable a rule binds (absent where one
@@ -477,6 +557,9 @@ impl Compiler<'_> {
                         head.push(t.clone());
                     }
                 }
+                let names: Vec<String> =
+                    vars.iter().chain(outs.iter().flatten()).cloned().collect();
+                self.note_nulls(&names, &head);
                 self.rule(&rel, &head, c);
             }
             let mut args: Vec<T> = vars.iter().map(|v| T::Var(v.clone())).collect();
@@ -501,6 +584,7 @@ impl Compiler<'_> {
                 .collect();
             (body, row)
         };
+        self.counts_skip_nulls(&r.items, &mut body, &mut row);
         let columns: Vec<String> = row
             .iter()
             .map(|(agg, t)| match agg {

@@ -185,7 +185,7 @@ impl Compiler<'_> {
             let args: &[T] = match l {
                 L::Atom { args, .. } | L::Test(_, args) => args,
                 L::Label(i) => &pc.labels[*i].1,
-                L::Cmp(..) => &[],
+                L::Cmp(..) | L::Count { .. } => &[],
             };
             for a in args {
                 if let T::Var(v) = a {

@@ -48,6 +48,18 @@ pub enum L {
     Cmp(&'static str, T, T),
     /// A builtin test: `str.prefix(a, b)`.
     Test(&'static str, Vec<T>),
+    /// `?result = count(?var) : { body }`: the body's solutions, per value of the variables
+    /// it shares with the rest.
+    Count {
+        /// The variable the count binds.
+        result: String,
+        /// `count(distinct ...)`.
+        distinct: bool,
+        /// The variable counted.
+        var: String,
+        /// The literals inside the braces.
+        body: Vec<L>,
+    },
 }
 
 /// One conjunction: the body of one rule (or of the goal).
@@ -98,6 +110,7 @@ impl Conj {
                         push(args);
                     }
                 }
+                L::Count { result, .. } => push(&[T::Var(result.clone())]),
                 _ => {}
             }
         }
@@ -119,6 +132,7 @@ impl Conj {
                     }
                 }
                 L::Cmp(_, a, b) => add(&[a.clone(), b.clone()]),
+                L::Count { result, .. } => add(&[T::Var(result.clone())]),
             }
         }
         out
@@ -126,22 +140,35 @@ impl Conj {
 
     /// The body as text: literals joined by `, `.
     pub fn render(&self) -> String {
-        let parts: Vec<String> = self
-            .lits
-            .iter()
-            .map(|l| match l {
-                L::Atom { rel, args, neg } => {
-                    format!("{}{}", if *neg { "not " } else { "" }, atom(rel, args))
-                }
-                L::Label(i) => self
-                    .labels
-                    .get(*i)
-                    .map_or_else(String::new, |(rel, args)| atom(rel, args)),
-                L::Cmp(op, a, b) => format!("{} {op} {}", term(a), term(b)),
-                L::Test(name, args) => atom(name, args),
-            })
-            .collect();
+        let parts: Vec<String> = self.lits.iter().map(|l| self.literal(l)).collect();
         parts.join(", ")
+    }
+
+    fn literal(&self, l: &L) -> String {
+        match l {
+            L::Atom { rel, args, neg } => {
+                format!("{}{}", if *neg { "not " } else { "" }, atom(rel, args))
+            }
+            L::Label(i) => self
+                .labels
+                .get(*i)
+                .map_or_else(String::new, |(rel, args)| atom(rel, args)),
+            L::Cmp(op, a, b) => format!("{} {op} {}", term(a), term(b)),
+            L::Test(name, args) => atom(name, args),
+            L::Count {
+                result,
+                distinct,
+                var,
+                body,
+            } => {
+                let inner: Vec<String> = body.iter().map(|l| self.literal(l)).collect();
+                format!(
+                    "?{result} = count({}?{var}) : {{ {} }}",
+                    if *distinct { "distinct " } else { "" },
+                    inner.join(", ")
+                )
+            }
+        }
     }
 }
 
