@@ -8,6 +8,9 @@ use strata_eval::cypher::{self, Graph, Mapping};
 use strata_eval::query::{Query, RunOptions};
 use strata_eval::{Bind, FactSource, MemorySource, Origin, Value, Vocabulary};
 
+/// A source, its vocabulary and its graph.
+pub type Graph3 = (MemorySource, Vocabulary, Graph);
+
 /// The small code graph of `strata_fixtures::small`.
 pub fn code() -> (MemorySource, Vocabulary, Graph) {
     let mut src = MemorySource::new();
