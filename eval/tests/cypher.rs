@@ -248,6 +248,33 @@ fn a_variable_length_path_from_a_bound_node_is_computed_by_demand() {
         .unwrap();
     assert!(out.demand, "{}", c.program);
     assert_eq!(out.answer.total, 3);
+    // A named node given by a literal: the equality is in the text, the value is bound too,
+    // so demand applies and its column holds the value.
+    let c = strata_eval::cypher::prepare(
+        &g.1,
+        &g.2,
+        "MATCH (a:Package {name: 'app'})-[:IMPORTS*]->(d:Package) RETURN a.name, d.name",
+        &[],
+    )
+    .unwrap();
+    assert!(c.program.contains("?a = \"app\""), "{}", c.program);
+    let out = c
+        .run(&g.0, &strata_eval::query::RunOptions::default())
+        .unwrap();
+    assert!(out.demand, "{}", c.program);
+    assert!(
+        c.text(&out)
+            .contains("columns: a.name, d.name\n1. app, api\n"),
+        "{}",
+        c.text(&out)
+    );
+    same(
+        &g,
+        "MATCH (a:Package {name: 'api'}) OPTIONAL MATCH (a)-[:IMPORTS]->(b:Package {license: 'BSD-3-Clause'}) RETURN a.name, b.name",
+        &[],
+        "pkg(?a, _), ?a = \"api\", imports(?a, ?b), pkg(?b, \"BSD-3-Clause\") => ?a, ?b",
+        1,
+    );
 }
 
 #[test]

@@ -44,6 +44,8 @@ pub(super) struct Compiler<'a> {
     pub(super) regex_params: BTreeSet<String>,
     pub(super) rules: Vec<String>,
     helpers: usize,
+    /// The values of named nodes given by a literal identity, bound as the params are.
+    pub(super) literal_binds: Vec<(String, Bind)>,
     /// Unnamed nodes so far (`?_n1`, `?_n2`...).
     pub(super) anonymous: usize,
     /// Helper relations already written, by what they compute.
@@ -75,6 +77,7 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
         rules: Vec::new(),
         helpers: 0,
         anonymous: 0,
+        literal_binds: Vec::new(),
         cache: HashMap::new(),
         attr_vars: HashMap::new(),
         prop_vars: BTreeSet::new(),
@@ -96,7 +99,7 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
         program.push_str(";\n");
     }
     program.push_str(&goal);
-    let binds = c
+    let mut binds: Vec<(String, Bind)> = c
         .params_used
         .iter()
         .filter_map(|p| {
@@ -109,6 +112,7 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
             Some((p.clone(), b))
         })
         .collect();
+    binds.append(&mut c.literal_binds);
     Ok(Compiled {
         program,
         binds,

@@ -54,7 +54,7 @@ pub struct CypherQuery {
     pub cypher: String,
     /// The program it compiled to, in canonical form (binds are not spliced in).
     pub program: String,
-    /// The binds its `$params` became.
+    /// The binds its `$params` became, and those of named nodes given by a literal identity.
     pub binds: Vec<(String, Bind)>,
     /// The program, prepared; its columns are named as the query named them.
     pub query: Query,

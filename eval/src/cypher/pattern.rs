@@ -146,7 +146,21 @@ impl Compiler<'_> {
                 let t = match (var, id) {
                     (None, Some((_, e))) => self.value(e)?,
                     (Some(_), Some((_, Expr::Param(p)))) => self.param(p)?,
-                    (Some(v), _) => T::Var(self.fresh(&v.name)),
+                    (Some(v), Some((_, e))) => {
+                        // A named node given by a literal keeps its variable (a column may
+                        // hold it) and an equality in the text; the value is bound too, so
+                        // the constant lands in the atoms and demand applies.
+                        let var = self.fresh(&v.name);
+                        let value = match self.value(e)? {
+                            T::Str(s) => crate::value::Value::Text(s),
+                            T::Num(n) => crate::value::Value::Number(n),
+                            _ => crate::value::Value::Absent,
+                        };
+                        self.literal_binds
+                            .push((var.clone(), crate::check::Bind::One(value)));
+                        T::Var(var)
+                    }
+                    (Some(v), None) => T::Var(self.fresh(&v.name)),
                     (None, None) => {
                         self.anonymous += 1;
                         let base = format!("_n{}", self.anonymous);
