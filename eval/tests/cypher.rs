@@ -248,6 +248,25 @@ fn a_variable_length_path_from_a_bound_node_is_computed_by_demand() {
         .unwrap();
     assert!(out.demand, "{}", c.program);
     assert_eq!(out.answer.total, 3);
+    // Bound at its end, the path recurses on the right, so demand follows the end.
+    let c = strata_eval::cypher::prepare(
+        &g.1,
+        &g.2,
+        "MATCH (d:Package)-[:IMPORTS*]->(:Package {name: $to}) RETURN d.name",
+        &[("to".into(), Bind::One(Value::text("log")))],
+    )
+    .unwrap();
+    assert!(
+        c.program
+            .contains("_path1(?x, ?z) :- imports(?x, ?y), _path1(?y, ?z);"),
+        "{}",
+        c.program
+    );
+    let out = c
+        .run(&g.0, &strata_eval::query::RunOptions::default())
+        .unwrap();
+    assert!(out.demand, "{}", c.program);
+    assert_eq!(out.answer.total, 2);
     // A named node given by a literal: the equality is in the text, the value is bound too,
     // so demand applies and its column holds the value.
     let c = strata_eval::cypher::prepare(

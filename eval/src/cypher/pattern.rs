@@ -361,14 +361,16 @@ impl Compiler<'_> {
                 }
             }
         };
-        let path_rel = match r.length {
-            None => step_rel,
-            Some((min, max)) => self.path(&step_rel, min, max),
-        };
         let args = if r.dir == Dir::Left {
             vec![b, a]
         } else {
             vec![a, b]
+        };
+        // An open path recurses from its bound end, so demand follows the binding.
+        let from_end = self.is_bound(&args[1]) && !self.is_bound(&args[0]);
+        let path_rel = match r.length {
+            None => step_rel,
+            Some((min, max)) => self.path(&step_rel, min, max, from_end),
         };
         c.lits.push(L::Atom {
             rel: path_rel,
@@ -378,10 +380,21 @@ impl Compiler<'_> {
         Ok(())
     }
 
+    /// Whether a term is known before the run: a constant, or a variable a bind gives.
+    fn is_bound(&self, t: &T) -> bool {
+        match t {
+            T::Var(v) => {
+                self.params.contains_key(v) || self.literal_binds.iter().any(|(n, _)| n == v)
+            }
+            _ => true,
+        }
+    }
+
     /// The relation of paths of `min` to `max` (or any number of) steps of `step`, written
-    /// as rules: exact lengths by chaining, an open end by left recursion.
-    fn path(&mut self, step: &str, min: u32, max: Option<u32>) -> String {
-        let key = format!("path {step} {min} {max:?}");
+    /// as rules: exact lengths by chaining, an open end by recursion, on the left or, when
+    /// only the path's end is bound (`from_end`), on the right.
+    fn path(&mut self, step: &str, min: u32, max: Option<u32>, from_end: bool) -> String {
+        let key = format!("path {step} {min} {max:?} {from_end}");
         if let Some(h) = self.cache.get(&key) {
             return h.clone();
         }
@@ -407,12 +420,12 @@ impl Compiler<'_> {
                 let first = &exact[(min as usize).saturating_sub(1)];
                 self.rules
                     .push(format!("{} :- {}", at(&h, &x, &y), at(first, &x, &y)));
-                self.rules.push(format!(
-                    "{} :- {}, {}",
-                    at(&h, &x, &z),
-                    at(&h, &x, &y),
-                    at(step, &y, &z)
-                ));
+                let (head, one, rest) = if from_end {
+                    (at(&h, &x, &z), at(step, &x, &y), at(&h, &y, &z))
+                } else {
+                    (at(&h, &x, &z), at(&h, &x, &y), at(step, &y, &z))
+                };
+                self.rules.push(format!("{head} :- {one}, {rest}"));
             }
             Some(max) => {
                 for k in min..=max {
