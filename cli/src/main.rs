@@ -40,6 +40,8 @@ enum Command {
     Query(QueryArgs),
     /// Run a program and report where its work went instead of its rows.
     Explain(QueryArgs),
+    /// Ask in Cypher: the query is compiled to a program, which runs as `query` runs one.
+    Cypher(cypher::CypherArgs),
     /// Show the relations and modules a program may use: the card, or one module's or
     /// relation's schema.
     Schema {
@@ -200,6 +202,8 @@ macro_rules! say {
     }};
 }
 
+mod cypher;
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -233,11 +237,13 @@ fn run(cli: Cli) -> Result<()> {
         Command::Check { db } => check(&db),
         Command::Query(args) => query(&args, false),
         Command::Explain(args) => query(&args, true),
+        Command::Cypher(args) => cypher::cypher(&args),
         Command::Schema { db, path } => schema(&db, path.as_deref()),
         Command::Serve(args) => serve(&args),
         Command::AgentLine { db } => {
             let pack = strata_mcp::Pack::load(&db)?;
-            say!("{}", strata_mcp::agent_line(&pack))?;
+            let line = strata_mcp::agent_line(&pack);
+            say!("{}", strata_mcp::instructions::cypher_agent_line(&line))?;
             Ok(())
         }
         Command::Demo { dir } => demo(dir),
@@ -614,6 +620,12 @@ fn schema(db: &Path, path: Option<&str>) -> Result<()> {
     let vocab = vocabulary(&store)?;
     let text = match path {
         None => strata_eval::schema::card(&vocab),
+        Some("cypher") if strata_eval::schema::describe(&vocab, "cypher").is_none() => {
+            let pack = strata_mcp::Pack::load(db)?;
+            strata_eval::cypher::Graph::derive(&vocab, &pack.cypher.mapping())
+                .map_err(ProgramError)?
+                .describe()
+        }
         Some(p) => strata_eval::schema::describe(&vocab, p).with_context(|| {
             format!("schema: nothing is named \"{p}\"; run `strata schema DB` for every relation and module")
         })?,

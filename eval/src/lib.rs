@@ -30,6 +30,7 @@ pub mod ast;
 pub mod budget;
 pub mod check;
 mod cycles;
+pub mod cypher;
 pub mod dict;
 pub mod engine;
 pub mod error;
@@ -60,7 +61,7 @@ pub mod witness;
 mod worker;
 
 pub use memory::MemorySource;
-pub use source::{FactSource, RelationInfo, SourceError, Visit};
+pub use source::{FactSource, Origin, RelationInfo, SourceError, Visit};
 pub use value::{Term, TermKind, Value};
 
 pub use ast::Span;

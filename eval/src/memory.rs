@@ -46,6 +46,8 @@ impl MemorySource {
             tier: "default".to_owned(),
             rows: 0,
             distinct: vec![0; columns.len()],
+            origin: crate::source::Origin::Facts,
+            spelled: String::new(),
         };
         self.by_name.insert(name.to_owned(), self.relations.len());
         let rows = Rows {
@@ -53,6 +55,25 @@ impl MemorySource {
             ..Rows::default()
         };
         self.relations.push((info, rows));
+    }
+
+    /// Adds an empty relation as a dump of `origin` declares it, spelled `spelled`
+    /// (`IMPORTS` for relation `imports`); adding one that exists already changes nothing.
+    pub fn add_dump_relation(
+        &mut self,
+        name: &str,
+        columns: &[&str],
+        origin: crate::source::Origin,
+        spelled: &str,
+    ) {
+        if self.by_name.contains_key(name) {
+            return;
+        }
+        self.add_relation(name, columns);
+        if let Some((info, _)) = self.relations.last_mut() {
+            info.origin = origin;
+            info.spelled = spelled.to_owned();
+        }
     }
 
     /// The term for `value`, interning it if it is new.

@@ -50,6 +50,73 @@ pub struct Pack {
     /// A hint added to every empty answer, with the literal that matched nothing.
     #[serde(default)]
     pub hint: String,
+    /// The Cypher graph's labels and relationship types beyond what the dumps give.
+    #[serde(default)]
+    pub cypher: CypherPack,
+}
+
+/// `[cypher]`: labels over any relation and relationship types over any two-column relation,
+/// added to the graph the dumps give (nodes dumps are labels, edges dumps relationship types,
+/// attrs dumps properties of every node).
+///
+/// ```toml
+/// [[cypher.labels]]
+/// label = "Package"
+/// relation = "pkg"
+/// id = "name"
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CypherPack {
+    /// Node labels, each over a relation whose `id` column is the node's identity and whose
+    /// other columns are its properties.
+    #[serde(default)]
+    pub labels: Vec<CypherLabel>,
+    /// Relationship types, each over a relation `(src, dst)`.
+    #[serde(default)]
+    pub types: Vec<CypherType>,
+}
+
+/// A label over a relation.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CypherLabel {
+    /// The label as queries write it (`Package`).
+    pub label: String,
+    /// The relation holding the nodes (`pkg`).
+    pub relation: String,
+    /// The column holding each node's identity (the first column when left out).
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// A relationship type over a relation `(src, dst)`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CypherType {
+    /// The type as queries write it (`DEPENDS_ON`).
+    #[serde(rename = "type")]
+    pub name: String,
+    /// The relation (`deps.depends_on`).
+    pub relation: String,
+}
+
+impl CypherPack {
+    /// The mapping the graph is derived with.
+    pub fn mapping(&self) -> strata_eval::cypher::Mapping {
+        strata_eval::cypher::Mapping {
+            labels: self
+                .labels
+                .iter()
+                .map(|l| (l.label.clone(), l.relation.clone(), l.id.clone()))
+                .collect(),
+            types: self
+                .types
+                .iter()
+                .map(|t| (t.name.clone(), t.relation.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// Why a pack could not be read.

@@ -169,6 +169,8 @@ impl Base {
     }
 }
 
+mod cypher_tool;
+
 const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "query",
@@ -212,7 +214,18 @@ const TOOLS: &[ToolSpec] = &[
         schema: rmcp::handler::server::common::schema_for_input::<FindArgs>,
         run: run_find,
     },
+    ToolSpec {
+        name: "cypher",
+        title: "Ask in Cypher",
+        description: |p| instructions::cypher_description(p, None),
+        schema: rmcp::handler::server::common::schema_for_input::<crate::args::CypherArgs>,
+        run: run_cypher,
+    },
 ];
+
+fn run_cypher(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("cypher", v, |a| s.cypher_in(k, &a, c))
+}
 
 fn run_query(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
     with_args("query", v, |a| s.query_in(k, &a, c))
@@ -339,6 +352,16 @@ impl Server {
         } else {
             None
         };
+        // The Cypher graph, when the vocabulary is known now: a pack mapping that doesn't
+        // fit it is refused here, as examples that don't check are.
+        let graph = match &vocab {
+            Some((_, v)) => Some(
+                strata_eval::cypher::Graph::derive(v, &pack.cypher.mapping())
+                    .map_err(ServerError::Options)?
+                    .summary(),
+            ),
+            None => None,
+        };
         let mut tools = Vec::with_capacity(TOOLS.len());
         for t in TOOLS {
             let mut schema = (t.schema)()
@@ -348,8 +371,12 @@ impl Server {
                 add_host_arguments(t.name, Arc::make_mut(&mut schema), h)
                     .map_err(ServerError::Options)?;
             }
+            let description = match t.name {
+                "cypher" => instructions::cypher_description(&pack, graph.as_deref()),
+                _ => (t.description)(&pack),
+            };
             tools.push(
-                Tool::new(t.name, (t.description)(&pack), schema)
+                Tool::new(t.name, description, schema)
                     .with_title(t.title)
                     .with_annotations(
                         ToolAnnotations::with_title(t.title)
@@ -362,7 +389,10 @@ impl Server {
         }
         Ok(Server {
             inner: Arc::new(Inner {
-                instructions: instructions::instructions(&pack),
+                instructions: instructions::with_cypher(
+                    &instructions::instructions(&pack),
+                    graph.as_deref(),
+                ),
                 store,
                 pack,
                 options,
@@ -403,7 +433,7 @@ impl Server {
 
     /// The line for an agent's own instructions.
     pub fn agent_line(&self) -> String {
-        instructions::agent_line(&self.inner.pack)
+        instructions::cypher_agent_line(&instructions::agent_line(&self.inner.pack))
     }
 
     /// Every tool, as `tools/list` answers them.
@@ -767,6 +797,9 @@ impl Server {
         }
         if path == "data" {
             return ToolOutput::text(self.inner.pack.card());
+        }
+        if path == "cypher" {
+            return self.graph_schema(&vocab);
         }
         ToolOutput::error(format!(
             "schema: nothing is named \"{path}\"{}; call schema with no path for every \
