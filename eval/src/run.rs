@@ -18,7 +18,12 @@ use std::sync::Mutex;
 pub const BLOCK: usize = 16;
 
 /// Merges at least this large run on two threads.
-const PARALLEL_MERGE: usize = 1 << 18;
+const PARALLEL_MERGE: usize = 1 << 16;
+
+/// How many fence entries point into the first `half` keys.
+fn fence_low_len(half: usize) -> usize {
+    half.div_ceil(BLOCK)
+}
 
 /// Merges `b` into `a`, whose first `na` keys hold a sorted run and whose length is
 /// `na + b.len()`, writing from the back.
@@ -135,16 +140,24 @@ impl Run {
         let upper: Vec<u64> = a[i..].to_vec();
         self.keys.resize(na + nb, 0);
         let (low, high) = self.keys.split_at_mut(half);
+        // Each half fills the fence entries of its own keys.
+        self.fence.clear();
+        self.fence.resize((na + nb).div_ceil(BLOCK), 0);
+        let (fence_low, fence_high) = self.fence.split_at_mut(fence_low_len(half));
         let (b_low, b_high) = b.split_at(j);
         // The upper half, for whichever thread takes it first (this one if no other starts).
-        let upper_half = Mutex::new(Some(high));
+        let upper_half = Mutex::new(Some((high, fence_high)));
         let merge_upper = || {
             let taken = upper_half
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take();
-            if let Some(out) = taken {
+            if let Some((out, fence)) = taken {
                 merge_forward(&upper, b_high, out);
+                let first = fence_low_len(half);
+                for (f, slot) in fence.iter_mut().enumerate() {
+                    *slot = out[(first + f) * BLOCK - half];
+                }
             }
         };
         std::thread::scope(|s| {
@@ -152,9 +165,11 @@ impl Run {
                 .name("strata-worker".to_owned())
                 .spawn_scoped(s, merge_upper);
             merge_back(low, i, b_low);
+            for (f, slot) in fence_low.iter_mut().enumerate() {
+                *slot = low[f * BLOCK];
+            }
             merge_upper();
         });
-        self.build_fence();
     }
 
     /// Keeps the candidates (sorted by key, distinct) whose key the run does not hold.
@@ -283,7 +298,8 @@ mod tests {
             let mut run = Run::new(a);
             run.merge(Run::new(b), 2);
             assert_eq!(run.keys, all);
-            assert_eq!(run.fence.len(), all.len().div_ceil(BLOCK));
+            let fence: Vec<u64> = all.iter().step_by(BLOCK).copied().collect();
+            assert_eq!(run.fence, fence);
         }
     }
 }
