@@ -531,12 +531,15 @@ impl Evaluator<'_, '_> {
             // (output, index within it) of each new tuple, with its id (only for witnesses).
             let added: Vec<((usize, u32), u32)> = if arity <= 2 {
                 let threads = self.options.threads.max(1);
-                let fresh = new_keys(outputs, &outs, threads);
-                let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
-                let first = self.relations[rel].append_keys(keys, threads);
                 if self.witnesses.is_none() {
+                    // Keys alone: no origin to carry.
+                    let keys = new_keys(outputs, &outs, threads, |k, _| k, |&k| k);
+                    self.relations[rel].append_keys(keys, threads);
                     continue;
                 }
+                let fresh = new_keys(outputs, &outs, threads, |k, o| (k, o), |e| e.0);
+                let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
+                let first = self.relations[rel].append_keys(keys, threads);
                 fresh
                     .into_iter()
                     .enumerate()
@@ -633,7 +636,13 @@ type Origin = (u32, u32);
 /// (task, index) of its first occurrence in task order. The tasks dropped the keys the
 /// relation held already ([`run_tasks`]), so these are all new. With several threads and
 /// enough keys, the key space is cut into ranges merged in parallel; the result is the same.
-fn new_keys(outputs: &[Output], outs: &[usize], threads: usize) -> Vec<(u64, Origin)> {
+fn new_keys<T: Copy + Send>(
+    outputs: &[Output],
+    outs: &[usize],
+    threads: usize,
+    item: impl Fn(u64, Origin) -> T + Sync,
+    key: impl Fn(&T) -> u64 + Sync,
+) -> Vec<T> {
     let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
     let ranges = if threads > 1 && total >= 1 << 16 {
         threads * 2
@@ -641,7 +650,7 @@ fn new_keys(outputs: &[Output], outs: &[usize], threads: usize) -> Vec<(u64, Ori
         1
     };
     if ranges == 1 {
-        return merge_sorted(outputs, outs, 0, u64::MAX, true);
+        return merge_sorted(outputs, outs, 0, u64::MAX, true, &item, &key);
     }
     // Split points: quantiles of the largest run (a good sample of the keys).
     let Some(&big) = outs.iter().max_by_key(|&&o| outputs[o].sorted.len()) else {
@@ -659,11 +668,10 @@ fn new_keys(outputs: &[Output], outs: &[usize], threads: usize) -> Vec<(u64, Ori
         lo = b;
     }
     pieces.push((lo, u64::MAX, true));
-    let results: Vec<Mutex<Vec<(u64, Origin)>>> =
-        pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let results: Vec<Mutex<Vec<T>>> = pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
     crate::pool::for_each_index(threads, pieces.len(), |i| {
         let (lo, hi, last) = pieces[i];
-        let merged = merge_sorted(outputs, outs, lo, hi, last);
+        let merged = merge_sorted(outputs, outs, lo, hi, last, &item, &key);
         *results[i]
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
@@ -679,20 +687,22 @@ fn new_keys(outputs: &[Output], outs: &[usize], threads: usize) -> Vec<(u64, Ori
 }
 
 /// Merges the tasks' sorted runs (each sorted and distinct), restricted to keys in
-/// `lo .. hi` (`..= hi` when `last`), into one: keys ascending and distinct, each with the
-/// (task, index) it came from; on equal keys the earlier task wins, so the first occurrence
-/// in task order is kept.
+/// `lo .. hi` (`..= hi` when `last`), into one: keys ascending and distinct, each made an
+/// item with the (task, index) it came from (or not, when no witness needs it); on equal
+/// keys the earlier task wins, so the first occurrence in task order is kept.
 ///
 /// The runs are laid end to end in task order and sorted by key with the standard library's
 /// stable sort, which finds the runs already there and merges them; being stable, it keeps
 /// equal keys in task order, so the first of each is the earliest.
-fn merge_sorted(
+fn merge_sorted<T: Copy>(
     outputs: &[Output],
     outs: &[usize],
     lo: u64,
     hi: u64,
     last: bool,
-) -> Vec<(u64, Origin)> {
+    item: &impl Fn(u64, Origin) -> T,
+    key: &impl Fn(&T) -> u64,
+) -> Vec<T> {
     let slice = |o: usize| {
         let run = &outputs[o].sorted;
         let a = run.partition_point(|e| e.0 < lo);
@@ -706,11 +716,11 @@ fn merge_sorted(
     let total: usize = outs.iter().map(|&o| slice(o).len()).sum();
     let mut merged = Vec::with_capacity(total);
     for &o in outs {
-        merged.extend(slice(o).iter().map(|&(k, i)| (k, (o as u32, i))));
+        merged.extend(slice(o).iter().map(|&(k, i)| item(k, (o as u32, i))));
     }
     if outs.len() > 1 {
-        merged.sort_by_key(|e| e.0);
-        merged.dedup_by_key(|e| e.0);
+        merged.sort_by_key(key);
+        merged.dedup_by_key(|e| key(e));
     }
     merged
 }
