@@ -628,6 +628,7 @@ fn serve(args: &ServeArgs) -> Result<()> {
         max_work: args.max_work,
         timeout: duration(&args.timeout)?,
         threads: None,
+        ask: strata_mcp::AskOptions::default(),
     };
     let token = match &args.token_file {
         Some(f) => {

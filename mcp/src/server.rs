@@ -46,6 +46,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Worker threads per evaluation (`None`: the engine's default).
     pub threads: Option<usize>,
+    /// The models `ask` translates questions with; without one the tool is not listed.
+    pub ask: crate::ask::AskOptions,
 }
 
 impl Default for Options {
@@ -55,6 +57,7 @@ impl Default for Options {
             max_work: None,
             timeout: Duration::from_secs(30),
             threads: None,
+            ask: crate::ask::AskOptions::default(),
         }
     }
 }
@@ -212,6 +215,13 @@ const TOOLS: &[ToolSpec] = &[
         schema: rmcp::handler::server::common::schema_for_input::<FindArgs>,
         run: run_find,
     },
+    ToolSpec {
+        name: crate::ask::TOOL,
+        title: "Answer a question in plain language",
+        description: crate::ask::description,
+        schema: rmcp::handler::server::common::schema_for_input::<crate::ask::AskArgs>,
+        run: crate::ask::run,
+    },
 ];
 
 fn run_query(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
@@ -341,6 +351,10 @@ impl Server {
         };
         let mut tools = Vec::with_capacity(TOOLS.len());
         for t in TOOLS {
+            // `ask` is listed only with a model to ask.
+            if t.name == crate::ask::TOOL && !options.ask.offered() {
+                continue;
+            }
             let mut schema = (t.schema)()
                 .map_err(|e| ServerError::Options(format!("the {} tool's schema: {e}", t.name)))?;
             one_line_descriptions(Arc::make_mut(&mut schema));
@@ -486,7 +500,11 @@ impl Server {
     }
 
     /// The vocabulary a call reads: its run's, the host's, or the store's.
-    fn call_vocabulary(&self, call: &Call, tool: &str) -> Result<Arc<Vocabulary>, String> {
+    pub(crate) fn call_vocabulary(
+        &self,
+        call: &Call,
+        tool: &str,
+    ) -> Result<Arc<Vocabulary>, String> {
         if let Some(v) = &call.run.vocabulary {
             return Ok(v.clone());
         }
@@ -645,7 +663,7 @@ impl Server {
         self.query_in(&Call::plain("query"), a, cancel)
     }
 
-    fn query_in(&self, call: &Call, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
+    pub(crate) fn query_in(&self, call: &Call, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
         let binds = match args::binds("query", &a.bind) {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(e),
