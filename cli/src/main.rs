@@ -772,6 +772,15 @@ fn serve(args: &ServeArgs) -> Result<()> {
         None => None,
     };
     let server = strata_mcp::Server::open(&args.db, options)?;
+    // Read the dictionary for `find` (and `ask`'s grounding) before the first call needs it.
+    {
+        let server = server.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = server.warm_find() {
+                eprintln!("strata: warning: {e}");
+            }
+        });
+    }
     // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
     #[cfg(unix)]
     let _socket = match strata_mcp::ingest_socket::IngestListener::bind(server.store().clone()) {

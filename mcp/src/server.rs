@@ -926,6 +926,17 @@ impl Server {
         Ok(index.clone())
     }
 
+    /// Reads the dictionary into memory for `find` ahead of its first call; `strata serve`
+    /// does this on a thread of its own at startup, so no agent waits for it.
+    pub fn warm_find(&self) -> Result<(), String> {
+        let snap = self
+            .inner
+            .store
+            .snapshot()
+            .map_err(|e| format!("find: {e}"))?;
+        self.find_index(&snap).map(|_| ())
+    }
+
     /// `find`: the stored text values a name may stand for, ranked, each with the
     /// relations and columns it appears in and how many rows.
     pub fn find(&self, a: &FindArgs) -> ToolOutput {
