@@ -14,6 +14,12 @@ use std::ops::ControlFlow;
 
 use strata_store::Snapshot;
 
+/// Dictionaries of at least this many texts are searched on several threads.
+const PARALLEL_TEXTS: usize = 100_000;
+
+/// The most threads one search uses.
+const MAX_THREADS: usize = 4;
+
 /// Queries longer than this (in characters) get no edit-distance matches.
 const FUZZY_MAX_CHARS: usize = 64;
 
@@ -142,18 +148,23 @@ impl Index {
         })
     }
 
-    /// Sets `bit` in the flags of every text (of those `hay` holds) containing `needle`.
-    fn mark(&self, hay: &[u8], needle: &[u8], bit: u8, flags: &mut [u8]) {
-        if needle.is_empty() {
+    /// Sets `bit` in the flags of every text containing `needle`, of the texts with
+    /// (0-based) numbers `lo..lo + flags.len()`.
+    fn mark(&self, lo: usize, needle: &[u8], bit: u8, flags: &mut [u8]) {
+        if needle.is_empty() || flags.is_empty() {
             return;
         }
+        let from = lo.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
+        let to = self.lower_ends[lo + flags.len() - 1];
+        let ends = &self.lower_ends[lo..lo + flags.len()];
         let mut id = 0;
-        for pos in memchr::memmem::find_iter(hay, needle) {
-            while id < flags.len() && self.lower_ends[id] <= pos {
+        for pos in memchr::memmem::find_iter(&self.lower.as_bytes()[from..to], needle) {
+            let pos = pos + from;
+            while id < ends.len() && ends[id] <= pos {
                 id += 1;
             }
             // A hit across two texts is no hit.
-            if id < flags.len() && pos + needle.len() <= self.lower_ends[id] {
+            if id < ends.len() && pos + needle.len() <= ends[id] {
                 flags[id] |= bit;
             }
         }
@@ -172,62 +183,41 @@ impl Index {
             return (Vec::new(), 0);
         };
         let n = upto.min(self.len()) as usize;
-        // One pass of memmem over all the lowercase texts per needle (the query, then each
-        // of its first seven words) marks the texts holding it: bit 0 the query, bit i + 1
-        // word i.
-        let mut flags = vec![0u8; n];
-        let hay_end = n.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
-        let hay = &self.lower.as_bytes()[..hay_end];
-        self.mark(hay, q.lower.as_bytes(), 1, &mut flags);
-        // A word of one or two bytes (`0`, `rs`) is in most texts: beside a longer word it
-        // is not marked, only checked word by word in the texts holding every other word. A word given twice is
-        // marked once, with both bits.
-        let mut short = 0u8;
-        let shown: Vec<&String> = q.words.iter().take(7).collect();
-        let some_long = shown.iter().any(|w| w.len() >= 3);
-        for (i, w) in shown.iter().enumerate() {
-            if w.len() < 3 && some_long {
-                short |= 1 << (i + 1);
-                continue;
-            }
-            if shown[..i].contains(w) {
-                continue;
-            }
-            let bits = shown
-                .iter()
-                .enumerate()
-                .filter(|(_, x)| x == &w)
-                .fold(0u8, |b, (j, _)| b | 1 << (j + 1));
-            self.mark(hay, w.as_bytes(), bits, &mut flags);
-        }
-        if short != 0 {
-            flags.iter_mut().for_each(|f| *f |= short);
-        }
-        let mut found = Vec::new();
-        let mut scratch = Scratch {
-            fuzzy: vec![FUZZY_UNKNOWN; self.cands.len()],
-            ..Scratch::default()
+        // Large dictionaries are searched in parts, one thread each.
+        let threads = if n >= PARALLEL_TEXTS {
+            std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .clamp(1, MAX_THREADS)
+        } else {
+            1
         };
-        let mut start_t = 0;
-        let mut start_l = 0;
-        for (i, &f) in flags.iter().enumerate() {
-            let (end_t, end_l) = (self.text_ends[i], self.lower_ends[i]);
-            let text = &self.text[start_t..end_t];
-            let lower = &self.lower[start_l..end_l];
-            start_t = end_t;
-            start_l = end_l;
-            let tail = lower.get(self.tails[i] as usize..).unwrap_or(lower);
-            scratch.cand = self.cand_of[i];
-            if let Some((kind, distance, aligned)) = q.classify(text, lower, tail, f, &mut scratch)
-            {
-                found.push(Match {
-                    id: i as u32 + 1,
-                    kind,
-                    distance,
-                    aligned,
-                });
-            }
-        }
+        self.search_on(&q, n, keep, threads)
+    }
+
+    /// [`Index::search`] of the first `n` texts on `threads` threads.
+    fn search_on(&self, q: &Query, n: usize, keep: usize, threads: usize) -> (Vec<Match>, usize) {
+        let part = n.div_ceil(threads.max(1)).max(1);
+        let found = if threads <= 1 {
+            self.scan(q, 0, n)
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..n)
+                    .step_by(part)
+                    .skip(1)
+                    .map(|lo| scope.spawn(move || self.scan(q, lo, (lo + part).min(n))))
+                    .collect();
+                let mut found = self.scan(q, 0, part.min(n));
+                for h in handles {
+                    // A part whose thread panicked is searched again here.
+                    match h.join() {
+                        Ok(f) => found.extend(f),
+                        Err(_) => return None,
+                    }
+                }
+                Some(found)
+            })
+            .unwrap_or_else(|| self.scan(q, 0, n))
+        };
         let total = found.len();
         if keep == 0 {
             return (Vec::new(), total);
@@ -257,6 +247,66 @@ impl Index {
         }
         keyed.sort_unstable_by(order);
         (keyed.into_iter().map(|(_, m)| m).collect(), total)
+    }
+
+    /// The matches among the texts with (0-based) numbers `lo..hi`, unranked. One pass of
+    /// memmem over their lowercase forms per needle (the query, then each of its first seven
+    /// words) marks the texts holding it (bit 0 the query, bit i + 1 word i); then each text
+    /// is classified.
+    fn scan(&self, q: &Query, lo: usize, hi: usize) -> Vec<Match> {
+        let mut flags = vec![0u8; hi.saturating_sub(lo)];
+        self.mark(lo, q.lower.as_bytes(), 1, &mut flags);
+        // A word of one or two bytes (`0`, `rs`) is in most texts: beside a longer word it
+        // is not marked, only checked word by word in the texts holding every other word.
+        // A word given twice is marked once, with both bits.
+        let mut short = 0u8;
+        let shown: Vec<&String> = q.words.iter().take(7).collect();
+        let some_long = shown.iter().any(|w| w.len() >= 3);
+        for (i, w) in shown.iter().enumerate() {
+            if w.len() < 3 && some_long {
+                short |= 1 << (i + 1);
+                continue;
+            }
+            if shown[..i].contains(w) {
+                continue;
+            }
+            let bits = shown
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x == &w)
+                .fold(0u8, |b, (j, _)| b | 1 << (j + 1));
+            self.mark(lo, w.as_bytes(), bits, &mut flags);
+        }
+        if short != 0 {
+            flags.iter_mut().for_each(|f| *f |= short);
+        }
+        let mut found = Vec::new();
+        let mut scratch = Scratch {
+            fuzzy: vec![FUZZY_UNKNOWN; self.cands.len()],
+            ..Scratch::default()
+        };
+        let mut start_t = lo.checked_sub(1).map_or(0, |i| self.text_ends[i]);
+        let mut start_l = lo.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
+        for (k, &f) in flags.iter().enumerate() {
+            let i = lo + k;
+            let (end_t, end_l) = (self.text_ends[i], self.lower_ends[i]);
+            let text = &self.text[start_t..end_t];
+            let lower = &self.lower[start_l..end_l];
+            start_t = end_t;
+            start_l = end_l;
+            let tail = lower.get(self.tails[i] as usize..).unwrap_or(lower);
+            scratch.cand = self.cand_of[i];
+            if let Some((kind, distance, aligned)) = q.classify(text, lower, tail, f, &mut scratch)
+            {
+                found.push(Match {
+                    id: i as u32 + 1,
+                    kind,
+                    distance,
+                    aligned,
+                });
+            }
+        }
+        found
     }
 
     /// The lowercase form of a text (for tests).
@@ -1036,6 +1086,26 @@ mod tests {
         );
         // Lowercase forms line up with their texts.
         assert_eq!(ix.lower_of(1).unwrap(), ix.text(1).unwrap().to_lowercase());
+    }
+
+    #[test]
+    fn a_search_in_parts_finds_what_one_pass_finds() {
+        let ix = codegraph();
+        let n = ix.len() as usize;
+        for q in [
+            "parse entry",
+            "prase_entry",
+            "src",
+            "lexer table 3",
+            "zq",
+            "sync_0/src/http",
+        ] {
+            let q = Query::new(q).unwrap();
+            let one = ix.search_on(&q, n, 50, 1);
+            for threads in [2, 3, 7] {
+                assert_eq!(ix.search_on(&q, n, 50, threads), one, "{threads}");
+            }
+        }
     }
 
     #[test]
