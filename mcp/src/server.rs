@@ -370,7 +370,8 @@ impl Server {
                             .read_only(true)
                             .destructive(false)
                             .idempotent(true)
-                            .open_world(false),
+                            // `ask` reaches a model outside the database.
+                            .open_world(t.name == crate::ask::TOOL),
                     ),
             );
         }

@@ -336,8 +336,13 @@ fn without_a_model_ask_is_not_listed_and_says_how_to_configure_one() {
     let fake = FakeModel::start(vec![]).unwrap();
     let s = with_local(tempfile::tempdir().unwrap().path(), &fake);
     let tool = s.tool("ask").unwrap();
+    let hints = tool.annotations.as_ref().unwrap();
+    assert_eq!(hints.read_only_hint, Some(true));
+    assert_eq!(hints.open_world_hint, Some(true));
     let schema = serde_json::to_value(&*tool.input_schema).unwrap();
     assert_eq!(schema["required"], json!(["question"]));
+    assert_eq!(schema["additionalProperties"], false);
+    assert!(!schema.to_string().contains("\"null\""), "{schema}");
     assert!(schema.to_string().contains("frontier"), "{schema}");
     let out = ask(&s, json!({ "question": "q", "mode": "frontier" }));
     assert!(out.is_error);
