@@ -50,6 +50,9 @@ enum Command {
         /// A module (`deps`) or relation (`deps.depends_on`, `imports`) to describe.
         path: Option<String>,
     },
+    /// Answer a question in plain language: a model (over HTTP, never bundled) writes the
+    /// program, the engine checks and runs it, and its errors go back to the model.
+    Ask(AskArgs),
     /// Serve the database to agents over MCP: `--stdio` for a client that starts the
     /// server itself, `--http ADDR` for a daemon at http://ADDR/mcp.
     Serve(ServeArgs),
@@ -146,6 +149,83 @@ struct QueryArgs {
     sample: Option<u64>,
 }
 
+/// The models `ask` translates questions with (`strata ask`, and the `ask` tool of
+/// `strata serve`).
+#[derive(Args)]
+struct ModelArgs {
+    /// The local model: an OpenAI-compatible chat completions endpoint (llama.cpp's server,
+    /// Ollama, vLLM), by its base URL, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL", help_heading = "Models (ask)")]
+    model_url: Option<String>,
+    /// The local model's name, as its endpoint knows it.
+    #[arg(long, value_name = "NAME", help_heading = "Models (ask)")]
+    model_name: Option<String>,
+    /// The environment variable holding the local model's key (sent as a bearer token).
+    #[arg(long, value_name = "VAR", help_heading = "Models (ask)")]
+    model_key_env: Option<String>,
+    /// The frontier fallback's model name; setting it sets the fallback up.
+    #[arg(long, value_name = "NAME", help_heading = "Models (ask)")]
+    fallback_name: Option<String>,
+    /// The fallback's API: anthropic (the Messages API, the default) or openai.
+    #[arg(long, value_name = "KIND", value_parser = ["anthropic", "openai"], help_heading = "Models (ask)")]
+    fallback_kind: Option<String>,
+    /// The fallback's base URL (default for anthropic: https://api.anthropic.com).
+    #[arg(long, value_name = "URL", help_heading = "Models (ask)")]
+    fallback_url: Option<String>,
+    /// The environment variable holding the fallback's key.
+    #[arg(long, value_name = "VAR", help_heading = "Models (ask)")]
+    fallback_key_env: Option<String>,
+    /// The longest one model request may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "60s", help_heading = "Models (ask)")]
+    model_timeout: String,
+    /// How many programs each model may write for one question.
+    #[arg(long, default_value_t = strata_mcp::ask::DEFAULT_TRIES, help_heading = "Models (ask)")]
+    tries: u32,
+}
+
+impl ModelArgs {
+    fn options(&self) -> Result<strata_mcp::AskOptions> {
+        Ok(strata_mcp::AskOptions::from_flags(
+            &strata_mcp::ModelFlags {
+                model_url: self.model_url.clone(),
+                model_name: self.model_name.clone(),
+                model_key_env: self.model_key_env.clone(),
+                fallback_url: self.fallback_url.clone(),
+                fallback_name: self.fallback_name.clone(),
+                fallback_kind: self.fallback_kind.clone(),
+                fallback_key_env: self.fallback_key_env.clone(),
+                timeout: Some(duration(&self.model_timeout).context("--model-timeout")?),
+                tries: self.tries,
+            },
+        )?)
+    }
+}
+
+#[derive(Args)]
+struct AskArgs {
+    /// The database directory.
+    db: PathBuf,
+    /// The question, e.g. "what does app depend on?".
+    question: String,
+    /// Which models to ask: local, frontier, or both (local first, the fallback when it fails).
+    #[arg(long, default_value = "both", value_parser = ["local", "frontier", "both"])]
+    mode: String,
+    /// The most rows to answer.
+    #[arg(long, default_value_t = 100)]
+    limit: u64,
+    /// The most work (candidate tuples examined) the program may spend.
+    #[arg(long)]
+    max_work: Option<u64>,
+    /// The longest the program's evaluation may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    timeout: String,
+    /// Answer as JSON: the program, columns, rows, witnesses, total and every try.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    models: ModelArgs,
+}
+
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
 struct ServeArgs {
@@ -180,6 +260,8 @@ struct ServeArgs {
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
+    #[command(flatten)]
+    models: ModelArgs,
 }
 
 #[derive(Args)]
@@ -239,6 +321,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Explain(args) => query(&args, true),
         Command::Cypher(args) => cypher::cypher(&args),
         Command::Schema { db, path } => schema(&db, path.as_deref()),
+        Command::Ask(args) => ask(&args),
         Command::Serve(args) => serve(&args),
         Command::AgentLine { db } => {
             let pack = strata_mcp::Pack::load(&db)?;
@@ -634,13 +717,47 @@ fn schema(db: &Path, path: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-fn serve(args: &ServeArgs) -> Result<()> {
-    let options = strata_mcp::Options {
-        limit: args.limit.max(1),
-        max_work: args.max_work,
-        timeout: duration(&args.timeout)?,
+/// A server's limits and models from the flags.
+fn server_options(
+    limit: u64,
+    max_work: Option<u64>,
+    timeout: &str,
+    models: &ModelArgs,
+) -> Result<strata_mcp::Options> {
+    Ok(strata_mcp::Options {
+        limit: limit.max(1),
+        max_work,
+        timeout: duration(timeout)?,
         threads: None,
-    };
+        ask: models.options()?,
+    })
+}
+
+/// `strata ask`: the `ask` tool of a server over the database, called once.
+fn ask(args: &AskArgs) -> Result<()> {
+    let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let server = strata_mcp::Server::open(&args.db, options)?;
+    let call = serde_json::json!({
+        "question": args.question,
+        "mode": args.mode,
+        "json": args.json,
+    });
+    let out = server
+        .call(
+            strata_mcp::ask::TOOL,
+            call.as_object().cloned(),
+            &strata_eval::budget::Cancel::new(),
+        )
+        .context("this build has no ask tool")?;
+    if out.is_error {
+        return Err(ProgramError(out.text).into());
+    }
+    say!("{}", out.text)?;
+    Ok(())
+}
+
+fn serve(args: &ServeArgs) -> Result<()> {
+    let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
     let token = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f)
@@ -667,6 +784,15 @@ fn serve(args: &ServeArgs) -> Result<()> {
         None => None,
     };
     let server = strata_mcp::Server::open(&args.db, options)?;
+    // Read the dictionary for `find` (and `ask`'s grounding) before the first call needs it.
+    {
+        let server = server.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = server.warm_find() {
+                eprintln!("strata: warning: {e}");
+            }
+        });
+    }
     // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
     #[cfg(unix)]
     let _socket = match strata_mcp::ingest_socket::IngestListener::bind(server.store().clone()) {

@@ -14,6 +14,12 @@ use std::ops::ControlFlow;
 
 use strata_store::Snapshot;
 
+/// Dictionaries of at least this many texts are searched on several threads.
+const PARALLEL_TEXTS: usize = 100_000;
+
+/// The most threads one search uses.
+const MAX_THREADS: usize = 4;
+
 /// Queries longer than this (in characters) get no edit-distance matches.
 const FUZZY_MAX_CHARS: usize = 64;
 
@@ -77,6 +83,12 @@ pub struct Index {
     lower_ends: Vec<usize>,
     /// Where each lowercase text's last part starts (after its last `/`, `#` or `:`).
     tails: Vec<u32>,
+    /// For each text, the number of its fuzzy candidate (its last part, or the whole text
+    /// without one): texts sharing one (`pkg:a#parse`, `file:b#parse`, `parse`) share an
+    /// edit distance, computed once per search.
+    cand_of: Vec<u32>,
+    /// The number of each distinct fuzzy candidate.
+    cands: std::collections::HashMap<Box<str>, u32>,
 }
 
 impl Index {
@@ -109,6 +121,20 @@ impl Index {
         let lower = &self.lower[start..];
         let tail = lower.rfind(['/', '#', ':']).map_or(0, |i| i + 1);
         self.tails.push(u32::try_from(tail).unwrap_or(0));
+        let cand = if tail < lower.len() {
+            &lower[tail..]
+        } else {
+            lower
+        };
+        let next = self.cands.len() as u32;
+        let id = match self.cands.get(cand) {
+            Some(&id) => id,
+            None => {
+                self.cands.insert(cand.into(), next);
+                next
+            }
+        };
+        self.cand_of.push(id);
         self.lower_ends.push(self.lower.len());
     }
 
@@ -122,18 +148,23 @@ impl Index {
         })
     }
 
-    /// Sets `bit` in the flags of every text (of those `hay` holds) containing `needle`.
-    fn mark(&self, hay: &[u8], needle: &[u8], bit: u8, flags: &mut [u8]) {
-        if needle.is_empty() {
+    /// Sets `bit` in the flags of every text containing `needle`, of the texts with
+    /// (0-based) numbers `lo..lo + flags.len()`.
+    fn mark(&self, lo: usize, needle: &[u8], bit: u8, flags: &mut [u8]) {
+        if needle.is_empty() || flags.is_empty() {
             return;
         }
+        let from = lo.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
+        let to = self.lower_ends[lo + flags.len() - 1];
+        let ends = &self.lower_ends[lo..lo + flags.len()];
         let mut id = 0;
-        for pos in memchr::memmem::find_iter(hay, needle) {
-            while id < flags.len() && self.lower_ends[id] <= pos {
+        for pos in memchr::memmem::find_iter(&self.lower.as_bytes()[from..to], needle) {
+            let pos = pos + from;
+            while id < ends.len() && ends[id] <= pos {
                 id += 1;
             }
             // A hit across two texts is no hit.
-            if id < flags.len() && pos + needle.len() <= self.lower_ends[id] {
+            if id < ends.len() && pos + needle.len() <= ends[id] {
                 flags[id] |= bit;
             }
         }
@@ -152,27 +183,119 @@ impl Index {
             return (Vec::new(), 0);
         };
         let n = upto.min(self.len()) as usize;
-        // One pass of memmem over all the lowercase texts per needle (the query, then each
-        // of its first seven words) marks the texts holding it: bit 0 the query, bit i + 1
-        // word i.
-        let mut flags = vec![0u8; n];
-        let hay_end = n.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
-        let hay = &self.lower.as_bytes()[..hay_end];
-        self.mark(hay, q.lower.as_bytes(), 1, &mut flags);
-        for (i, w) in q.words.iter().take(7).enumerate() {
-            self.mark(hay, w.as_bytes(), 1 << (i + 1), &mut flags);
+        // Large dictionaries are searched in parts, one thread each.
+        let threads = if n >= PARALLEL_TEXTS {
+            std::thread::available_parallelism()
+                .map_or(1, usize::from)
+                .clamp(1, MAX_THREADS)
+        } else {
+            1
+        };
+        self.search_on(&q, n, keep, threads)
+    }
+
+    /// [`Index::search`] of the first `n` texts on `threads` threads.
+    fn search_on(&self, q: &Query, n: usize, keep: usize, threads: usize) -> (Vec<Match>, usize) {
+        let part = n.div_ceil(threads.max(1)).max(1);
+        let found = if threads <= 1 {
+            self.scan(q, 0, n)
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..n)
+                    .step_by(part)
+                    .skip(1)
+                    .map(|lo| scope.spawn(move || self.scan(q, lo, (lo + part).min(n))))
+                    .collect();
+                let mut found = self.scan(q, 0, part.min(n));
+                for h in handles {
+                    // A part whose thread panicked is searched again here.
+                    match h.join() {
+                        Ok(f) => found.extend(f),
+                        Err(_) => return None,
+                    }
+                }
+                Some(found)
+            })
+            .unwrap_or_else(|| self.scan(q, 0, n))
+        };
+        let total = found.len();
+        if keep == 0 {
+            return (Vec::new(), total);
+        }
+        // Rank by one packed key (kind, alignment, distance, length), then the text on ties.
+        let mut keyed: Vec<(u64, Match)> = found
+            .into_iter()
+            .map(|m| {
+                let len = self.text(m.id).map_or(0, str::len) as u64;
+                let key = (m.kind as u64) << 60
+                    | u64::from(!m.aligned) << 59
+                    | u64::from(m.distance.min(0x7ff)) << 48
+                    | len.min(0xffff_ffff_ffff);
+                (key, m)
+            })
+            .collect();
+        let order = |a: &(u64, Match), b: &(u64, Match)| {
+            a.0.cmp(&b.0).then_with(|| {
+                self.text(a.1.id)
+                    .unwrap_or("")
+                    .cmp(self.text(b.1.id).unwrap_or(""))
+            })
+        };
+        if keep < keyed.len() {
+            keyed.select_nth_unstable_by(keep - 1, order);
+            keyed.truncate(keep);
+        }
+        keyed.sort_unstable_by(order);
+        (keyed.into_iter().map(|(_, m)| m).collect(), total)
+    }
+
+    /// The matches among the texts with (0-based) numbers `lo..hi`, unranked. One pass of
+    /// memmem over their lowercase forms per needle (the query, then each of its first seven
+    /// words) marks the texts holding it (bit 0 the query, bit i + 1 word i); then each text
+    /// is classified.
+    fn scan(&self, q: &Query, lo: usize, hi: usize) -> Vec<Match> {
+        let mut flags = vec![0u8; hi.saturating_sub(lo)];
+        self.mark(lo, q.lower.as_bytes(), 1, &mut flags);
+        // A word of one or two bytes (`0`, `rs`) is in most texts: beside a longer word it
+        // is not marked, only checked word by word in the texts holding every other word.
+        // A word given twice is marked once, with both bits.
+        let mut short = 0u8;
+        let shown: Vec<&String> = q.words.iter().take(7).collect();
+        let some_long = shown.iter().any(|w| w.len() >= 3);
+        for (i, w) in shown.iter().enumerate() {
+            if w.len() < 3 && some_long {
+                short |= 1 << (i + 1);
+                continue;
+            }
+            if shown[..i].contains(w) {
+                continue;
+            }
+            let bits = shown
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| x == &w)
+                .fold(0u8, |b, (j, _)| b | 1 << (j + 1));
+            self.mark(lo, w.as_bytes(), bits, &mut flags);
+        }
+        if short != 0 {
+            flags.iter_mut().for_each(|f| *f |= short);
         }
         let mut found = Vec::new();
-        let mut scratch = Scratch::default();
-        let mut start_t = 0;
-        let mut start_l = 0;
-        for (i, &f) in flags.iter().enumerate() {
+        let mut scratch = Scratch {
+            fuzzy: vec![FUZZY_UNKNOWN; self.cands.len()],
+            ..Scratch::default()
+        };
+        let mut start_t = lo.checked_sub(1).map_or(0, |i| self.text_ends[i]);
+        let mut start_l = lo.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
+        for (k, &f) in flags.iter().enumerate() {
+            let i = lo + k;
             let (end_t, end_l) = (self.text_ends[i], self.lower_ends[i]);
             let text = &self.text[start_t..end_t];
             let lower = &self.lower[start_l..end_l];
             start_t = end_t;
             start_l = end_l;
             let tail = lower.get(self.tails[i] as usize..).unwrap_or(lower);
+            scratch.cand = self.cand_of[i];
             if let Some((kind, distance, aligned)) = q.classify(text, lower, tail, f, &mut scratch)
             {
                 found.push(Match {
@@ -183,26 +306,7 @@ impl Index {
                 });
             }
         }
-        let total = found.len();
-        let order = |a: &Match, b: &Match| {
-            let (ta, tb) = (self.text(a.id).unwrap_or(""), self.text(b.id).unwrap_or(""));
-            (a.kind, !a.aligned, a.distance, ta.len(), ta).cmp(&(
-                b.kind,
-                !b.aligned,
-                b.distance,
-                tb.len(),
-                tb,
-            ))
-        };
-        if keep == 0 {
-            return (Vec::new(), total);
-        }
-        if keep < found.len() {
-            found.select_nth_unstable_by(keep - 1, order);
-            found.truncate(keep);
-        }
-        found.sort_unstable_by(order);
-        (found, total)
+        found
     }
 
     /// The lowercase form of a text (for tests).
@@ -236,6 +340,10 @@ struct Query {
     /// The flag bits of the words that count toward a partial match (queries of two
     /// words or more).
     significant: u8,
+    /// Which words (bit i: word i, of the first 64) count toward a partial match.
+    significant_words: u64,
+    /// A substring finder for each of the first 64 words.
+    finders: Vec<memchr::memmem::Finder<'static>>,
     /// How often each byte (by its low six bits) occurs in the query, for the bag
     /// distance, and which occur; `None` when the query is not ASCII.
     bag: Option<([i16; 64], u64)>,
@@ -270,6 +378,17 @@ impl Query {
                 }
             }
         }
+        let significant_words = words
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, w)| significant(w))
+            .fold(0u64, |m, (i, _)| m | 1 << i);
+        let finders = words
+            .iter()
+            .take(64)
+            .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+            .collect();
         let bag = lower.is_ascii().then(|| {
             let mut h = [0i16; 64];
             let mut m = 0u64;
@@ -287,6 +406,8 @@ impl Query {
             max_edits,
             all_words,
             significant: significant_bits,
+            significant_words,
+            finders,
             bag,
         })
     }
@@ -319,14 +440,17 @@ impl Query {
                 .any(|(i, _)| boundary_before(lower, i) && boundary_after(lower, i + q.len()));
             return Some((Kind::Substring, 0, aligned));
         }
-        if flags & self.all_words == self.all_words && self.all_words != 0 && self.all_words(text) {
+        if flags & self.all_words == self.all_words
+            && self.all_words != 0
+            && self.all_words(text, lower)
+        {
             return Some((Kind::Token, 0, true));
         }
         if let Some(d) = self.fuzzy(lower, tail, scratch) {
             return Some((Kind::Fuzzy, d, false));
         }
         if flags & self.significant != 0 {
-            let have = self.words_in(text);
+            let have = self.words_in(text, lower);
             if have > 0 {
                 return Some((Kind::SomeWords, (self.words.len() - have) as u32, false));
             }
@@ -335,25 +459,58 @@ impl Query {
     }
 
     /// Whether every query word is a word of `text` (the last may be a word's prefix).
-    fn all_words(&self, text: &str) -> bool {
+    fn all_words(&self, text: &str, lower: &str) -> bool {
+        if text.len() == lower.len() && text.is_ascii() {
+            let last = self.words.len() - 1;
+            return self
+                .finders
+                .iter()
+                .enumerate()
+                .all(|(i, f)| has_ascii_word(text.as_bytes(), lower.as_bytes(), f, i == last));
+        }
+        let n = self.words.len().min(64);
         let last = self.words.len() - 1;
-        self.words.iter().enumerate().all(|(i, w)| {
-            words(text).any(|t| {
-                if i == last {
-                    starts_with_ignore_case(t, w)
-                } else {
-                    eq_ignore_case(t, w)
-                }
-            })
-        })
-    }
-
-    /// How many significant query words are words of `text`.
-    fn words_in(&self, text: &str) -> usize {
+        let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
         let mut seen = 0u64;
         for t in words(text) {
             for (i, w) in self.words.iter().enumerate().take(64) {
-                if significant(w) && eq_ignore_case(t, w) {
+                if seen & (1 << i) == 0
+                    && if i == last {
+                        starts_with_ignore_case(t, w)
+                    } else {
+                        eq_ignore_case(t, w)
+                    }
+                {
+                    seen |= 1 << i;
+                }
+            }
+            if seen == all {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// How many significant query words are words of `text`.
+    fn words_in(&self, text: &str, lower: &str) -> usize {
+        if text.len() == lower.len() && text.is_ascii() {
+            return self
+                .finders
+                .iter()
+                .enumerate()
+                .filter(|(i, f)| {
+                    self.significant_words & (1 << i) != 0
+                        && has_ascii_word(text.as_bytes(), lower.as_bytes(), f, false)
+                })
+                .count();
+        }
+        let mut seen = 0u64;
+        for t in words(text) {
+            let mut left = self.significant_words & !seen;
+            while left != 0 {
+                let i = left.trailing_zeros() as usize;
+                left &= left - 1;
+                if eq_ignore_case(t, &self.words[i]) {
                     seen |= 1 << i;
                 }
             }
@@ -369,6 +526,22 @@ impl Query {
         if k == 0 {
             return None;
         }
+        let slot = scratch.cand as usize;
+        match scratch.fuzzy.get(slot).copied() {
+            Some(FUZZY_NONE) => return None,
+            Some(FUZZY_UNKNOWN) | None => {}
+            Some(d) => return Some(u32::from(d)),
+        }
+        let d = self.fuzzy_uncached(lower, tail, scratch);
+        if let Some(memo) = scratch.fuzzy.get_mut(slot) {
+            *memo = d.map_or(FUZZY_NONE, |d| d as u8);
+        }
+        d
+    }
+
+    /// [`Query::fuzzy`], computed.
+    fn fuzzy_uncached(&self, lower: &str, tail: &str, scratch: &mut Scratch) -> Option<u32> {
+        let k = self.max_edits;
         // A value with a last part is compared by it alone (`pkg:sync_0` by `sync_0`): an
         // agent misspells a name, rarely its prefix.
         let cand = if tail.is_empty() { lower } else { tail };
@@ -420,6 +593,47 @@ fn bag_distance(bag: &[i16; 64], cand: &str) -> Option<usize> {
 /// not only digits (`0` and `rs` would match half the dictionary).
 fn significant(word: &str) -> bool {
     word.chars().count() >= 3 && !word.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Whether the lowercase word `finder` looks for is a word of the ASCII `text` (lowercase
+/// `lower`), or with `prefix` the start of one: an occurrence starting where [`words`]
+/// starts a word, with no word break inside it and, unless `prefix`, one right after it.
+fn has_ascii_word(
+    text: &[u8],
+    lower: &[u8],
+    finder: &memchr::memmem::Finder<'_>,
+    prefix: bool,
+) -> bool {
+    let n = finder.needle().len();
+    finder.find_iter(lower).any(|i| {
+        let end = i + n;
+        word_starts(text, i)
+            && (i + 1..end).all(|j| !word_starts(text, j))
+            && (prefix
+                || end == text.len()
+                || word_starts(text, end)
+                || !text[end].is_ascii_alphanumeric())
+    })
+}
+
+/// Whether a word of the ASCII `text` starts at `i` as [`words`] splits it: after a
+/// character that is not a letter or digit, at a change from lower case (or a digit) to upper
+/// case, or at the last capital of a run followed by a lower-case letter (`HTTPServer`).
+fn word_starts(text: &[u8], i: usize) -> bool {
+    let Some(&c) = text.get(i) else {
+        return false;
+    };
+    if !c.is_ascii_alphanumeric() {
+        return false;
+    }
+    let Some(&p) = i.checked_sub(1).and_then(|j| text.get(j)) else {
+        return true;
+    };
+    !p.is_ascii_alphanumeric()
+        || ((p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase())
+        || (p.is_ascii_uppercase()
+            && c.is_ascii_uppercase()
+            && text.get(i + 1).is_some_and(u8::is_ascii_lowercase))
 }
 
 /// Whether position `i` of `s` starts a word (the start, or after a separator).
@@ -516,9 +730,19 @@ fn ascii_word(s: &str) -> Option<(&str, &str)> {
     Some((&s[start..end], &s[end..]))
 }
 
+/// A fuzzy candidate whose distance this search has not computed yet.
+const FUZZY_UNKNOWN: u8 = u8::MAX;
+
+/// A fuzzy candidate too far from the query.
+const FUZZY_NONE: u8 = u8::MAX - 1;
+
 /// Buffers reused across one search.
 #[derive(Default)]
 struct Scratch {
+    /// The fuzzy candidate of the text being classified.
+    cand: u32,
+    /// Per fuzzy candidate: its edit distance, [`FUZZY_NONE`] or [`FUZZY_UNKNOWN`].
+    fuzzy: Vec<u8>,
     chars: Vec<char>,
     prev: Vec<usize>,
     cur: Vec<usize>,
@@ -696,6 +920,62 @@ mod tests {
     }
 
     #[test]
+    fn the_ascii_word_test_agrees_with_the_split() {
+        let texts = [
+            "sym:lib.rs#parseArgs",
+            "sym:lib.rs#HTTPServer",
+            "HTTPServer2Go",
+            "parsearguments",
+            "file:src/http/client_16.py",
+            "ParseArgsAll",
+            "a__b--c",
+            "v2x_V2X",
+            "XMLHttpRequest",
+            "",
+        ];
+        let queries = [
+            "parse args",
+            "parse arg",
+            "http server",
+            "server",
+            "args",
+            "arg",
+            "client 16",
+            "16",
+            "b c",
+            "v2x",
+            "xml http request",
+            "http",
+            "go",
+            "arguments",
+            "a",
+        ];
+        for t in texts {
+            let lower = t.to_ascii_lowercase();
+            for q in queries {
+                let query = Query::new(q).unwrap();
+                let last = query.words.len() - 1;
+                let split_all = query.words.iter().enumerate().all(|(i, w)| {
+                    words(t).any(|x| {
+                        if i == last {
+                            starts_with_ignore_case(x, w)
+                        } else {
+                            eq_ignore_case(x, w)
+                        }
+                    })
+                });
+                assert_eq!(query.all_words(t, &lower), split_all, "{t} / {q}");
+                let split_some = query
+                    .words
+                    .iter()
+                    .filter(|w| significant(w) && words(t).any(|x| eq_ignore_case(x, w)))
+                    .count();
+                assert_eq!(query.words_in(t, &lower), split_some, "{t} / {q}");
+            }
+        }
+    }
+
+    #[test]
     fn edit_distance_bounds() {
         let mut s = Scratch::default();
         let q: Vec<char> = "kitten".chars().collect();
@@ -806,6 +1086,26 @@ mod tests {
         );
         // Lowercase forms line up with their texts.
         assert_eq!(ix.lower_of(1).unwrap(), ix.text(1).unwrap().to_lowercase());
+    }
+
+    #[test]
+    fn a_search_in_parts_finds_what_one_pass_finds() {
+        let ix = codegraph();
+        let n = ix.len() as usize;
+        for q in [
+            "parse entry",
+            "prase_entry",
+            "src",
+            "lexer table 3",
+            "zq",
+            "sync_0/src/http",
+        ] {
+            let q = Query::new(q).unwrap();
+            let one = ix.search_on(&q, n, 50, 1);
+            for threads in [2, 3, 7] {
+                assert_eq!(ix.search_on(&q, n, 50, threads), one, "{threads}");
+            }
+        }
     }
 
     #[test]

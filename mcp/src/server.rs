@@ -46,6 +46,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Worker threads per evaluation (`None`: the engine's default).
     pub threads: Option<usize>,
+    /// The models `ask` translates questions with; without one the tool is not listed.
+    pub ask: crate::ask::AskOptions,
 }
 
 impl Default for Options {
@@ -55,6 +57,7 @@ impl Default for Options {
             max_work: None,
             timeout: Duration::from_secs(30),
             threads: None,
+            ask: crate::ask::AskOptions::default(),
         }
     }
 }
@@ -221,6 +224,13 @@ const TOOLS: &[ToolSpec] = &[
         schema: rmcp::handler::server::common::schema_for_input::<crate::args::CypherArgs>,
         run: run_cypher,
     },
+    ToolSpec {
+        name: crate::ask::TOOL,
+        title: "Answer a question in plain language",
+        description: crate::ask::description,
+        schema: rmcp::handler::server::common::schema_for_input::<crate::ask::AskArgs>,
+        run: crate::ask::run,
+    },
 ];
 
 fn run_cypher(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
@@ -364,6 +374,10 @@ impl Server {
         };
         let mut tools = Vec::with_capacity(TOOLS.len());
         for t in TOOLS {
+            // `ask` is listed only with a model to ask.
+            if t.name == crate::ask::TOOL && !options.ask.offered() {
+                continue;
+            }
             let mut schema = (t.schema)()
                 .map_err(|e| ServerError::Options(format!("the {} tool's schema: {e}", t.name)))?;
             one_line_descriptions(Arc::make_mut(&mut schema));
@@ -383,7 +397,8 @@ impl Server {
                             .read_only(true)
                             .destructive(false)
                             .idempotent(true)
-                            .open_world(false),
+                            // `ask` reaches a model outside the database.
+                            .open_world(t.name == crate::ask::TOOL),
                     ),
             );
         }
@@ -516,7 +531,11 @@ impl Server {
     }
 
     /// The vocabulary a call reads: its run's, the host's, or the store's.
-    fn call_vocabulary(&self, call: &Call, tool: &str) -> Result<Arc<Vocabulary>, String> {
+    pub(crate) fn call_vocabulary(
+        &self,
+        call: &Call,
+        tool: &str,
+    ) -> Result<Arc<Vocabulary>, String> {
         if let Some(v) = &call.run.vocabulary {
             return Ok(v.clone());
         }
@@ -675,7 +694,7 @@ impl Server {
         self.query_in(&Call::plain("query"), a, cancel)
     }
 
-    fn query_in(&self, call: &Call, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
+    pub(crate) fn query_in(&self, call: &Call, a: &QueryArgs, cancel: &Cancel) -> ToolOutput {
         let binds = match args::binds("query", &a.bind) {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(e),
@@ -939,6 +958,17 @@ impl Server {
                 .map_err(|e| format!("find: {e}"))?;
         }
         Ok(index.clone())
+    }
+
+    /// Reads the dictionary into memory for `find` ahead of its first call; `strata serve`
+    /// does this on a thread of its own at startup, so no agent waits for it.
+    pub fn warm_find(&self) -> Result<(), String> {
+        let snap = self
+            .inner
+            .store
+            .snapshot()
+            .map_err(|e| format!("find: {e}"))?;
+        self.find_index(&snap).map(|_| ())
     }
 
     /// `find`: the stored text values a name may stand for, ranked, each with the
