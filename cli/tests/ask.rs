@@ -244,7 +244,7 @@ fn strata_serve_offers_ask_only_with_a_model() {
     let names = tool_names(&r[1]);
     assert_eq!(
         names,
-        ["query", "schema", "explain", "look", "values", "find"]
+        ["query", "schema", "explain", "look", "values", "find", "cypher"]
     );
     let result = &r[2]["result"];
     assert_eq!(result["isError"], true, "{}", r[2]);
