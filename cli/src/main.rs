@@ -210,6 +210,10 @@ struct AskArgs {
     /// Which models to ask: local, frontier, or both (local first, the fallback when it fails).
     #[arg(long, default_value = "both", value_parser = ["local", "frontier", "both"])]
     mode: String,
+    /// The language the model writes: datalog, or cypher for a database with a Cypher graph
+    /// (default: the pack's ask_language, else datalog).
+    #[arg(long, value_parser = ["datalog", "cypher"])]
+    language: Option<String>,
     /// The most rows to answer.
     #[arg(long, default_value_t = 100)]
     limit: u64,
@@ -737,11 +741,14 @@ fn server_options(
 fn ask(args: &AskArgs) -> Result<()> {
     let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
     let server = strata_mcp::Server::open(&args.db, options)?;
-    let call = serde_json::json!({
+    let mut call = serde_json::json!({
         "question": args.question,
         "mode": args.mode,
         "json": args.json,
     });
+    if let Some(language) = &args.language {
+        call["language"] = language.as_str().into();
+    }
     let out = server
         .call(
             strata_mcp::ask::TOOL,

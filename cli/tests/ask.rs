@@ -108,6 +108,70 @@ fn strata_ask_feeds_the_error_back_and_answers_the_rows() {
 }
 
 #[test]
+fn strata_ask_in_cypher_feeds_the_front_ends_error_back() {
+    let wrong = r#"MATCH (:Pkg {name: "api"})-[:IMPORTS]->(d:Package) RETURN d.name AS dep"#;
+    let right = r#"MATCH (:Package {name: "api"})-[:IMPORTS]->(d:Package) RETURN d.name AS dep"#;
+    let fake = FakeModel::start(vec![Reply::text(wrong), Reply::text(right)]).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let url = fake.url();
+    let out = strata(&[
+        "ask",
+        &db,
+        "what does api import?",
+        "--language",
+        "cypher",
+        "--model-url",
+        &url,
+        "--model-name",
+        "m",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The cypher tool's answer: ran: and the program the query compiled to, then the rows.
+    assert!(
+        stdout.starts_with(
+            "ran: pkg(\"api\", _), pkg(?d, _), imports(\"api\", ?d) => ?d\ncolumns: dep\n1. log\n"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n2 rows\n\ntries:\n1. local m (openai at "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("   cypher: unknown label :Pkg\n"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with(&format!("2. local m (openai at {url}): {right}\n   ok\n")));
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    let first: Value = serde_json::from_str(&requests[0].body).unwrap();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("Package {license, name} from pkg(name, license)"),
+        "{system}"
+    );
+    let second: Value = serde_json::from_str(&requests[1].body).unwrap();
+    let feedback = second["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        feedback.contains(&format!(
+            "cypher: unknown label :Pkg\nline 1, column 9:\n  {wrong}\n          ^\nfix: the \
+             labels are Package"
+        )),
+        "{feedback}"
+    );
+
+    // --language takes datalog or cypher alone.
+    let out = strata(&["ask", &db, "q", "--language", "sql"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn strata_ask_without_a_model_or_a_valid_program_fails_clearly() {
     let tmp = tempfile::tempdir().unwrap();
     let db = example(tmp.path());
@@ -242,9 +306,12 @@ fn strata_serve_offers_ask_only_with_a_model() {
 
     let r = serve_stdio(&db, &[], &session("what does app depend on?"));
     let names = tool_names(&r[1]);
+    // The bundled example has a Cypher graph, so cypher is listed; ask is not.
     assert_eq!(
         names,
-        ["query", "schema", "explain", "look", "values", "find", "cypher"]
+        [
+            "query", "schema", "explain", "look", "values", "find", "cypher"
+        ]
     );
     let result = &r[2]["result"];
     assert_eq!(result["isError"], true, "{}", r[2]);

@@ -20,9 +20,14 @@
 //! a made-up answer. Without a configured model the tool is not listed, and a call says how
 //! to configure one.
 //!
-//! Languages: Datalog today. A Cypher front end plugs in as a [`Language`] variant with its
-//! own prompt parts ([`Language::how_to_write`], its graph and examples in
-//! `Server::system_prompt`) and its own run (the `cypher` tool's, in `Server::run_try`).
+//! Languages: the call's `language`, else the pack's `ask_language`, else Datalog. With
+//! Datalog the model is shown the schema card and the pack's `examples`, and its program runs
+//! as `query` runs one. With Cypher (for a database with a Cypher graph) it is shown the graph
+//! as `schema` shows it at path `cypher` and the pack's `cypher_examples`; its reply is a read
+//! query that the Cypher front end compiles and checks (an error's caret and fix, and the
+//! compiled program where the error shows one, go back to the model), and the query runs as
+//! the `cypher` tool runs it, so the answer is that tool's (`ran:` and the program it compiled
+//! to, then the rows) with the tries after it.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -31,7 +36,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_eval::budget::Cancel;
 
-use crate::args::{FindArgs, QueryArgs};
+use crate::args::{CypherArgs, FindArgs, QueryArgs};
 use crate::model::{Api, Message, Model, ModelError, Role};
 use crate::pack::Pack;
 use crate::server::{Call, Server, ToolOutput};
@@ -90,6 +95,8 @@ pub enum Language {
     /// Strata's Datalog, run as the `query` tool runs a program.
     #[default]
     Datalog,
+    /// A Cypher read query over the database's graph, run as the `cypher` tool runs one.
+    Cypher,
 }
 
 impl Language {
@@ -97,6 +104,7 @@ impl Language {
     pub fn name(self) -> &'static str {
         match self {
             Language::Datalog => "datalog",
+            Language::Cypher => "cypher",
         }
     }
 
@@ -104,6 +112,15 @@ impl Language {
     pub fn how_to_write(self) -> &'static str {
         match self {
             Language::Datalog => HOW_TO_WRITE_DATALOG,
+            Language::Cypher => HOW_TO_WRITE_CYPHER,
+        }
+    }
+
+    /// What the model writes, as the prompt and the feedback call it.
+    fn noun(self) -> &'static str {
+        match self {
+            Language::Datalog => "program",
+            Language::Cypher => "query",
         }
     }
 }
@@ -118,6 +135,16 @@ aggregates in columns group by the plain variables (=> ?a, count(?d)). Relation 
 exactly as the schema lists them, module members with their module (deps.depends_on). \
 Builtins: str.contains(s, sub), str.prefix(s, p), str.suffix(s, x), str.glob(s, pattern), \
 str.match(s, regex), absent(?x). There is no \"?-\" before a goal.";
+
+/// The Cypher paragraph of the system prompt: what a read query may say.
+const HOW_TO_WRITE_CYPHER: &str = "A query is one Cypher read query: MATCH patterns (nodes \
+(p:Label {property: \"value\"}), relationships -[:TYPE]-> in either direction, types :A|B, \
+variable length -[:TYPE*1..3]->), OPTIONAL MATCH, WHERE (comparisons, AND, OR, NOT, IN, \
+STARTS WITH, ENDS WITH, CONTAINS, =~, IS NULL, patterns), one WITH stage, and RETURN \
+(aliases with AS, DISTINCT, count, collect, min, max, sum, ORDER BY, SKIP, LIMIT). Labels, \
+properties and relationship types are exactly as the graph lists them; \"text\" is quoted, \
+numbers are bare. Write values as literals, not $parameters. Read only: CREATE, MERGE, SET \
+and DELETE are refused.";
 
 /// The models `ask` may use and how often each may try: part of the server's
 /// [`crate::Options`]. The tool is offered when at least one model is set.
@@ -275,9 +302,11 @@ pub struct AskArgs {
     /// fallback when the local model fails within its tries).
     #[serde(default)]
     pub mode: Mode,
-    /// The language the model writes (datalog).
+    /// The language the model writes: datalog, or cypher for a database with a Cypher graph
+    /// (the default: the pack's ask_language, else datalog).
     #[serde(default)]
-    pub language: Language,
+    #[schemars(with = "Language")]
+    pub language: Option<Language>,
     /// The most rows to answer (0: the server's limit; never more than it).
     #[serde(default)]
     pub limit: u64,
@@ -322,7 +351,10 @@ pub fn description(pack: &Pack) -> String {
          error goes back to the model with its caret and fix for another try. Answers the \
          program that ran (ran: ...), its rows with their witnesses, and each try with its \
          error. mode: local, frontier or both (the default: local first, the fallback when \
-         it fails). limit, max_work and json as query takes them. Prefer writing the \
+         it fails). language: datalog, or cypher to have the model write a Cypher query \
+         over the graph (shown the graph and the pack's Cypher examples), which runs as the \
+         cypher tool runs it; the pack's ask_language when left out. limit, max_work and \
+         json as query takes them. Prefer writing the \
          program yourself with schema and query when you can: ask is for when you cannot.",
         pack.about_or_default()
     )
@@ -355,6 +387,12 @@ pub fn extract_program(reply: &str) -> String {
         .map_or(body, str::trim_start)
         .to_owned()
 }
+
+/// What a call asking in Cypher answers over a database without a Cypher graph.
+pub const NO_GRAPH: &str = "ask: language cypher needs a Cypher graph, and this database has \
+none (no node labels and no relationship types). Ask with language datalog, or give the \
+database a graph: nodes and edges dumps, or [[cypher.labels]] and [[cypher.types]] in its \
+strata.toml.";
 
 /// Words never worth grounding: question words, articles, common verbs.
 const STOPWORDS: &[&str] = &[
@@ -480,7 +518,8 @@ impl Server {
                 .filter_map(|(r, m)| m.as_ref().map(|m| (r, m)))
                 .collect(),
         };
-        let system = match self.system_prompt(call, a.language) {
+        let language = a.language.unwrap_or(self.pack().ask_language);
+        let system = match self.system_prompt(call, language) {
             Ok(s) => s,
             Err(e) => return ToolOutput::error(e),
         };
@@ -509,7 +548,7 @@ impl Server {
                     }
                 };
                 let program = extract_program(&reply);
-                let out = self.run_try(call, a, &program, cancel);
+                let out = self.run_try(call, a, language, &program, cancel);
                 if !out.is_error {
                     tries.push(Try {
                         role,
@@ -517,7 +556,7 @@ impl Server {
                         program: Some(program.clone()),
                         error: None,
                     });
-                    return answer(question, a, role, &program, out, &tries);
+                    return answer(question, a, language, role, &program, out, &tries);
                 }
                 messages.push(Message {
                     role: Role::Assistant,
@@ -526,10 +565,11 @@ impl Server {
                 messages.push(Message {
                     role: Role::User,
                     content: format!(
-                        "That program fails:\n{}\n\nWrite the whole corrected program, alone, \
+                        "That {noun} fails:\n{}\n\nWrite the whole corrected {noun}, alone, \
                          in a ```{} block.",
                         out.text,
-                        a.language.name()
+                        language.name(),
+                        noun = language.noun(),
                     ),
                 });
                 tries.push(Try {
@@ -540,12 +580,19 @@ impl Server {
                 });
             }
         }
-        failure(question, a, &tries, cancel.is_cancelled())
+        failure(question, a, language, &tries, cancel.is_cancelled())
     }
 
     /// Runs one try's program as the tool of its language runs it.
-    fn run_try(&self, call: &Call, a: &AskArgs, program: &str, cancel: &Cancel) -> ToolOutput {
-        match a.language {
+    fn run_try(
+        &self,
+        call: &Call,
+        a: &AskArgs,
+        language: Language,
+        program: &str,
+        cancel: &Cancel,
+    ) -> ToolOutput {
+        match language {
             Language::Datalog => {
                 let args = QueryArgs {
                     program: program.to_owned(),
@@ -558,35 +605,75 @@ impl Server {
                 };
                 self.query_in(call, &args, cancel)
             }
+            Language::Cypher => {
+                let args = CypherArgs {
+                    query: program.to_owned(),
+                    params: serde_json::Map::new(),
+                    limit: a.limit,
+                    max_work: a.max_work,
+                    page_token: String::new(),
+                    json: false,
+                    sample: 0,
+                };
+                self.cypher_in(call, &args, cancel)
+            }
         }
     }
 
     /// What the model is told before the question: the pack's about, how to write a
-    /// program, the schema card, the pack's examples and how to reply.
+    /// program, what it may read (the schema card, or the Cypher graph), the pack's examples
+    /// in the language and how to reply. Cypher without a graph is refused here.
     fn system_prompt(&self, call: &Call, language: Language) -> Result<String, String> {
         let pack = self.pack();
         let vocab = self.call_vocabulary(call, TOOL)?;
-        let mut s = format!(
-            "You translate questions about {} into one program in Strata's {}, which a \
-             store of facts answers exactly.\n\n{}\n\nThe relations and modules a program may \
-             use:\n{}\n",
-            pack.about_or_default(),
-            match language {
-                Language::Datalog => "Datalog",
-            },
-            language.how_to_write(),
-            strata_eval::schema::card(&vocab),
-        );
-        if !pack.examples.is_empty() {
+        let mut s = match language {
+            Language::Datalog => format!(
+                "You translate questions about {} into one program in Strata's Datalog, which \
+                 a store of facts answers exactly.\n\n{}\n\nThe relations and modules a \
+                 program may use:\n{}\n",
+                pack.about_or_default(),
+                language.how_to_write(),
+                strata_eval::schema::card(&vocab),
+            ),
+            Language::Cypher => {
+                let graph = self.graph(&vocab).map_err(|e| format!("{TOOL}: {e}"))?;
+                if graph.is_empty() {
+                    return Err(NO_GRAPH.to_owned());
+                }
+                format!(
+                    "You translate questions about {} into one read query in Cypher, which \
+                     Strata compiles to a program that a store of facts answers exactly.\n\n\
+                     {}\n\nThe graph a query may match (each label with the relation its \
+                     nodes come from, the relation's columns and the node's identity):\n{}\n",
+                    pack.about_or_default(),
+                    language.how_to_write(),
+                    graph.describe(),
+                )
+            }
+        };
+        let examples: Vec<(&str, &str)> = match language {
+            Language::Datalog => pack
+                .examples
+                .iter()
+                .map(|e| (e.question.trim(), e.program.trim()))
+                .collect(),
+            Language::Cypher => pack
+                .cypher_examples
+                .iter()
+                .map(|e| (e.question.trim(), e.query.trim()))
+                .collect(),
+        };
+        if !examples.is_empty() {
             s.push_str("\nExamples:\n");
-            for e in &pack.examples {
-                s.push_str(&format!("# {}\n{}\n", e.question.trim(), e.program.trim()));
+            for (question, program) in examples {
+                s.push_str(&format!("# {question}\n{program}\n"));
             }
         }
         s.push_str(&format!(
-            "\nReply with one program and nothing else, in a ```{} block. Write stored values \
+            "\nReply with one {} and nothing else, in a ```{} block. Write stored values \
              exactly as the store holds them: the question comes with the stored values \
              found for its names.",
+            language.noun(),
             language.name()
         ));
         Ok(s)
@@ -682,6 +769,7 @@ impl Server {
 fn answer(
     question: &str,
     a: &AskArgs,
+    language: Language,
     role: &str,
     program: &str,
     out: ToolOutput,
@@ -689,15 +777,25 @@ fn answer(
 ) -> ToolOutput {
     let mut j = out.structured.unwrap_or_else(|| serde_json::json!({}));
     j["question"] = question.into();
-    j["language"] = a.language.name().into();
+    j["language"] = language.name().into();
     j["mode"] = a.mode.name().into();
-    j["program"] = program.into();
+    match language {
+        Language::Datalog => j["program"] = program.into(),
+        // The cypher tool's JSON holds the query (`cypher`) and the program it compiled to.
+        Language::Cypher => j["cypher"] = program.into(),
+    }
     j["answered_by"] = role.into();
     j["tries"] = tries.iter().map(Try::json).collect::<Vec<_>>().into();
     let text = if a.json {
         serde_json::to_string_pretty(&j).unwrap_or_default()
     } else {
-        format!("ran: {program}\n{}\n\n{}", out.text, tries_text(tries))
+        match language {
+            Language::Datalog => {
+                format!("ran: {program}\n{}\n\n{}", out.text, tries_text(tries))
+            }
+            // The cypher tool's answer opens with `ran:` and the program it compiled to.
+            Language::Cypher => format!("{}\n\n{}", out.text, tries_text(tries)),
+        }
     };
     ToolOutput {
         text,
@@ -707,7 +805,13 @@ fn answer(
 }
 
 /// The tool error when no try produced a program that checks and runs.
-fn failure(question: &str, a: &AskArgs, tries: &[Try], cancelled: bool) -> ToolOutput {
+fn failure(
+    question: &str,
+    a: &AskArgs,
+    language: Language,
+    tries: &[Try],
+    cancelled: bool,
+) -> ToolOutput {
     let why = if cancelled {
         "ask: the call was stopped (past the server's time limit) before a program ran".to_owned()
     } else {
@@ -717,16 +821,22 @@ fn failure(question: &str, a: &AskArgs, tries: &[Try], cancelled: bool) -> ToolO
             if tries.len() == 1 { "y" } else { "ies" }
         )
     };
-    let j = serde_json::json!({
+    let mut j = serde_json::json!({
         "question": question,
-        "language": a.language.name(),
+        "language": language.name(),
         "mode": a.mode.name(),
         "program": null,
         "tries": tries.iter().map(Try::json).collect::<Vec<_>>(),
     });
+    let yourself = match language {
+        Language::Datalog => "the program yourself with schema, find and query",
+        Language::Cypher => {
+            j["cypher"] = serde_json::Value::Null;
+            "the query yourself with schema (path cypher), find and cypher"
+        }
+    };
     let text = format!(
-        "{why}; write the program yourself with schema, find and query (the last error says \
-         what to fix)\n\n{}",
+        "{why}; write {yourself} (the last error says what to fix)\n\n{}",
         tries_text(tries)
     );
     ToolOutput {

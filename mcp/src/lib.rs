@@ -46,10 +46,10 @@ pub mod resources;
 pub mod serve;
 pub mod server;
 
-pub use ask::{AskOptions, Mode, ModelFlags};
+pub use ask::{AskOptions, Language, Mode, ModelFlags};
 pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
 pub use instructions::{agent_line, instructions};
 pub use model::{Api, Model, ModelError};
-pub use pack::{Example, Pack, PackError};
+pub use pack::{CypherExample, Example, Pack, PackError};
 pub use serve::{HttpOptions, ServeError, run_http, run_stdio, serve_http, serve_stdio};
 pub use server::{Options, Server, ServerBuilder, ServerError, ToolOutput};

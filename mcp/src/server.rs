@@ -82,6 +82,14 @@ pub enum ServerError {
         /// The engine's error, caret and fix.
         message: String,
     },
+    /// A Cypher example of the pack does not compile against the database's graph.
+    #[error("strata.toml: the Cypher example \"{question}\" does not compile:\n{message}")]
+    CypherExample {
+        /// The example's question.
+        question: String,
+        /// The Cypher front end's error, caret and fix.
+        message: String,
+    },
     /// The limits make no sense.
     #[error("{0}")]
     Options(String),
@@ -1123,7 +1131,8 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Checks every example of `pack` against `vocab`.
+/// Checks every example of `pack` against `vocab`, and compiles every Cypher example over
+/// the graph the pack maps on it.
 fn check_examples(pack: &Pack, vocab: &Vocabulary) -> Result<(), ServerError> {
     for e in &pack.examples {
         if let Err(err) = Query::prepare(vocab, &e.program, &[]) {
@@ -1132,6 +1141,27 @@ fn check_examples(pack: &Pack, vocab: &Vocabulary) -> Result<(), ServerError> {
                 message: err.to_string(),
             });
         }
+    }
+    if pack.cypher_examples.is_empty() {
+        return Ok(());
+    }
+    let graph = strata_eval::cypher::Graph::derive(vocab, &pack.cypher.mapping())
+        .map_err(ServerError::Options)?;
+    for e in &pack.cypher_examples {
+        let refused = |message: String| ServerError::CypherExample {
+            question: e.question.clone(),
+            message,
+        };
+        if graph.is_empty() {
+            return Err(refused(
+                "the database has no Cypher graph (no node labels and no relationship types); \
+                 map one with [[cypher.labels]] and [[cypher.types]], or ingest nodes and edges \
+                 dumps"
+                    .to_owned(),
+            ));
+        }
+        strata_eval::cypher::prepare(vocab, &graph, &e.query, &[])
+            .map_err(|err| refused(err.to_string()))?;
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! `ask` driven by a fake model server (a real HTTP server on loopback answering from a
 //! script): a wrong program fixed with the engine's error, the fallback taking over, a
-//! timeout, a model that never writes a valid program, and the tool absent without a model.
+//! timeout, a model that never writes a valid program, and the tool absent without a model;
+//! in Cypher, a wrong query fixed with the front end's error, the pack's ask_language, a
+//! Cypher example that doesn't compile and a database without a graph.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -20,14 +22,29 @@ const RIGHT: &str = r#"deps.depends_on("app", ?d) => ?d"#;
 
 /// The bundled example, ingested in one batch, served with `ask`.
 fn server(dir: &Path, ask: AskOptions) -> Server {
-    let store = Store::open(
+    let store = example_store(dir);
+    let options = Options {
+        ask,
+        ..Options::default()
+    };
+    Server::new(store, Pack::load(dir).unwrap(), options).unwrap()
+}
+
+/// A new, empty store in `dir`.
+fn new_store(dir: &Path) -> Store {
+    Store::open(
         dir,
         OpenOptions {
             create: true,
             ..OpenOptions::default()
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// The bundled example, ingested in one batch into `dir`.
+fn example_store(dir: &Path) -> Store {
+    let store = new_store(dir);
     let mut batch = store.batch(BatchOptions::default()).unwrap();
     for f in strata_fixtures::example::write_example(dir).unwrap() {
         let format = Format::from_path(&f).unwrap();
@@ -42,11 +59,7 @@ fn server(dir: &Path, ask: AskOptions) -> Server {
         batch.read_file(&f, &spec).unwrap();
     }
     batch.commit().unwrap();
-    let options = Options {
-        ask,
-        ..Options::default()
-    };
-    Server::new(store, Pack::load(dir).unwrap(), options).unwrap()
+    store
 }
 
 /// A server whose only model is the local one at `fake`.
@@ -375,4 +388,255 @@ async fn ask_over_the_async_path_has_room_for_its_tries() {
         .unwrap();
     assert!(out.is_error);
     assert!(bare.call_async("nope", None).await.is_none());
+}
+
+const WRONG_CYPHER: &str =
+    r#"MATCH (:Pkg {name: "api"})-[:IMPORTS]->(d:Package) RETURN d.name AS dep"#;
+const RIGHT_CYPHER: &str =
+    r#"MATCH (:Package {name: "api"})-[:IMPORTS]->(d:Package) RETURN d.name AS dep"#;
+
+fn cypher_tool(s: &Server, query: &str) -> ToolOutput {
+    s.call(
+        "cypher",
+        json!({ "query": query }).as_object().cloned(),
+        &Cancel::new(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn in_cypher_a_wrong_query_is_fixed_with_the_front_ends_error() {
+    let fake = FakeModel::start(vec![
+        Reply::text(format!("```cypher\n{WRONG_CYPHER}\n```")),
+        Reply::text(format!("Fixed:\n```cypher\n{RIGHT_CYPHER}\n```")),
+    ])
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = with_local(tmp.path(), &fake);
+    let out = ask(
+        &s,
+        json!({ "question": "what does api import?", "language": "cypher" }),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    // The cypher tool's answer (ran: and the program it compiled to, the rows), then the tries.
+    let direct = cypher_tool(&s, RIGHT_CYPHER);
+    assert!(!direct.is_error, "{}", direct.text);
+    assert!(direct.text.starts_with("ran: "), "{}", direct.text);
+    let error = cypher_tool(&s, WRONG_CYPHER);
+    assert!(error.is_error);
+    let label = format!("local-model (openai at {})", fake.url());
+    let indented: Vec<&str> = error.text.lines().collect();
+    assert_eq!(
+        out.text,
+        format!(
+            "{}\n\ntries:\n1. local {label}: {WRONG_CYPHER}\n   {}\n2. local {label}: \
+             {RIGHT_CYPHER}\n   ok",
+            direct.text,
+            indented.join("\n   ")
+        )
+    );
+    assert!(out.text.contains("\n1. log\n"), "{}", out.text);
+    assert!(out.text.contains("\n2. util\n"), "{}", out.text);
+    let j = out.structured.unwrap();
+    assert_eq!(j["language"], "cypher");
+    assert_eq!(j["cypher"], RIGHT_CYPHER);
+    assert_eq!(j["program"], direct.structured.as_ref().unwrap()["program"]);
+    assert_eq!(j["total"], 2);
+    assert_eq!(j["tries"][0]["program"], WRONG_CYPHER);
+    assert_eq!(j["tries"][0]["error"], error.text.as_str());
+
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2);
+    // The first request: the graph as schema shows it at path cypher, the pack's Cypher
+    // example in place of its Datalog one, how to write a read query, the grounded names.
+    let first = messages(&requests[0].body);
+    let system = first[0]["content"].as_str().unwrap();
+    let graph = s
+        .call(
+            "schema",
+            json!({ "path": "cypher" }).as_object().cloned(),
+            &Cancel::new(),
+        )
+        .unwrap();
+    assert!(system.contains(&graph.text), "{system}");
+    assert!(system.contains("one read query in Cypher"), "{system}");
+    assert!(
+        system.contains(
+            "# which packages import log?\nMATCH (p:Package)-[:IMPORTS]->(:Package {name: \
+             \"log\"}) RETURN p.name AS importer\n"
+        ),
+        "{system}"
+    );
+    assert!(!system.contains("imports(\"api\", ?d)"), "{system}");
+    assert!(system.contains("in a ```cypher block"), "{system}");
+    let question = first[1]["content"].as_str().unwrap();
+    assert!(
+        question.contains("- \"api\" (exact for api): "),
+        "{question}"
+    );
+    // The second: the wrong query, then the front end's full error (caret and fix).
+    let second = messages(&requests[1].body);
+    assert_eq!(second.len(), 4);
+    let feedback = second[3]["content"].as_str().unwrap();
+    assert!(
+        feedback.starts_with(&format!("That query fails:\n{}\n\n", error.text)),
+        "{feedback}"
+    );
+    assert!(feedback.contains("^"), "{feedback}");
+    assert!(feedback.contains("fix: "), "{feedback}");
+    assert!(feedback.contains("Package"), "{feedback}");
+    assert!(feedback.ends_with("in a ```cypher block."), "{feedback}");
+
+    // json: the cypher tool's JSON with the question, the query and the tries.
+    let fake = FakeModel::start(vec![Reply::text(RIGHT_CYPHER)]).unwrap();
+    let s = with_local(tempfile::tempdir().unwrap().path(), &fake);
+    let out = ask(
+        &s,
+        json!({ "question": "q", "language": "cypher", "json": true, "limit": 1 }),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    let j: Value = serde_json::from_str(&out.text).unwrap();
+    assert_eq!(j["cypher"], RIGHT_CYPHER);
+    assert!(j["program"].as_str().unwrap().contains("imports("), "{j}");
+    assert_eq!(j["rows"].as_array().unwrap().len(), 1);
+    assert_eq!(j["total"], 2);
+}
+
+#[test]
+fn the_packs_ask_language_is_the_default() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = example_store(tmp.path());
+    // A top-level key goes before the pack's tables.
+    let pack = Pack::parse(&format!(
+        "ask_language = \"cypher\"\n{}",
+        strata_fixtures::example::PACK
+    ))
+    .unwrap();
+    let fake = FakeModel::start(vec![Reply::text(RIGHT_CYPHER), Reply::text(RIGHT)]).unwrap();
+    let s = Server::new(
+        store,
+        pack,
+        Options {
+            ask: AskOptions {
+                local: Some(local(&fake)),
+                ..AskOptions::default()
+            },
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let out = ask(&s, json!({ "question": "what does api import?" }));
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.structured.unwrap()["language"], "cypher");
+    // A call that says datalog writes Datalog.
+    let out = ask(
+        &s,
+        json!({ "question": "what does app depend on?", "language": "datalog" }),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.structured.unwrap()["language"], "datalog");
+    let requests = fake.requests();
+    let system = |i: usize| {
+        messages(&requests[i].body)[0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(system(0).contains("```cypher block"), "{}", system(0));
+    assert!(system(1).contains("```datalog block"), "{}", system(1));
+    // schema data shows the language and the Cypher examples.
+    let data = s
+        .call(
+            "schema",
+            json!({ "path": "data" }).as_object().cloned(),
+            &Cancel::new(),
+        )
+        .unwrap();
+    assert!(
+        data.text
+            .contains("\ncypher examples:\n  # which packages import log?\n  MATCH")
+    );
+    assert!(
+        data.text.contains("\nask language: cypher"),
+        "{}",
+        data.text
+    );
+    // The tool's schema names both languages, and none other is taken.
+    let schema = serde_json::to_value(&*s.tool("ask").unwrap().input_schema).unwrap();
+    assert!(schema.to_string().contains("\"cypher\""), "{schema}");
+    let out = ask(&s, json!({ "question": "q", "language": "sql" }));
+    assert!(out.is_error);
+    assert!(out.text.contains("unknown variant"), "{}", out.text);
+}
+
+#[test]
+fn a_cypher_example_that_does_not_compile_is_refused_at_startup() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = example_store(tmp.path());
+    let pack = Pack::parse(&format!(
+        "{}\n[[cypher_examples]]\nquestion = \"who imports log?\"\nquery = '{WRONG_CYPHER}'\n",
+        strata_fixtures::example::PACK
+    ))
+    .unwrap();
+    let err = Server::new(store, pack, Options::default()).err().unwrap();
+    assert!(
+        matches!(err, strata_mcp::ServerError::CypherExample { .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.starts_with(
+            "strata.toml: the Cypher example \"who imports log?\" does not compile:\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("^"), "{text}");
+    assert!(text.contains("Package"), "{text}");
+}
+
+#[test]
+fn cypher_without_a_graph_is_a_tool_error_that_says_so() {
+    // Only pkg.facts: no nodes or edges dumps, and a pack without [cypher].
+    let tmp = tempfile::tempdir().unwrap();
+    let store = new_store(tmp.path());
+    let facts = tmp.path().join("pkg.facts");
+    std::fs::write(&facts, strata_fixtures::example::PKG_FACTS).unwrap();
+    let mut batch = store.batch(BatchOptions::default()).unwrap();
+    let spec = DumpSpec {
+        label: "pkg.facts".to_owned(),
+        format: Format::Facts,
+        relation: facts_relation(&facts),
+        unit: None,
+    };
+    batch.read_file(&facts, &spec).unwrap();
+    batch.commit().unwrap();
+    let fake = FakeModel::start(vec![Reply::text(r#"pkg(?n, "MIT") => ?n"#)]).unwrap();
+    let options = || Options {
+        ask: AskOptions {
+            local: Some(local(&fake)),
+            ..AskOptions::default()
+        },
+        ..Options::default()
+    };
+    let s = Server::new(store.clone(), Pack::default(), options()).unwrap();
+    let out = ask(
+        &s,
+        json!({ "question": "which are MIT?", "language": "cypher" }),
+    );
+    assert!(out.is_error);
+    assert_eq!(out.text, strata_mcp::ask::NO_GRAPH);
+    assert!(out.text.contains("needs a Cypher graph"), "{}", out.text);
+    assert!(fake.requests().is_empty());
+    // Datalog still asks.
+    let out = ask(&s, json!({ "question": "which are MIT?" }));
+    assert!(!out.is_error, "{}", out.text);
+    // A pack whose ask_language is cypher, or with a Cypher example, over no graph.
+    let pack = Pack::parse("ask_language = \"cypher\"").unwrap();
+    let s = Server::new(store.clone(), pack, options()).unwrap();
+    let out = ask(&s, json!({ "question": "which are MIT?" }));
+    assert_eq!(out.text, strata_mcp::ask::NO_GRAPH);
+    let pack = Pack::parse("[[cypher_examples]]\nquestion = \"q\"\nquery = 'MATCH (n) RETURN n'\n")
+        .unwrap();
+    let err = Server::new(store, pack, options()).err().unwrap();
+    assert!(err.to_string().contains("no Cypher graph"), "{err}");
 }

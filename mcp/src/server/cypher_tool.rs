@@ -16,7 +16,7 @@ impl Server {
     }
 
     /// The graph over `vocab`, with the pack's labels and types.
-    pub(super) fn graph(&self, vocab: &Vocabulary) -> Result<Graph, String> {
+    pub(crate) fn graph(&self, vocab: &Vocabulary) -> Result<Graph, String> {
         Graph::derive(vocab, &self.inner.pack.cypher.mapping())
     }
 
@@ -28,7 +28,7 @@ impl Server {
         }
     }
 
-    pub(super) fn cypher_in(&self, call: &Call, a: &CypherArgs, cancel: &Cancel) -> ToolOutput {
+    pub(crate) fn cypher_in(&self, call: &Call, a: &CypherArgs, cancel: &Cancel) -> ToolOutput {
         match self.cypher_answer(call, a, cancel) {
             Ok(out) => out,
             Err(e) => ToolOutput::error(e),
