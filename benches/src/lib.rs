@@ -14,6 +14,9 @@
 //! The criterion benches (`benches/ingest.rs`, `benches/lookup.rs`) and the `ingest-report`
 //! binary are built on these.
 
+pub mod engines;
+pub mod workload;
+
 use std::error::Error;
 use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, BufWriter};
