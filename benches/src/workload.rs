@@ -86,19 +86,19 @@ impl Kind {
         match (self, scale) {
             (Kind::Closure, Scale::Smoke) => 120,
             (Kind::Closure, Scale::Quick) => 1_000,
-            (Kind::Closure, Scale::Default) => 3_000,
+            (Kind::Closure, Scale::Default) => 2_500,
             (Kind::SameGeneration, Scale::Smoke) => 300,
-            (Kind::SameGeneration, Scale::Quick) => 20_000,
-            (Kind::SameGeneration, Scale::Default) => 200_000,
+            (Kind::SameGeneration, Scale::Quick) => 50_000,
+            (Kind::SameGeneration, Scale::Default) => 500_000,
             (Kind::PointsTo, Scale::Smoke) => 300,
-            (Kind::PointsTo, Scale::Quick) => 20_000,
-            (Kind::PointsTo, Scale::Default) => 200_000,
+            (Kind::PointsTo, Scale::Quick) => 400_000,
+            (Kind::PointsTo, Scale::Default) => 4_000_000,
             (Kind::Chain, Scale::Smoke) => 60,
             (Kind::Chain, Scale::Quick) => 1_000,
             (Kind::Chain, Scale::Default) => 4_000,
             (Kind::Reach, Scale::Smoke) => 500,
-            (Kind::Reach, Scale::Quick) => 100_000,
-            (Kind::Reach, Scale::Default) => 2_000_000,
+            (Kind::Reach, Scale::Quick) => 500_000,
+            (Kind::Reach, Scale::Default) => 5_000_000,
         }
     }
 

@@ -21,6 +21,8 @@
 //!   --budget S         stop an engine's runs once S seconds are spent (30)
 //!   --timeout S        kill an engine's child after S seconds (300)
 //!   --seed S           workload seed (0)
+//!   --size N           the size of every workload run (nodes, variables or links) instead
+//!                      of the scale's
 //! ```
 
 use std::io::Read;
@@ -40,6 +42,7 @@ struct Options {
     budget: f64,
     timeout: f64,
     seed: u64,
+    size: Option<u32>,
 }
 
 /// What one child reported.
@@ -98,6 +101,13 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         budget: num("--budget", 30.0)?,
         timeout: num("--timeout", 300.0)?,
         seed: num("--seed", 0.0)? as u64,
+        size: match value(args, "--size") {
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|_| format!("--size: not a number: {v}"))?,
+            ),
+            None => None,
+        },
     })
 }
 
@@ -278,8 +288,9 @@ fn main() -> ExitCode {
     let mut ok = true;
     let mut loads = Vec::new();
     for &kind in &o.kinds {
-        let w = kind.make(o.scale, o.seed);
-        let dir = root.join(kind.name());
+        let n = o.size.unwrap_or_else(|| kind.size(o.scale));
+        let w = kind.make_sized(n, o.seed);
+        let dir = root.join(format!("{}-{n}", kind.name()));
         if let Err(e) = workload::write_facts(&w, &dir) {
             eprintln!("compare: writing {}: {e}", dir.display());
             return ExitCode::FAILURE;
