@@ -15,6 +15,7 @@
 //! binary are built on these.
 
 pub mod engines;
+pub mod mcp;
 pub mod workload;
 
 use std::error::Error;
