@@ -11,8 +11,13 @@
 //! - [`LookupSample`] picks existing terms of a stored relation to look up, and
 //!   [`lookup_count`] runs one lookup.
 //!
-//! The criterion benches (`benches/ingest.rs`, `benches/lookup.rs`) and the `ingest-report`
-//! binary are built on these.
+//! - [`workload`]: the engine workloads (closure, same generation, points-to, chains and
+//!   trees, bound reachability), seeded and sized by a [`workload::Scale`], as fact files.
+//! - [`engines`]: each workload through Strata, datafrog, ascent, crepe, a BFS and Soufflé.
+//! - [`mcp`]: an MCP client of `strata serve` (the example database, a stdio session).
+//!
+//! The criterion benches (`benches/ingest.rs`, `lookup.rs`, `engine.rs`, `mcp.rs`) and the
+//! `ingest-report`, `mcp-bench` and `compare` binaries are built on these.
 
 pub mod engines;
 pub mod mcp;
