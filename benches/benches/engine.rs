@@ -102,6 +102,9 @@ fn store_reach(c: &mut Criterion) {
         opts.engine.witnesses = true;
         b.iter(|| black_box(q.run(&snap, &opts).expect("query").answer.total));
     });
+    // The store admits one open handle: close the warm one before opening it cold.
+    drop(snap);
+    drop(store);
     g.bench_function("strata_cold_fresh_open", |b| {
         b.iter(|| {
             let store = open_store(&db).expect("open");

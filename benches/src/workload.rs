@@ -102,6 +102,11 @@ impl Kind {
         }
     }
 
+    /// The Strata program of the workload (the same at every size).
+    pub fn program(self) -> String {
+        self.make_sized(2, 0).program
+    }
+
     /// The workload at `scale` with `seed`.
     pub fn make(self, scale: Scale, seed: u64) -> Workload {
         self.make_sized(self.size(scale), seed)
@@ -159,7 +164,7 @@ pub fn read_facts(kind: Kind, dir: &Path) -> io::Result<Workload> {
         let pairs = crate::read_pairs(&dir.join(format!("{name}.facts")))?;
         relations.push(((*name).to_owned(), pairs));
     }
-    let program = kind.make_sized(1, 0).program;
+    let program = kind.program();
     Ok(Workload {
         name: kind.name().to_owned(),
         relations,
