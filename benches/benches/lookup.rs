@@ -9,17 +9,13 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use strata_benches::{
-    DEFAULT_SEED, LookupSample, bench_edges, dumps, edges_spec, ingest_file, lookup_count,
-    open_store,
+    DEFAULT_SEED, LookupSample, bench_edges, code_graph_db, lookup_count, open_store,
 };
 use strata_eval::{FactSource, Value};
 
 fn lookup(c: &mut Criterion) {
     let edges = bench_edges();
-    let d = dumps(edges, DEFAULT_SEED).expect("generate the dumps");
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let db = tmp.path().join("db");
-    ingest_file(&db, &d.edges, &edges_spec(&d.edges)).expect("build the database");
+    let (_tmp, db) = code_graph_db(edges, DEFAULT_SEED).expect("build the database");
     let store = open_store(&db).expect("open");
     let snap = store.snapshot().expect("snapshot");
     let sample = LookupSample::take(&snap, "calls", 1000).expect("sample");

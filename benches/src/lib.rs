@@ -11,8 +11,17 @@
 //! - [`LookupSample`] picks existing terms of a stored relation to look up, and
 //!   [`lookup_count`] runs one lookup.
 //!
-//! The criterion benches (`benches/ingest.rs`, `benches/lookup.rs`) and the `ingest-report`
-//! binary are built on these.
+//! - [`workload`]: the engine workloads (closure, same generation, points-to, chains and
+//!   trees, bound reachability), seeded and sized by a [`workload::Scale`], as fact files.
+//! - [`engines`]: each workload through Strata, datafrog, ascent, crepe, a BFS and Soufflé.
+//! - [`mcp`]: an MCP client of `strata serve` (the example database, a stdio session).
+//!
+//! The criterion benches (`benches/ingest.rs`, `lookup.rs`, `engine.rs`, `mcp.rs`) and the
+//! `ingest-report`, `mcp-bench` and `compare` binaries are built on these.
+
+pub mod engines;
+pub mod mcp;
+pub mod workload;
 
 use std::error::Error;
 use std::fs::{self, File};
@@ -50,9 +59,11 @@ pub const ATTRS_FILE: &str = "code.attrs.tsv";
 /// File name of the numeric edge list inside a dump directory (relation `edge`).
 pub const FACTS_FILE: &str = "edge.facts";
 
-/// Whether `STRATA_BENCH_LARGE` asks for the 10M-edge workloads.
+/// Whether the 10M-edge workloads are asked for: the `large` feature, or
+/// `STRATA_BENCH_LARGE` set (to anything but `0`).
 pub fn large() -> bool {
-    std::env::var_os("STRATA_BENCH_LARGE").is_some_and(|v| !v.is_empty() && v != "0")
+    cfg!(feature = "large")
+        || std::env::var_os("STRATA_BENCH_LARGE").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The edge count the criterion benches use: [`SMALL_EDGES`], or [`LARGE_EDGES`] when
@@ -179,6 +190,17 @@ pub fn open_store(dir: &Path) -> BenchResult<Store> {
             ..OpenOptions::default()
         },
     )?)
+}
+
+/// A database of the generated code graph of `edges` edges (seed `seed`, the string edge
+/// dump), built in a new temporary directory: the directory (removed when dropped) and the
+/// database's path in it.
+pub fn code_graph_db(edges: u64, seed: u64) -> BenchResult<(tempfile::TempDir, PathBuf)> {
+    let d = dumps(edges, seed)?;
+    let tmp = tempfile::tempdir()?;
+    let db = tmp.path().join("db");
+    ingest_file(&db, &d.edges, &edges_spec(&d.edges))?;
+    Ok((tmp, db))
 }
 
 /// The real ingest: opens (creates) the store in `db`, reads `path` as `spec` into one

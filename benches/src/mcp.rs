@@ -1,0 +1,259 @@
+//! Talking to `strata serve` as an MCP client: the bundled example database, the server as
+//! a child process, and a stdio session of JSON-RPC lines. Used by the `mcp-bench` binary
+//! and the `mcp` criterion bench.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use strata_store::BatchOptions;
+use strata_store::dump::{DumpSpec, Format, facts_relation};
+
+use crate::{BenchResult, open_store};
+
+/// The `strata` binary: `explicit` if given, else `strata` next to this executable or in
+/// its parent directory (criterion's benches run from `target/release/deps`).
+pub fn strata_binary(explicit: Option<&Path>) -> BenchResult<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_owned());
+    }
+    let exe = std::env::current_exe()?;
+    let name = format!("strata{}", std::env::consts::EXE_SUFFIX);
+    let dirs = exe.ancestors().skip(1).take(2);
+    for dir in dirs {
+        let p = dir.join(&name);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(format!(
+        "no strata binary next to {}: build it with `cargo build --release -p strata-cli`, \
+         or pass its path",
+        exe.display()
+    )
+    .into())
+}
+
+/// The query every call runs: answered from the `imports` index (first column bound).
+pub const PROGRAM: &str = r#"imports("api", ?d) => ?d"#;
+
+/// How long one call may take before it is an error.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The MCP protocol version the client announces.
+pub const PROTOCOL: &str = "2025-06-18";
+
+/// Writes the bundled example into `dir` and ingests its dumps in one batch.
+pub fn build_example(dir: &Path) -> BenchResult<()> {
+    let dumps = strata_fixtures::example::write_example(dir)?;
+    let store = open_store(dir)?;
+    let mut batch = store.batch(BatchOptions::default())?;
+    for path in &dumps {
+        let format = Format::from_path(path)
+            .ok_or_else(|| format!("{}: unknown dump format", path.display()))?;
+        let spec = DumpSpec {
+            label: path.display().to_string(),
+            format,
+            relation: facts_relation(path),
+            unit: None,
+        };
+        batch.read_file(path, &spec)?;
+    }
+    batch.commit()?;
+    Ok(())
+}
+
+/// The `tools/call` request of the benchmark's query, with JSON-RPC id `id`.
+pub fn query_request(id: u64) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "tools/call",
+        "params": {"name": "query", "arguments": {"program": PROGRAM}},
+    })
+}
+
+/// The `initialize` request (JSON-RPC id 0).
+pub fn initialize_request() -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-bench", "version": "0"},
+        },
+    })
+}
+
+/// Checks one `query` answer: a result, not a tool error, with both of `api`'s imports.
+pub fn check_answer(v: &Value) -> BenchResult<()> {
+    let result = v
+        .get("result")
+        .ok_or_else(|| format!("not a result: {v}"))?;
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!("tool error: {result}").into());
+    }
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    if !(text.contains("log") && text.contains("util")) {
+        return Err(format!("unexpected answer: {text:?}").into());
+    }
+    Ok(())
+}
+
+/// A server child process, stopped with SIGTERM (then killed) when done or dropped.
+pub struct Server {
+    /// The server process.
+    pub child: Child,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Starts `cmd` with its stderr in `log`; its stdin and stdout piped when `piped`, else
+    /// null.
+    pub fn start(cmd: &mut Command, log: &Path, piped: bool) -> BenchResult<Server> {
+        let io = || if piped { Stdio::piped() } else { Stdio::null() };
+        let child = cmd
+            .stdin(io())
+            .stdout(io())
+            .stderr(std::fs::File::create(log)?)
+            .spawn()?;
+        Ok(Server {
+            child,
+            log: log.to_owned(),
+        })
+    }
+
+    /// What the server wrote to its stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM (through `kill`, this child's pid only), then up to 10 s for it to exit.
+    pub fn stop(&mut self) -> BenchResult<()> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                if !status.success() {
+                    return Err(format!("strata serve exited with {status}: {}", self.log()).into());
+                }
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("strata serve did not stop within 10 s of SIGTERM".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// stdio.
+
+/// `strata serve DB --stdio`, spoken to with JSON-RPC lines.
+pub struct StdioSession {
+    server: Server,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl StdioSession {
+    /// Starts `strata serve DB --stdio` (stderr in `log`) and initializes the session.
+    pub fn start(strata: &Path, db: &Path, log: &Path) -> BenchResult<StdioSession> {
+        let mut server = Server::start(
+            Command::new(strata).arg("serve").arg(db).arg("--stdio"),
+            log,
+            true,
+        )?;
+        let stdin = server.child.stdin.take();
+        let stdout = server.child.stdout.take().ok_or("no stdout")?;
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = StdioSession {
+            server,
+            stdin,
+            lines,
+            next_id: 0,
+        };
+        s.send(&initialize_request())?;
+        s.receive(0)?;
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(s)
+    }
+
+    /// Writes one JSON-RPC message as a line.
+    pub fn send(&mut self, message: &Value) -> BenchResult<()> {
+        let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
+        writeln!(stdin, "{message}")?;
+        stdin.flush()?;
+        Ok(())
+    }
+
+    /// The next line answering `id` (other messages are skipped), within [`CALL_TIMEOUT`].
+    pub fn receive(&mut self, id: u64) -> BenchResult<Value> {
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.lines.recv_timeout(left).map_err(|_| {
+                format!(
+                    "no answer to request {id} within {CALL_TIMEOUT:?}: {}",
+                    self.server.log()
+                )
+            })?;
+            let v: Value = serde_json::from_str(&line)?;
+            if v.get("id") == Some(&json!(id)) {
+                return Ok(v);
+            }
+        }
+    }
+
+    /// One `query` call of [`PROGRAM`], answered.
+    pub fn query(&mut self) -> BenchResult<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&query_request(id))?;
+        self.receive(id)
+    }
+
+    /// Closes stdin (a clean shutdown) and waits up to 10 s for the exit.
+    pub fn stop(mut self) -> BenchResult<()> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.server.child.try_wait()? {
+                if !status.success() {
+                    return Err(format!("strata serve --stdio exited with {status}").into());
+                }
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("strata serve --stdio did not exit within 10 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

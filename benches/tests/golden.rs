@@ -1,0 +1,138 @@
+//! The benches crate's regression guard: deterministic figures of a fixed small ingest (facts
+//! read and stored, rows per relation, bytes on disk), the rows a fixed set of lookups
+//! answers, and each compare workload's answer count at its smallest size, compared with
+//! `tests/golden/figures.json`. A figure that moves by more than 10% fails the test unless
+//! the golden file is updated in the same change (`STRATA_UPDATE_GOLDEN=1 cargo test -p
+//! strata-benches --test golden` rewrites it; say why in the commit message). Counts of
+//! facts and answers must not move at all. Timings are never asserted here; the engine's
+//! work counts are guarded by `eval/tests/golden/work.json`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use strata_benches::engines::{Engine, Prepared};
+use strata_benches::workload::{Kind, Scale};
+use strata_benches::{
+    LookupSample, dumps_in, edges_spec, facts_spec, ingest_file, lookup_count, open_store,
+};
+use strata_eval::FactSource;
+
+type Figures = BTreeMap<String, BTreeMap<String, f64>>;
+
+/// Figures that are counts of facts, rows or answers: they must not move at all.
+const EXACT: &[&str] = &[
+    "facts_read",
+    "new",
+    "duplicates",
+    "rows",
+    "answers",
+    "lookup_rows",
+];
+
+fn bytes_on_disk(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let meta = entry.metadata().unwrap();
+        total += if meta.is_dir() {
+            bytes_on_disk(&entry.path())
+        } else {
+            meta.len()
+        };
+    }
+    total
+}
+
+fn ingest_figures(root: &Path, now: &mut Figures) {
+    let d = dumps_in(root, 50_000, 1).unwrap();
+    for (name, path, spec) in [
+        ("ingest_string_edges", &d.edges, edges_spec(&d.edges)),
+        ("ingest_numeric_facts", &d.facts, facts_spec(&d.facts)),
+    ] {
+        let db = root.join(name);
+        let s = ingest_file(&db, path, &spec).unwrap();
+        let store = open_store(&db).unwrap();
+        let snap = store.snapshot().unwrap();
+        let mut rows = 0;
+        for r in &s.relations {
+            rows += snap.relation(r).unwrap().unwrap().rows;
+        }
+        let mut f = BTreeMap::from([
+            ("facts_read".to_owned(), s.facts_read as f64),
+            ("new".to_owned(), s.new as f64),
+            ("duplicates".to_owned(), s.duplicates as f64),
+            ("relations".to_owned(), s.relations.len() as f64),
+            ("rows".to_owned(), rows as f64),
+        ]);
+        if s.relations.iter().any(|r| r == "calls") {
+            let sample = LookupSample::take(&snap, "calls", 50).unwrap();
+            let mut n = 0;
+            for &t in &sample.src {
+                n += lookup_count(&snap, "calls", &[(0, t)]).unwrap();
+            }
+            f.insert("lookup_rows".to_owned(), n as f64);
+        }
+        drop(snap);
+        drop(store);
+        f.insert("bytes_on_disk".to_owned(), bytes_on_disk(&db) as f64);
+        now.insert(name.to_owned(), f);
+    }
+}
+
+#[test]
+fn figures_match_the_golden_file() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/figures.json");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut now = Figures::new();
+    ingest_figures(tmp.path(), &mut now);
+    // The same ingest again gives the same figures: they are deterministic.
+    let again = tempfile::tempdir().unwrap();
+    let mut twice = Figures::new();
+    ingest_figures(again.path(), &mut twice);
+    assert_eq!(now, twice, "the ingest figures differ between two runs");
+    for kind in Kind::ALL {
+        let w = kind.make(Scale::Smoke, 0);
+        let n = Prepared::new(Engine::strata(1, false), kind, &w)
+            .unwrap()
+            .run()
+            .unwrap();
+        now.insert(
+            format!("compare_smoke_{}", kind.name()),
+            BTreeMap::from([("answers".to_owned(), n as f64)]),
+        );
+    }
+    if std::env::var_os("STRATA_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&now).unwrap() + "\n").unwrap();
+        return;
+    }
+    let golden: Figures = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut moved = Vec::new();
+    for (name, figures) in &now {
+        let Some(old) = golden.get(name) else {
+            moved.push(format!("{name}: not in the golden file"));
+            continue;
+        };
+        for (k, v) in figures {
+            let was = old.get(k).copied().unwrap_or(f64::NAN);
+            let limit = if EXACT.contains(&k.as_str()) {
+                0.0
+            } else {
+                0.10
+            };
+            if (v - was).abs() > limit * was.abs() || was.is_nan() {
+                moved.push(format!("{name}.{k}: {was} -> {v}"));
+            }
+        }
+    }
+    for name in golden.keys().filter(|n| !now.contains_key(*n)) {
+        moved.push(format!("{name}: in the golden file but no longer measured"));
+    }
+    assert!(
+        moved.is_empty(),
+        "figures moved (counts at all, sizes by more than 10%; update tests/golden/figures.json \
+         with STRATA_UPDATE_GOLDEN=1 if intended, and say why in the commit):\n{}",
+        moved.join("\n")
+    );
+}
