@@ -2,7 +2,11 @@
 
 use std::ops::ControlFlow;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap as HashMap};
+use smallvec::SmallVec;
 
 use crate::source::{FactSource, RelationInfo, SourceError, Visit};
 use crate::value::{Term, TermKind, Value};
@@ -12,8 +16,14 @@ use crate::value::{Term, TermKind, Value};
 struct Rows {
     /// Every row's terms, `arity` a row, in insertion order.
     rows: Vec<Term>,
-    set: HashSet<Vec<Term>>,
-    by_column: Vec<HashMap<Term, Vec<usize>>>,
+    /// The set of rows, by row number (hashed by their terms).
+    set: HashTable<u32>,
+    /// Per column, the numbers of the rows holding each term.
+    by_column: Vec<HashMap<Term, SmallVec<[u32; 2]>>>,
+}
+
+fn hash_row(row: &[Term]) -> u64 {
+    FxBuildHasher.hash_one(row)
 }
 
 /// A fact source held in memory: a dictionary and, per relation, a set of rows.
@@ -122,14 +132,35 @@ impl MemorySource {
         }
         let terms: Vec<Term> = row.iter().map(|v| self.intern(v)).collect();
         let (info, rows) = &mut self.relations[idx];
-        if !rows.set.insert(terms.clone()) {
+        if arity == 0 {
+            // A relation of no columns holds the empty row or nothing.
+            let new = info.rows == 0;
+            info.rows = 1;
+            return Ok(new);
+        }
+        let at = u32::try_from(info.rows).map_err(|_| {
+            SourceError::Storage(format!(
+                "relation \"{relation}\" is full: an in-memory relation holds at most 2^32 rows"
+            ))
+        })?;
+        let h = hash_row(&terms);
+        let stored = &rows.rows;
+        let row_of = |i: u32| &stored[i as usize * arity..(i as usize + 1) * arity];
+        if rows
+            .set
+            .find(h, |&i| row_of(i) == terms.as_slice())
+            .is_some()
+        {
             return Ok(false);
         }
-        let at = rows.rows.len() / arity.max(1);
+        rows.rows.extend_from_slice(&terms);
+        let stored = &rows.rows;
+        rows.set.insert_unique(h, at, |&i| {
+            hash_row(&stored[i as usize * arity..(i as usize + 1) * arity])
+        });
         for (c, t) in terms.iter().enumerate() {
             rows.by_column[c].entry(*t).or_default().push(at);
         }
-        rows.rows.extend_from_slice(&terms);
         info.rows += 1;
         for (c, d) in info.distinct.iter_mut().enumerate() {
             *d = rows.by_column[c].len() as u64;
@@ -187,8 +218,11 @@ impl FactSource for MemorySource {
         let row = |i: usize| &rows.rows[i * arity..(i + 1) * arity];
         match bound.first() {
             Some(&(c, t)) => {
-                for &i in rows.by_column[c].get(&t).map_or(&[][..], Vec::as_slice) {
-                    let row = row(i);
+                for &i in rows.by_column[c]
+                    .get(&t)
+                    .map_or(&[][..], |ids| ids.as_slice())
+                {
+                    let row = row(i as usize);
                     if bound.iter().all(|&(c, t)| row[c] == t)
                         && visit(row) == ControlFlow::Break(())
                     {
