@@ -1,16 +1,16 @@
 //! `strata`: the command line, thin over the `strata-store` and `strata-eval` libraries.
+//!
+//! This file holds the commands' table and what they share; each command lives in a module
+//! of its own: `batch` (ingest, retract), `query` (query, explain, schema), `cypher`, `ask`,
+//! `serve` and `demo`.
 
-use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
-use strata_store::dump::{self, DumpSpec, Format};
-use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store, StoreError};
+use clap::{Parser, Subcommand};
+use strata_store::{OpenOptions, Store};
 
 /// Strata: a persistent, indexed fact store for code graphs, with a Datalog engine.
 #[derive(Parser)]
@@ -40,6 +40,8 @@ enum Command {
     Query(QueryArgs),
     /// Run a program and report where its work went instead of its rows.
     Explain(QueryArgs),
+    /// Ask in Cypher: the query is compiled to a program, which runs as `query` runs one.
+    Cypher(cypher::CypherArgs),
     /// Show the relations and modules a program may use: the card, or one module's or
     /// relation's schema.
     Schema {
@@ -48,6 +50,9 @@ enum Command {
         /// A module (`deps`) or relation (`deps.depends_on`, `imports`) to describe.
         path: Option<String>,
     },
+    /// Answer a question in plain language: a model (over HTTP, never bundled) writes the
+    /// program, the engine checks and runs it, and its errors go back to the model.
+    Ask(AskArgs),
     /// Serve the database to agents over MCP: `--stdio` for a client that starts the
     /// server itself, `--http ADDR` for a daemon at http://ADDR/mcp.
     Serve(ServeArgs),
@@ -64,133 +69,6 @@ enum Command {
     },
 }
 
-#[derive(Args)]
-struct BatchArgs {
-    /// A label recorded with the batch, as key=value (repeatable): `--label commit=abc123`.
-    #[arg(long = "label", value_name = "K=V")]
-    labels: Vec<String>,
-    /// An id for the batch: a batch whose id was committed before is skipped, so a retry
-    /// after a failure is safe.
-    #[arg(long)]
-    batch_id: Option<String>,
-}
-
-#[derive(Args)]
-struct IngestArgs {
-    /// The database directory.
-    db: PathBuf,
-    /// Dump files (`-` for standard input); the format comes from each name
-    /// (`*.edges.tsv`, `*.attrs.tsv`, `*.nodes.tsv`, `NAME.facts`, `*.jsonl`, each maybe `.gz`).
-    #[arg(required = true)]
-    files: Vec<PathBuf>,
-    /// The tier new relations go to; a tier other than `default` is a file of its own,
-    /// opened only by queries that read its relations.
-    #[arg(long, default_value = "default")]
-    tier: String,
-    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl.
-    #[arg(long)]
-    format: Option<String>,
-    /// For `--format facts` on standard input: the relation the lines belong to.
-    #[arg(long)]
-    relation: Option<String>,
-    /// The unit that owns every fact that names none itself.
-    #[arg(long)]
-    unit: Option<String>,
-    /// Replace, in the same batch, every stored fact of each unit the batch names.
-    #[arg(long)]
-    replace: bool,
-    /// Facts gathered in memory before they are written into the batch's (uncommitted)
-    /// transaction: bounds the memory of a large ingest.
-    #[arg(long, default_value_t = strata_store::BUFFER_FACTS)]
-    buffer: usize,
-    #[command(flatten)]
-    batch: BatchArgs,
-}
-
-#[derive(Args)]
-struct QueryArgs {
-    /// The database directory.
-    db: PathBuf,
-    /// The program, e.g. 'deps.depends_on("app", ?d) => ?d'.
-    program: String,
-    /// Give a variable a value, as var=value (repeat a variable for a list of values). A
-    /// value that reads as JSON (42, "42", ["a","b"]) is taken as such; anything else is text.
-    #[arg(long = "bind", value_name = "VAR=VALUE")]
-    binds: Vec<String>,
-    /// The most rows to answer.
-    #[arg(long, default_value_t = 100)]
-    limit: u64,
-    /// Continue from this page token (the offset the last page gave).
-    #[arg(long)]
-    page_token: Option<String>,
-    /// The most work (candidate tuples examined) the evaluation may spend.
-    #[arg(long)]
-    max_work: Option<u64>,
-    /// The longest the evaluation may take: 500ms, 30s, 2m.
-    #[arg(long, default_value = "30s")]
-    timeout: String,
-    /// Answer as JSON: columns, rows, witnesses, total, next page token, snapshot.
-    #[arg(long)]
-    json: bool,
-    /// Leave out the witnesses (faster on large answers).
-    #[arg(long)]
-    no_witnesses: bool,
-    /// Worker threads (default: the machine's cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// A try: answer at most this many rows, and when none come back, say which literal
-    /// matched nothing.
-    #[arg(long)]
-    sample: Option<u64>,
-}
-
-#[derive(Args)]
-#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
-struct ServeArgs {
-    /// The database directory.
-    db: PathBuf,
-    /// Speak MCP over standard input and output (only JSON-RPC on stdout; exits at the end
-    /// of input).
-    #[arg(long)]
-    stdio: bool,
-    /// Serve streamable HTTP at http://ADDR/mcp, e.g. 127.0.0.1:7411.
-    #[arg(long, value_name = "ADDR")]
-    http: Option<std::net::SocketAddr>,
-    /// A file holding the bearer token every HTTP request must carry (required to bind a
-    /// non-loopback address).
-    #[arg(long, value_name = "FILE")]
-    token_file: Option<PathBuf>,
-    /// Also accept this Host (name or name:port) besides the loopback names (repeatable).
-    #[arg(long = "allow-host", value_name = "HOST")]
-    allow_hosts: Vec<String>,
-    /// Also accept this Origin (scheme://host[:port]) besides loopback ones (repeatable).
-    #[arg(long = "allow-origin", value_name = "ORIGIN")]
-    allow_origins: Vec<String>,
-    /// The most rows a call answers (a call may ask for fewer).
-    #[arg(long, default_value_t = 100)]
-    limit: u64,
-    /// The most work a call may spend (a call may ask for less).
-    #[arg(long)]
-    max_work: Option<u64>,
-    /// The longest a call may take: 500ms, 30s, 2m.
-    #[arg(long, default_value = "30s")]
-    timeout: String,
-    /// The largest HTTP request body accepted, in bytes.
-    #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
-    max_body_bytes: usize,
-}
-
-#[derive(Args)]
-struct RetractArgs {
-    /// The database directory.
-    db: PathBuf,
-    /// A unit whose facts to remove (repeatable).
-    #[arg(long = "unit", required = true)]
-    units: Vec<String>,
-    #[command(flatten)]
-    batch: BatchArgs,
-}
-
 /// Writes a line to standard output, returning the error (a closed pipe, say) instead of
 /// panicking as `println!` would.
 macro_rules! say {
@@ -199,6 +77,18 @@ macro_rules! say {
         writeln!(std::io::stdout().lock(), $($arg)*)
     }};
 }
+
+mod ask;
+mod batch;
+mod cypher;
+mod demo;
+mod query;
+mod serve;
+
+use ask::AskArgs;
+use batch::{IngestArgs, RetractArgs};
+use query::{QueryArgs, binds, vocabulary};
+use serve::ServeArgs;
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
@@ -224,222 +114,31 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Ingest(args) => ingest(&args),
-        Command::Retract(args) => retract(&args),
+        Command::Ingest(args) => batch::ingest(&args),
+        Command::Retract(args) => batch::retract(&args),
         Command::Stats { db } => {
             say!("{}", open(&db)?.stats()?.to_string().trim_end())?;
             Ok(())
         }
         Command::Check { db } => check(&db),
-        Command::Query(args) => query(&args, false),
-        Command::Explain(args) => query(&args, true),
-        Command::Schema { db, path } => schema(&db, path.as_deref()),
-        Command::Serve(args) => serve(&args),
+        Command::Query(args) => query::query(&args, false),
+        Command::Explain(args) => query::query(&args, true),
+        Command::Cypher(args) => cypher::cypher(&args),
+        Command::Schema { db, path } => query::schema(&db, path.as_deref()),
+        Command::Ask(args) => ask::ask(&args),
+        Command::Serve(args) => serve::serve(&args),
         Command::AgentLine { db } => {
             let pack = strata_mcp::Pack::load(&db)?;
-            say!("{}", strata_mcp::agent_line(&pack))?;
+            let line = strata_mcp::agent_line(&pack);
+            say!("{}", strata_mcp::instructions::cypher_agent_line(&line))?;
             Ok(())
         }
-        Command::Demo { dir } => demo(dir),
+        Command::Demo { dir } => demo::demo(dir),
     }
 }
 
 fn open(db: &Path) -> Result<Store> {
     Ok(Store::open(db, OpenOptions::default())?)
-}
-
-fn batch_options(args: &BatchArgs, tier: &str, replace: bool) -> Result<BatchOptions> {
-    let mut labels = BTreeMap::new();
-    for l in &args.labels {
-        let Some((k, v)) = l.split_once('=') else {
-            bail!("--label {l}: write a label as key=value, e.g. --label commit=abc123");
-        };
-        if k.is_empty() {
-            bail!("--label {l}: the key before `=` is empty");
-        }
-        labels.insert(k.to_owned(), v.to_owned());
-    }
-    Ok(BatchOptions {
-        tier: tier.to_owned(),
-        replace,
-        labels,
-        batch_id: args.batch_id.clone(),
-        ..BatchOptions::default()
-    })
-}
-
-/// How to read each file: its format, and the relation of a `.facts` file.
-fn dump_specs(args: &IngestArgs) -> Result<Vec<(PathBuf, DumpSpec)>> {
-    let forced = match &args.format {
-        Some(f) => Some(Format::parse(f).with_context(|| {
-            format!("--format {f}: use one of edges, attrs, nodes, facts, jsonl")
-        })?),
-        None => None,
-    };
-    let mut specs = Vec::new();
-    for path in &args.files {
-        let label = path.display().to_string();
-        let format = match forced.or_else(|| Format::from_path(path)) {
-            Some(f) => f,
-            None => bail!(
-                "{label}: cannot tell the format from the name; name it *.edges.tsv, \
-                 *.attrs.tsv, *.nodes.tsv, NAME.facts or *.jsonl (maybe .gz), or pass --format"
-            ),
-        };
-        let relation = if format == Format::Facts {
-            let r = args
-                .relation
-                .clone()
-                .or_else(|| dump::facts_relation(path))
-                .with_context(|| {
-                    format!("{label}: a .facts dump needs a relation: name the file NAME.facts or pass --relation")
-                })?;
-            if !dump::valid_name(&r) {
-                bail!("{label}: \"{r}\" cannot name a relation: use letters, digits, `_` and `-`");
-            }
-            Some(r)
-        } else {
-            None
-        };
-        specs.push((
-            path.clone(),
-            DumpSpec {
-                label,
-                format,
-                relation,
-                unit: args.unit.clone(),
-            },
-        ));
-    }
-    Ok(specs)
-}
-
-fn progress_bar() -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {elapsed} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
-}
-
-fn ingest(args: &IngestArgs) -> Result<()> {
-    let specs = dump_specs(args)?;
-    let store = match Store::open(
-        &args.db,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    ) {
-        Ok(store) => store,
-        // A running `strata serve` holds it: hand the batch to it.
-        Err(in_use @ StoreError::InUse { .. }) => return ingest_via_server(args, &specs, in_use),
-        Err(e) => return Err(e.into()),
-    };
-    // This process holds the database: a socket left there by a killed server is stale.
-    #[cfg(unix)]
-    strata_mcp::ingest_socket::remove_stale_socket(&args.db);
-    let bar = progress_bar();
-    let started = std::time::Instant::now();
-    let mut batch = store.batch(BatchOptions {
-        buffer_facts: args.buffer,
-        ..batch_options(&args.batch, &args.tier, args.replace)?
-    })?;
-    {
-        let bar = bar.clone();
-        batch.on_progress(move |bytes, facts| {
-            let secs = started.elapsed().as_secs_f64().max(1e-3);
-            bar.set_message(format!(
-                "{:.1} MiB read, {facts} facts ({:.0} facts/s, {:.1} MiB/s)",
-                bytes as f64 / 1048576.0,
-                facts as f64 / secs,
-                bytes as f64 / 1048576.0 / secs
-            ));
-        });
-    }
-    for (path, spec) in &specs {
-        batch.read_file(path, spec)?;
-    }
-    bar.set_message("committing");
-    let summary = batch.commit()?;
-    bar.finish_and_clear();
-    report(&summary, specs.len(), "")
-}
-
-/// Sends the batch over `DB/strata.sock` to the server holding the database; without one
-/// listening, answers `in_use`.
-#[cfg(unix)]
-fn ingest_via_server(
-    args: &IngestArgs,
-    specs: &[(PathBuf, DumpSpec)],
-    in_use: StoreError,
-) -> Result<()> {
-    use strata_mcp::ingest_socket::{self, SendError};
-    let options = BatchOptions {
-        buffer_facts: args.buffer,
-        ..batch_options(&args.batch, &args.tier, args.replace)?
-    };
-    match ingest_socket::send_batch(&args.db, &options, specs) {
-        Ok(summary) => report(&summary, specs.len(), " (via the running server)"),
-        Err(SendError::NoServer(_)) => Err(in_use.into()),
-        Err(e) => Err(e.into()),
-    }
-}
-
-#[cfg(not(unix))]
-fn ingest_via_server(
-    _args: &IngestArgs,
-    _specs: &[(PathBuf, DumpSpec)],
-    in_use: StoreError,
-) -> Result<()> {
-    Err(in_use.into())
-}
-
-fn report(s: &BatchSummary, files: usize, suffix: &str) -> Result<()> {
-    if s.already_committed {
-        say!(
-            "batch already committed as batch {}: nothing written ({} facts read){suffix}",
-            s.seq,
-            s.facts_read
-        )?;
-        return Ok(());
-    }
-    let rels = if s.relations.is_empty() {
-        "none".to_owned()
-    } else {
-        s.relations.join(", ")
-    };
-    say!(
-        "batch {}: {} facts read from {} file{}, {} new, {} duplicates, {} removed; relations: {}; \
-         {:.2}s (read {:.2}s, write {:.2}s, sync {:.2}s){suffix}",
-        s.seq,
-        s.facts_read,
-        files,
-        if files == 1 { "" } else { "s" },
-        s.new,
-        s.duplicates,
-        s.removed,
-        rels,
-        s.elapsed.as_secs_f64(),
-        s.read_time.as_secs_f64(),
-        s.write_time.as_secs_f64(),
-        s.sync_time.as_secs_f64()
-    )?;
-    for u in &s.unknown_units {
-        eprintln!("warning: unit \"{u}\" owns no facts in this database");
-    }
-    Ok(())
-}
-
-fn retract(args: &RetractArgs) -> Result<()> {
-    let store = open(&args.db)?;
-    let summary = store.retract(&args.units, batch_options(&args.batch, "default", false)?)?;
-    report(&summary, 0, "")
 }
 
 fn check(db: &Path) -> Result<()> {
@@ -472,65 +171,6 @@ fn duration(s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn bind_value(raw: &str) -> strata_eval::Value {
-    use strata_eval::Value;
-    match serde_json::from_str::<serde_json::Value>(raw) {
-        Ok(serde_json::Value::String(s)) => Value::Text(s),
-        Ok(serde_json::Value::Number(n)) => {
-            n.as_f64().map_or_else(|| Value::text(raw), Value::Number)
-        }
-        _ => Value::from_field(raw),
-    }
-}
-
-/// Turns `--bind var=value` flags into binds: a repeated variable, or a JSON array, is a list.
-fn binds(flags: &[String]) -> Result<Vec<(String, strata_eval::Bind)>> {
-    use strata_eval::Bind;
-    let mut out: Vec<(String, Vec<strata_eval::Value>, bool)> = Vec::new();
-    for f in flags {
-        let Some((var, raw)) = f.split_once('=') else {
-            bail!("--bind {f}: write var=value, e.g. --bind from=app");
-        };
-        let var = var.trim_start_matches('?').to_owned();
-        let (values, list) = match serde_json::from_str::<serde_json::Value>(raw) {
-            Ok(serde_json::Value::Array(items)) => (
-                items
-                    .iter()
-                    .map(|i| bind_value(&i.to_string()))
-                    .collect::<Vec<_>>(),
-                true,
-            ),
-            _ => (vec![bind_value(raw)], false),
-        };
-        match out.iter_mut().find(|(v, _, _)| *v == var) {
-            Some((_, vs, l)) => {
-                vs.extend(values);
-                *l = true;
-            }
-            None => out.push((var, values, list)),
-        }
-    }
-    Ok(out
-        .into_iter()
-        .map(|(var, mut vs, list)| {
-            let bind = if list || vs.len() != 1 {
-                Bind::List(vs)
-            } else {
-                Bind::One(vs.remove(0))
-            };
-            (var, bind)
-        })
-        .collect())
-}
-
-/// The vocabulary of a database: its catalog (no tier is opened) and its `modules/` folder.
-fn vocabulary(store: &Store) -> Result<strata_eval::Vocabulary> {
-    let snap = store.snapshot()?;
-    let modules = store.dir().join("modules");
-    let dir = modules.is_dir().then_some(modules.as_path());
-    Ok(strata_eval::Vocabulary::load(&snap, dir)?)
-}
-
 /// A program error prints as the engine renders it, caret and fix, and exits 1.
 #[derive(Debug)]
 struct ProgramError(String);
@@ -542,188 +182,3 @@ impl std::fmt::Display for ProgramError {
 }
 
 impl std::error::Error for ProgramError {}
-
-fn query(args: &QueryArgs, explain: bool) -> Result<()> {
-    use strata_eval::query::{Query, QueryError, RunOptions};
-    let store = open(&args.db)?;
-    let vocab = vocabulary(&store)?;
-    let q = match Query::prepare(&vocab, &args.program, &binds(&args.binds)?) {
-        Ok(q) => q,
-        Err(QueryError::Program(text)) => return Err(ProgramError(text).into()),
-        Err(e) => return Err(e.into()),
-    };
-    // BaseFor: open exactly the tiers holding the relations the program reads.
-    let tiers = store.tiers_for(q.base_relations())?;
-    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
-    let snap = store.snapshot_with_tiers(&tiers)?;
-    let offset = match &args.page_token {
-        Some(t) => t.parse().with_context(|| {
-            format!("--page-token {t}: a page token is the number the last page gave")
-        })?,
-        None => 0,
-    };
-    let mut options = RunOptions {
-        offset,
-        limit: args.sample.map_or(args.limit, |s| s.min(args.limit)),
-        why: args.sample.is_some(),
-        ..RunOptions::default()
-    };
-    options.engine.witnesses = !args.no_witnesses;
-    options.engine.max_work = args.max_work;
-    options.engine.timeout = Some(duration(&args.timeout)?);
-    if let Some(t) = args.threads {
-        options.engine.threads = t.max(1);
-    }
-    if explain {
-        let mut report = q.explain(&snap, &options)?;
-        report.tiers = store.opened_tiers();
-        if args.json {
-            let mut j = report.json();
-            j["snapshot"] = serde_json::json!({ "seq": snap.seq() });
-            say!("{}", serde_json::to_string_pretty(&j)?)?;
-        } else {
-            say!("{}", report.text())?;
-        }
-        return Ok(());
-    }
-    let out = q.run(&snap, &options)?;
-    if args.json {
-        let mut j = out.answer.json();
-        let last = snap.last_batch();
-        j["snapshot"] = serde_json::json!({
-            "seq": snap.seq(),
-            "labels": last.map(|b| b.labels.clone()).unwrap_or_default(),
-        });
-        j["work"] = out.work.into();
-        j["tiers"] = serde_json::json!(store.opened_tiers());
-        if let Some(why) = &out.why {
-            j["why"] = format!("{why} matched nothing").into();
-        }
-        say!("{}", serde_json::to_string_pretty(&j)?)?;
-    } else {
-        say!("{}", out.answer.text())?;
-        if let Some(why) = &out.why {
-            say!("why: {why} matched nothing")?;
-        }
-    }
-    Ok(())
-}
-
-fn schema(db: &Path, path: Option<&str>) -> Result<()> {
-    let store = open(db)?;
-    let vocab = vocabulary(&store)?;
-    let text = match path {
-        None => strata_eval::schema::card(&vocab),
-        Some(p) => strata_eval::schema::describe(&vocab, p).with_context(|| {
-            format!("schema: nothing is named \"{p}\"; run `strata schema DB` for every relation and module")
-        })?,
-    };
-    say!("{text}")?;
-    Ok(())
-}
-
-fn serve(args: &ServeArgs) -> Result<()> {
-    let options = strata_mcp::Options {
-        limit: args.limit.max(1),
-        max_work: args.max_work,
-        timeout: duration(&args.timeout)?,
-        threads: None,
-    };
-    let token = match &args.token_file {
-        Some(f) => {
-            let t = std::fs::read_to_string(f)
-                .with_context(|| format!("--token-file {}: cannot read it", f.display()))?;
-            let t = t.trim().to_owned();
-            if t.is_empty() {
-                bail!("--token-file {}: the file is empty", f.display());
-            }
-            Some(t)
-        }
-        None => None,
-    };
-    let http = match args.http {
-        Some(addr) => {
-            let mut o = strata_mcp::HttpOptions::new(addr);
-            o.token = token;
-            o.allowed_hosts = args.allow_hosts.clone();
-            o.allowed_origins = args.allow_origins.clone();
-            o.max_body_bytes = args.max_body_bytes;
-            // Refuse a bad bind before opening the database.
-            o.validate()?;
-            Some(o)
-        }
-        None => None,
-    };
-    let server = strata_mcp::Server::open(&args.db, options)?;
-    // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
-    #[cfg(unix)]
-    let _socket = match strata_mcp::ingest_socket::IngestListener::bind(server.store().clone()) {
-        Ok(l) => Some(l),
-        Err(e) => {
-            eprintln!(
-                "strata: warning: cannot listen on {} ({e}); `strata ingest` cannot reach this \
-                 server",
-                strata_mcp::ingest_socket::socket_path(&args.db).display()
-            );
-            None
-        }
-    };
-    match http {
-        Some(o) => strata_mcp::run_http(server, o)?,
-        None => {
-            eprintln!("strata: serving {} over stdio", args.db.display());
-            strata_mcp::run_stdio(server)?;
-        }
-    }
-    Ok(())
-}
-
-fn demo(dir: Option<PathBuf>) -> Result<()> {
-    let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
-    if dir.join(strata_store::layout::BASE_FILE).exists() {
-        std::fs::remove_dir_all(&dir)
-            .with_context(|| format!("cannot clear the old demo database {}", dir.display()))?;
-    }
-    let files = strata_fixtures::example::write_example(&dir)
-        .with_context(|| format!("cannot write the example into {}", dir.display()))?;
-    let args = IngestArgs {
-        db: dir.clone(),
-        files,
-        tier: "default".to_owned(),
-        format: None,
-        relation: None,
-        unit: None,
-        replace: false,
-        buffer: strata_store::BUFFER_FACTS,
-        batch: BatchArgs {
-            labels: vec!["source=strata-demo".to_owned()],
-            batch_id: None,
-        },
-    };
-    say!("$ strata ingest {} <the example's dumps>", dir.display())?;
-    ingest(&args)?;
-    say!("\n$ strata stats {}", dir.display())?;
-    say!("{}", open(&dir)?.stats()?.to_string().trim_end())?;
-    say!("\n$ strata check {}", dir.display())?;
-    check(&dir)?;
-    let program = r#"deps.depends_on("app", ?d) => ?d"#;
-    say!("\n$ strata query {} '{program}' --limit 2", dir.display())?;
-    query(
-        &QueryArgs {
-            db: dir.clone(),
-            program: program.to_owned(),
-            binds: Vec::new(),
-            limit: 2,
-            page_token: None,
-            max_work: None,
-            timeout: "30s".to_owned(),
-            json: false,
-            no_witnesses: false,
-            threads: None,
-            sample: None,
-        },
-        false,
-    )?;
-    say!("\n$ strata schema {} deps", dir.display())?;
-    schema(&dir, Some("deps"))
-}

@@ -179,3 +179,114 @@ fn a_query_opens_only_the_tiers_it_reads() {
         serde_json::json!(["default", "refs"])
     );
 }
+
+/// The small code graph's dumps, ingested into `dir`.
+fn code_graph(dir: &Path) -> String {
+    let db = dir.join("db");
+    let db = db.to_str().unwrap().to_owned();
+    let mut args = vec!["ingest".to_owned(), db.clone()];
+    for (name, text) in strata_fixtures::small::FILES {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        args.push(path.to_str().unwrap().to_owned());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (ok, _, err) = strata(&args);
+    assert!(ok, "{err}");
+    db
+}
+
+#[test]
+fn cypher_answers_the_seeds_call_as_the_seed_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, err) = strata(&[
+        "cypher",
+        &db,
+        "MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to}) RETURN p.name AS importer",
+        "--param",
+        "to=log",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        "ran: pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p\ncolumns: importer\n1. api\n   \
+         pkg(\"api\", absent)\n   pkg(\"log\", \"\")\n   imports(\"api\", \"log\")\n1 row\n"
+    );
+    let (ok, out, _) = strata(&["schema", &db, "cypher"]);
+    assert!(ok);
+    assert!(
+        out.contains("Package {license, name} from pkg(name, license), identity name"),
+        "{out}"
+    );
+    let (ok, out, err) = strata(&["agent-line", &db]);
+    assert!(ok, "{err}");
+    assert!(
+        out.ends_with("then query, or cypher to ask in Cypher.\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cypher_over_a_code_graph_pages_and_answers_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = code_graph(tmp.path());
+    let q = "MATCH (f:File)-[:IMPORTS*]->(:File {path: $target}) RETURN f.path AS dependent ORDER BY dependent";
+    let (ok, out, err) = strata(&[
+        "cypher",
+        &db,
+        q,
+        "--param",
+        "target=core/error.rs",
+        "--limit",
+        "2",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with("ran: _path1(?x, ?y) :- imports(?x, ?y);\n"),
+        "{out}"
+    );
+    assert!(out.contains("columns: dependent\n1. app/cli.py\n"), "{out}");
+    assert!(
+        out.ends_with("rows 1 to 2 of 9; continue with page_token \"2\"\n"),
+        "{out}"
+    );
+    let (ok, out, err) = strata(&[
+        "cypher",
+        &db,
+        q,
+        "--param",
+        "target=core/error.rs",
+        "--json",
+        "--no-witnesses",
+        "--page-token",
+        "8",
+    ]);
+    assert!(ok, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["cypher"], q);
+    assert!(
+        j["program"]
+            .as_str()
+            .unwrap()
+            .contains("=> ?f_path order by ?f_path"),
+        "{j}"
+    );
+    assert_eq!(j["rows"], serde_json::json!([["util/strings.rs"]]));
+    assert_eq!(j["total"], 9);
+}
+
+#[test]
+fn a_refused_cypher_query_exits_1_with_caret_and_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = code_graph(tmp.path());
+    let (ok, out, err) = strata(&["cypher", &db, "MATCH (f:File) SET f.lines = 1 RETURN f"]);
+    assert!(!ok);
+    assert!(out.is_empty());
+    assert_eq!(
+        err,
+        "cypher: SET writes to the graph, and the cypher tool only reads\nline 1, column 16:\n  \
+         MATCH (f:File) SET f.lines = 1 RETURN f\n                 ^\nfix: ask with MATCH ... \
+         RETURN; facts are changed with `strata ingest --replace`\n"
+    );
+}

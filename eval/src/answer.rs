@@ -4,6 +4,8 @@
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
+use rustc_hash::FxHashMap;
+
 use crate::ast::{AggFunc, CmpOp};
 use crate::engine::{EvalError, Evaluation};
 use crate::ir::Ir;
@@ -167,76 +169,45 @@ impl Answer {
                 .order
                 .iter()
                 .any(|o| matches!(o.column, ColumnSpec::Agg { .. }));
-        // Decode, once, only the goal variables the answer reads: the columns, the group
-        // key and what aggregates other than a plain count read (a count of solutions needs
-        // no value; terms are canonical, so equal terms are equal values).
         let arity = ir.relations[solutions].arity;
-        let mut needed = vec![!grouped; arity];
-        let mut mark = |c: &ColumnSpec| match c {
-            ColumnSpec::Var(v) => {
-                if let Some(n) = needed.get_mut(*v) {
-                    *n = true;
-                }
-            }
-            ColumnSpec::Agg {
-                func,
-                distinct,
-                var,
-            } => {
-                if (*func != AggFunc::Count || *distinct)
-                    && let Some(n) = needed.get_mut(*var)
-                {
-                    *n = true;
-                }
-            }
-        };
-        shape.columns.iter().for_each(&mut mark);
-        shape.having.iter().for_each(|h| mark(&h.aggregate));
-        shape.order.iter().for_each(|o| mark(&o.column));
-        // One flat array of values (no allocation per solution), then a slice per solution.
-        let mut flat: Vec<Value> = Vec::with_capacity(goal.len() as usize * arity);
-        for (_, t) in goal.iter() {
-            for (&x, &n) in t.iter().zip(&needed) {
-                flat.push(if n { value(x)? } else { Value::Absent });
-            }
-        }
-        let mut sols: Vec<(u32, &[Value])> = if arity == 0 {
-            goal.iter().map(|(id, _)| (id, &flat[..0])).collect()
-        } else {
-            flat.chunks(arity)
-                .zip(goal.iter())
-                .map(|(vals, (id, _))| (id, vals))
-                .collect()
-        };
-        // Solutions in default order, so each row keeps its least solution's witness
-        // (grouped rows carry no witness, and their groups are ordered by key anyway).
-        if !grouped {
-            sols.sort_by(|a, b| a.1.cmp(b.1));
-        }
         let mut rows: Vec<Full> = Vec::new();
         if grouped {
-            let group_of = |s: &[Value]| -> Vec<Value> {
-                shape
-                    .columns
-                    .iter()
-                    .filter_map(|c| match c {
-                        ColumnSpec::Var(v) => Some(s[*v].clone()),
-                        ColumnSpec::Agg { .. } => None,
-                    })
-                    .collect()
-            };
-            let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<&[Value]>> =
-                std::collections::BTreeMap::new();
-            for (_, s) in &sols {
-                groups.entry(group_of(s)).or_default().push(s);
-            }
-            let has_group_var = shape
+            // Group by terms (canonical: equal terms are equal values), decoding only each
+            // group's key and what aggregates other than a plain count read.
+            let group_vars: Vec<usize> = shape
                 .columns
                 .iter()
-                .any(|c| matches!(c, ColumnSpec::Var(_)));
-            if groups.is_empty() && !has_group_var {
+                .filter_map(|c| match c {
+                    ColumnSpec::Var(v) => Some(*v),
+                    ColumnSpec::Agg { .. } => None,
+                })
+                .collect();
+            let mut by_terms: FxHashMap<Vec<Term>, Vec<u32>> = FxHashMap::default();
+            for (id, t) in goal.iter() {
+                let key: Vec<Term> = group_vars
+                    .iter()
+                    .map(|&v| t.get(v).copied().unwrap_or(Term::ABSENT))
+                    .collect();
+                by_terms.entry(key).or_default().push(id);
+            }
+            let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<u32>> =
+                std::collections::BTreeMap::new();
+            for (terms, members) in by_terms {
+                let key = terms
+                    .into_iter()
+                    .map(value)
+                    .collect::<Result<Vec<_>, _>>()?;
+                groups.entry(key).or_default().extend(members);
+            }
+            if groups.is_empty() && group_vars.is_empty() {
                 groups.insert(Vec::new(), Vec::new());
             }
+            let member_values = |members: &[u32], var: usize| -> Result<Vec<Value>, EvalError> {
+                members
+                    .iter()
+                    .map(|&id| value(goal.tuple(id).get(var).copied().unwrap_or(Term::ABSENT)))
+                    .collect()
+            };
             'groups: for (key, members) in groups {
                 let cell = |c: &ColumnSpec,
                             key: &mut std::slice::Iter<'_, Value>|
@@ -248,7 +219,7 @@ impl Answer {
                         ColumnSpec::Agg {
                             func,
                             distinct,
-                            var,
+                            var: _,
                         } if *func == AggFunc::Count && !*distinct => {
                             // A count of solutions needs no value.
                             Cell::Value(Value::Number(members.len() as f64))
@@ -257,11 +228,7 @@ impl Answer {
                             func,
                             distinct,
                             var,
-                        } => {
-                            let values: Vec<Value> =
-                                members.iter().map(|s| s[*var].clone()).collect();
-                            agg_cell(*func, *distinct, values)?
-                        }
+                        } => agg_cell(*func, *distinct, member_values(&members, *var)?)?,
                     })
                 };
                 for h in &shape.having {
@@ -296,6 +263,23 @@ impl Answer {
                 });
             }
         } else {
+            // One flat array of values (no allocation per solution), then a slice per
+            // solution, in default order, so each row keeps its least solution's witness.
+            let mut flat: Vec<Value> = Vec::with_capacity(goal.len() as usize * arity);
+            for (_, t) in goal.iter() {
+                for &x in t {
+                    flat.push(value(x)?);
+                }
+            }
+            let mut sols: Vec<(u32, &[Value])> = if arity == 0 {
+                goal.iter().map(|(id, _)| (id, &flat[..0])).collect()
+            } else {
+                flat.chunks(arity)
+                    .zip(goal.iter())
+                    .map(|(vals, (id, _))| (id, vals))
+                    .collect()
+            };
+            sols.sort_by(|a, b| a.1.cmp(b.1));
             let mut seen = std::collections::BTreeSet::new();
             for (id, s) in &sols {
                 let cells: Vec<Value> = shape
@@ -354,7 +338,7 @@ impl Answer {
                     ir,
                     ev,
                     w,
-                    Premise::Derived {
+                    Premise::Tuple {
                         rel: solutions as u32,
                         id,
                     },
@@ -438,7 +422,7 @@ fn premises_of(
     let Some((_, premises)) = w.derivation(rel, id) else {
         return Ok(Vec::new());
     };
-    visible(ir, premises)
+    visible(ir, &premises)
         .into_iter()
         .map(|p| node(ir, ev, w, p))
         .collect()
@@ -450,7 +434,7 @@ fn visible(ir: &Ir, premises: &[Premise]) -> Vec<Premise> {
         .iter()
         .copied()
         .filter(|p| match p {
-            Premise::Derived { rel, .. } | Premise::Base { rel, .. } => {
+            Premise::Tuple { rel, .. } | Premise::Base { rel, .. } => {
                 !crate::magic::is_internal(&ir.relations[*rel as usize].name)
             }
             Premise::None => false,
@@ -463,7 +447,7 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
     let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
     let fact = |p: Premise| -> Result<(String, Vec<Value>, Vec<Premise>), EvalError> {
         Ok(match p {
-            Premise::Derived { rel, id } => {
+            Premise::Tuple { rel, id } => {
                 let rel = rel as usize;
                 let values = ev.relations[rel]
                     .tuple(id)
@@ -472,7 +456,7 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
                     .collect::<Result<_, _>>()?;
                 let children = w
                     .derivation(rel, id)
-                    .map_or(Vec::new(), |(_, ps)| visible(ir, ps));
+                    .map_or(Vec::new(), |(_, ps)| visible(ir, &ps));
                 (ir.relations[rel].name.clone(), values, children)
             }
             Premise::Base { rel, start } => {

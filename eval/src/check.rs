@@ -19,6 +19,8 @@
 //!     tier: "default".into(),
 //!     rows: 0,
 //!     distinct: vec![0, 0],
+//!     origin: Default::default(),
+//!     spelled: String::new(),
 //! };
 //! let deps = "depends_on(?a, ?b) :- imports(?a, ?b);";
 //! let vocab = Vocabulary::from_sources(vec![imports], &[("deps", deps)]).unwrap();
@@ -470,6 +472,8 @@ mod tests {
             tier: "default".to_owned(),
             rows: 0,
             distinct: vec![0; columns.len()],
+            origin: Default::default(),
+            spelled: String::new(),
         };
         Vocabulary::from_sources(vec![rel("e", &["a", "b"])], &[]).unwrap()
     }

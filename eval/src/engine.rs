@@ -11,7 +11,7 @@
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -177,9 +177,7 @@ pub fn evaluate<'s>(
             .iter()
             .map(|r| Relation::new(r.arity))
             .collect(),
-        witnesses: options
-            .witnesses
-            .then(|| Witnesses::new(ir.relations.len())),
+        witnesses: options.witnesses.then(|| Witnesses::new(ir)),
         base_info,
         rounds: 0,
         loaded: vec![false; ir.relations.len()],
@@ -530,16 +528,22 @@ impl Evaluator<'_, '_> {
             let outs: Vec<usize> = (0..outputs.len())
                 .filter(|&o| outputs[o].count > 0 && outputs[o].head == rel)
                 .collect();
-            // (output, index within it) of each new tuple, with its id.
+            // (output, index within it) of each new tuple, with its id (only for witnesses).
             let added: Vec<((usize, u32), u32)> = if arity <= 2 {
                 let threads = self.options.threads.max(1);
-                let fresh = new_keys(&self.relations[rel], outputs, &outs, threads);
+                if self.witnesses.is_none() {
+                    // Keys alone: no origin to carry.
+                    let keys = new_keys(outputs, &outs, threads, |k, _| k, |&k| k);
+                    self.relations[rel].append_keys(keys, threads);
+                    continue;
+                }
+                let fresh = new_keys(outputs, &outs, threads, |k, o| (k, o), |e| e.0);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
-                let first = self.relations[rel].append_keys(&keys);
+                let first = self.relations[rel].append_keys(keys, threads);
                 fresh
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (_, origin))| (origin, first + i as u32))
+                    .map(|(i, (_, (o, k)))| ((o as usize, k), first + i as u32))
                     .collect()
             } else {
                 let mut flat = Vec::new();
@@ -559,9 +563,8 @@ impl Evaluator<'_, '_> {
             if let Some(w) = self.witnesses.as_mut() {
                 for ((o, k), id) in added {
                     let out = &outputs[o];
-                    let d = &out.derivs[k as usize];
-                    let premises = &out.premises[d.start as usize..(d.start + d.len) as usize];
-                    w.record(rel, id, d.rule, premises, &out.base_terms, self.ir);
+                    let premises = out.premises_of(k as usize);
+                    w.record(rel, id, out.rule, premises, &out.base_terms, self.ir);
                 }
             }
         }
@@ -627,18 +630,19 @@ impl Evaluator<'_, '_> {
 }
 
 /// Where an emitted tuple came from: the task's output and its index there.
-type Origin = (usize, u32);
+type Origin = (u32, u32);
 
-/// The keys the tasks emitted for one narrow relation that it does not hold yet, sorted
-/// and distinct, each with the (task, index) of its first occurrence in task order. With
-/// several threads and enough keys, the key space is cut into ranges merged and filtered in
-/// parallel; the result is the same.
-fn new_keys(
-    rel: &Relation,
+/// The keys the tasks emitted for one narrow relation, sorted and distinct, each with the
+/// (task, index) of its first occurrence in task order. The tasks dropped the keys the
+/// relation held already ([`run_tasks`]), so these are all new. With several threads and
+/// enough keys, the key space is cut into ranges merged in parallel; the result is the same.
+fn new_keys<T: Copy + Send>(
     outputs: &[Output],
     outs: &[usize],
     threads: usize,
-) -> Vec<(u64, Origin)> {
+    item: impl Fn(u64, Origin) -> T + Sync,
+    key: impl Fn(&T) -> u64 + Sync,
+) -> Vec<T> {
     let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
     let ranges = if threads > 1 && total >= 1 << 16 {
         threads * 2
@@ -646,9 +650,7 @@ fn new_keys(
         1
     };
     if ranges == 1 {
-        let mut merged = merge_sorted(outputs, outs, 0, u64::MAX, true);
-        rel.retain_absent(&mut merged, |c| c.0);
-        return merged;
+        return merge_sorted(outputs, outs, 0, u64::MAX, true, &item, &key);
     }
     // Split points: quantiles of the largest run (a good sample of the keys).
     let Some(&big) = outs.iter().max_by_key(|&&o| outputs[o].sorted.len()) else {
@@ -666,25 +668,14 @@ fn new_keys(
         lo = b;
     }
     pieces.push((lo, u64::MAX, true));
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Vec<(u64, Origin)>>> =
-        pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads.min(pieces.len()) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(lo, hi, last)) = pieces.get(i) else {
-                        break;
-                    };
-                    let mut merged = merge_sorted(outputs, outs, lo, hi, last);
-                    rel.retain_absent(&mut merged, |c| c.0);
-                    *results[i]
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
-                }
-            });
-        }
+    let results: Vec<Mutex<Vec<T>>> = pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
+    crate::pool::for_each_index(threads, pieces.len(), |i| {
+        let (lo, hi, last) = pieces[i];
+        let merged = merge_sorted(outputs, outs, lo, hi, last, &item, &key);
+        *results[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
+        true
     });
     results
         .into_iter()
@@ -696,18 +687,22 @@ fn new_keys(
 }
 
 /// Merges the tasks' sorted runs (each sorted and distinct), restricted to keys in
-/// `lo .. hi` (`..= hi` when `last`), into one: keys ascending and distinct, each with the
-/// (task, index) it came from; on equal keys the earlier task wins, so the first occurrence
-/// in task order is kept.
-fn merge_sorted(
+/// `lo .. hi` (`..= hi` when `last`), into one: keys ascending and distinct, each made an
+/// item with the (task, index) it came from (or not, when no witness needs it); on equal
+/// keys the earlier task wins, so the first occurrence in task order is kept.
+///
+/// The runs are laid end to end in task order and sorted by key with the standard library's
+/// stable sort, which finds the runs already there and merges them; being stable, it keeps
+/// equal keys in task order, so the first of each is the earliest.
+fn merge_sorted<T: Copy>(
     outputs: &[Output],
     outs: &[usize],
     lo: u64,
     hi: u64,
     last: bool,
-) -> Vec<(u64, Origin)> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
+    item: &impl Fn(u64, Origin) -> T,
+    key: &impl Fn(&T) -> u64,
+) -> Vec<T> {
     let slice = |o: usize| {
         let run = &outputs[o].sorted;
         let a = run.partition_point(|e| e.0 < lo);
@@ -718,29 +713,14 @@ fn merge_sorted(
         };
         &run[a..b]
     };
-    if let [o] = outs {
-        // One run: it is sorted and distinct already.
-        return slice(*o).iter().map(|&(k, i)| (k, (*o, i))).collect();
-    }
     let total: usize = outs.iter().map(|&o| slice(o).len()).sum();
     let mut merged = Vec::with_capacity(total);
-    // (key, task order, index in the slice).
-    let mut heap: BinaryHeap<Reverse<(u64, usize, usize)>> = outs
-        .iter()
-        .enumerate()
-        .filter_map(|(t, &o)| slice(o).first().map(|e| Reverse((e.0, t, 0))))
-        .collect();
-    let mut prev: Option<u64> = None;
-    while let Some(Reverse((key, t, i))) = heap.pop() {
-        let o = outs[t];
-        let run = slice(o);
-        if prev != Some(key) {
-            merged.push((key, (o, run[i].1)));
-            prev = Some(key);
-        }
-        if let Some(next) = run.get(i + 1) {
-            heap.push(Reverse((next.0, t, i + 1)));
-        }
+    for &o in outs {
+        merged.extend(slice(o).iter().map(|&(k, i)| item(k, (o as u32, i))));
+    }
+    if outs.len() > 1 {
+        merged.sort_by_key(key);
+        merged.dedup_by_key(|e| key(e));
     }
     merged
 }

@@ -34,6 +34,9 @@ struct Rewriter<'a> {
     /// Relations that may be computed by demand: none of the rules they depend on (their
     /// own included) uses negation or an aggregate.
     eligible: Vec<bool>,
+    /// Relations some call asks for with every argument free: computed whole anyway, so
+    /// every call of theirs reads that one computation instead of a demand variant.
+    free: Vec<bool>,
 }
 
 /// The derived relations whose whole dependency closure is positive.
@@ -73,31 +76,49 @@ fn eligible(ir: &Ir) -> Vec<bool> {
 /// Rewrites `ir` for demand when its goal binds an argument of a derived relation; returns
 /// `None` when there is nothing to gain (the program is then run as it is).
 pub fn rewrite(ir: &Ir) -> Option<Ir> {
-    let mut r = Rewriter {
-        ir,
-        out: Ir {
-            relations: ir.relations.clone(),
-            constants: ir.constants.clone(),
-            rules: Vec::new(),
-            goal: ir.goal,
-        },
-        adorned: FxHashMap::default(),
-        magic: FxHashMap::default(),
-        full_done: vec![false; ir.relations.len()],
-        queue: Vec::new(),
-        eligible: eligible(ir),
-    };
-    for rule in ir.rules.iter().filter(|x| x.head == ir.goal) {
-        let rewritten = r.rule(rule, ir.goal, &vec![false; rule.args.len()], None);
-        r.out.rules.push(rewritten);
+    // First pass: which relations are called with every argument free somewhere.
+    let first = Rewriter::run(ir, vec![false; ir.relations.len()]);
+    let mut free = vec![false; ir.relations.len()];
+    for (rel, adornment) in first.adorned.keys() {
+        if adornment.iter().all(|&b| !b) {
+            free[*rel] = true;
+        }
     }
-    while let Some((rel, adornment, new)) = r.queue.pop() {
-        r.adorn_rules(rel, &adornment, new);
+    if free == vec![false; ir.relations.len()] {
+        return (!first.magic.is_empty()).then_some(first.out);
     }
-    (!r.magic.is_empty()).then_some(r.out)
+    let second = Rewriter::run(ir, free);
+    (!second.magic.is_empty()).then_some(second.out)
 }
 
-impl Rewriter<'_> {
+impl<'a> Rewriter<'a> {
+    /// Rewrites every rule the goal reaches, relations in `free` computed whole.
+    fn run(ir: &'a Ir, free: Vec<bool>) -> Rewriter<'a> {
+        let mut r = Rewriter {
+            ir,
+            out: Ir {
+                relations: ir.relations.clone(),
+                constants: ir.constants.clone(),
+                rules: Vec::new(),
+                goal: ir.goal,
+            },
+            adorned: FxHashMap::default(),
+            magic: FxHashMap::default(),
+            full_done: vec![false; ir.relations.len()],
+            queue: Vec::new(),
+            eligible: eligible(ir),
+            free,
+        };
+        for rule in ir.rules.iter().filter(|x| x.head == ir.goal) {
+            let rewritten = r.rule(rule, ir.goal, &vec![false; rule.args.len()], None);
+            r.out.rules.push(rewritten);
+        }
+        while let Some((rel, adornment, new)) = r.queue.pop() {
+            r.adorn_rules(rel, &adornment, new);
+        }
+        r
+    }
+
     /// Makes sure `rel`'s original rules, and those of every relation they read, are in the
     /// output as written, under their own ids: computed whole, and never by demand, so
     /// nothing they feed (through `not` or an aggregate) can depend on a magic relation.
@@ -226,7 +247,10 @@ impl Rewriter<'_> {
             done[i] = true;
             match &rule.body[i] {
                 Lit::Pos { rel, args } if self.ir.relations[*rel].kind == RelKind::Derived => {
-                    let beta: Adornment = args.iter().map(|a| is_bound(a, &bound)).collect();
+                    let beta: Adornment = args
+                        .iter()
+                        .map(|a| !self.free[*rel] && is_bound(a, &bound))
+                        .collect();
                     let target = self.adorned(*rel, &beta);
                     if target != *rel && beta.iter().any(|&b| b) {
                         let m = self.magic_rel(*rel, &beta);

@@ -1,7 +1,8 @@
 //! An in-memory [`FactSource`], for tests, examples and the engine's oracle.
 
-use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::source::{FactSource, RelationInfo, SourceError, Visit};
 use crate::value::{Term, TermKind, Value};
@@ -9,7 +10,8 @@ use crate::value::{Term, TermKind, Value};
 /// One relation's rows, in insertion order, with an index per column.
 #[derive(Default, Debug, Clone)]
 struct Rows {
-    rows: Vec<Vec<Term>>,
+    /// Every row's terms, `arity` a row, in insertion order.
+    rows: Vec<Term>,
     set: HashSet<Vec<Term>>,
     by_column: Vec<HashMap<Term, Vec<usize>>>,
 }
@@ -44,13 +46,34 @@ impl MemorySource {
             tier: "default".to_owned(),
             rows: 0,
             distinct: vec![0; columns.len()],
+            origin: crate::source::Origin::Facts,
+            spelled: String::new(),
         };
         self.by_name.insert(name.to_owned(), self.relations.len());
         let rows = Rows {
-            by_column: vec![HashMap::new(); columns.len()],
+            by_column: vec![HashMap::default(); columns.len()],
             ..Rows::default()
         };
         self.relations.push((info, rows));
+    }
+
+    /// Adds an empty relation as a dump of `origin` declares it, spelled `spelled`
+    /// (`IMPORTS` for relation `imports`); adding one that exists already changes nothing.
+    pub fn add_dump_relation(
+        &mut self,
+        name: &str,
+        columns: &[&str],
+        origin: crate::source::Origin,
+        spelled: &str,
+    ) {
+        if self.by_name.contains_key(name) {
+            return;
+        }
+        self.add_relation(name, columns);
+        if let Some((info, _)) = self.relations.last_mut() {
+            info.origin = origin;
+            info.spelled = spelled.to_owned();
+        }
     }
 
     /// The term for `value`, interning it if it is new.
@@ -102,12 +125,12 @@ impl MemorySource {
         if !rows.set.insert(terms.clone()) {
             return Ok(false);
         }
-        let at = rows.rows.len();
+        let at = rows.rows.len() / arity.max(1);
         for (c, t) in terms.iter().enumerate() {
             rows.by_column[c].entry(*t).or_default().push(at);
         }
-        rows.rows.push(terms);
-        info.rows = rows.rows.len() as u64;
+        rows.rows.extend_from_slice(&terms);
+        info.rows += 1;
         for (c, d) in info.distinct.iter_mut().enumerate() {
             *d = rows.by_column[c].len() as u64;
         }
@@ -160,20 +183,30 @@ impl FactSource for MemorySource {
     ) -> Result<(), SourceError> {
         let (info, rows) = self.rel(relation)?;
         check_bound(info, bound)?;
-        let candidates: Box<dyn Iterator<Item = usize>> = match bound.first() {
-            Some(&(c, t)) => Box::new(
-                rows.by_column[c]
-                    .get(&t)
-                    .map_or(&[][..], Vec::as_slice)
-                    .iter()
-                    .copied(),
-            ),
-            None => Box::new(0..rows.rows.len()),
-        };
-        for i in candidates {
-            let row = &rows.rows[i];
-            if bound.iter().all(|&(c, t)| row[c] == t) && visit(row) == ControlFlow::Break(()) {
-                break;
+        let arity = info.arity();
+        let row = |i: usize| &rows.rows[i * arity..(i + 1) * arity];
+        match bound.first() {
+            Some(&(c, t)) => {
+                for &i in rows.by_column[c].get(&t).map_or(&[][..], Vec::as_slice) {
+                    let row = row(i);
+                    if bound.iter().all(|&(c, t)| row[c] == t)
+                        && visit(row) == ControlFlow::Break(())
+                    {
+                        break;
+                    }
+                }
+            }
+            None if arity == 0 => {
+                if info.rows > 0 {
+                    let _ = visit(&[]);
+                }
+            }
+            None => {
+                for row in rows.rows.chunks_exact(arity) {
+                    if visit(row) == ControlFlow::Break(()) {
+                        break;
+                    }
+                }
             }
         }
         Ok(())

@@ -7,10 +7,10 @@
 //! holding them, so a range of ids (stable, recent, all) is a slice of each list.
 //!
 //! Set membership: a relation of one or two columns packs each tuple into a `u64` and keeps
-//! them in sorted runs (as datafrog does), merged when a run grows as large as half the one
-//! before it; a round's candidates are sorted once and checked against each run by a
-//! galloping merge, which reads memory in order where a hash table would miss the cache on
-//! every probe. Wider relations use a hash table of tuple ids.
+//! the keys (not the ids: membership is all they ask) in sorted runs ([`crate::run`]); a
+//! round's candidates are sorted once and checked against each run in order, which reads
+//! memory in order where a hash table would miss the cache on every probe. Wider relations
+//! use a hash table of tuple ids.
 
 use std::hash::BuildHasher;
 use std::ops::Range;
@@ -18,31 +18,11 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
+use crate::index::Index;
+use crate::run::Runs;
 use crate::value::Term;
 
-/// A set of bound columns, as a bit mask (bit `c` for column `c`).
-pub type Mask = u64;
-
-/// The most columns an index key packs; further bound columns are checked tuple by tuple.
-pub const KEY_COLUMNS: usize = 4;
-
-/// The bound columns an index on `mask` keys on: the first [`KEY_COLUMNS`] of them.
-pub fn key_columns(mask: Mask) -> Vec<usize> {
-    (0..64)
-        .filter(|c| mask & (1 << c) != 0)
-        .take(KEY_COLUMNS)
-        .collect()
-}
-
-/// Packs the values of up to four columns into one key.
-pub fn pack(values: impl Iterator<Item = Term>) -> u128 {
-    values.fold(0u128, |k, t| k << 32 | u128::from(t.0))
-}
-
-struct Index {
-    columns: Vec<usize>,
-    map: FxHashMap<u128, Vec<u32>>,
-}
+pub use crate::index::{KEY_COLUMNS, Mask, key_columns, pack};
 
 /// A derived relation.
 pub struct Relation {
@@ -51,11 +31,13 @@ pub struct Relation {
     len: u32,
     /// The set of tuples, by id (arity above 2).
     set: HashTable<u32>,
-    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs, with their ids.
-    runs: Vec<(Vec<u64>, Vec<u32>)>,
+    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs.
+    runs: Runs,
     indexes: FxHashMap<Mask, Index>,
     stable: u32,
     recent: u32,
+    /// Settled: computed whole and never to change (indexes may be dense).
+    settled: bool,
 }
 
 fn hash_tuple(t: &[Term]) -> u64 {
@@ -67,43 +49,6 @@ fn pack_small(t: &[Term]) -> u64 {
     t.iter().fold(0u64, |k, x| k << 32 | u64::from(x.0))
 }
 
-/// The first index `i >= from` with `keys[i] >= k` (galloping, then binary search).
-fn gallop(keys: &[u64], from: usize, k: u64) -> usize {
-    let mut step = 1;
-    let mut lo = from;
-    let mut hi = from;
-    while hi < keys.len() && keys[hi] < k {
-        lo = hi + 1;
-        hi += step;
-        step *= 2;
-    }
-    let hi = hi.min(keys.len());
-    lo + keys[lo..hi].partition_point(|&x| x < k)
-}
-
-/// Merges two sorted runs with disjoint keys.
-fn merge_runs(a: (Vec<u64>, Vec<u32>), b: (Vec<u64>, Vec<u32>)) -> (Vec<u64>, Vec<u32>) {
-    let mut keys = Vec::with_capacity(a.0.len() + b.0.len());
-    let mut ids = Vec::with_capacity(a.0.len() + b.0.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.0.len() && j < b.0.len() {
-        if a.0[i] < b.0[j] {
-            keys.push(a.0[i]);
-            ids.push(a.1[i]);
-            i += 1;
-        } else {
-            keys.push(b.0[j]);
-            ids.push(b.1[j]);
-            j += 1;
-        }
-    }
-    keys.extend_from_slice(&a.0[i..]);
-    ids.extend_from_slice(&a.1[i..]);
-    keys.extend_from_slice(&b.0[j..]);
-    ids.extend_from_slice(&b.1[j..]);
-    (keys, ids)
-}
-
 impl Relation {
     /// An empty relation of `arity` columns.
     pub fn new(arity: usize) -> Relation {
@@ -112,10 +57,11 @@ impl Relation {
             tuples: Vec::new(),
             len: 0,
             set: HashTable::new(),
-            runs: Vec::new(),
+            runs: Runs::default(),
             indexes: FxHashMap::default(),
             stable: 0,
             recent: 0,
+            settled: false,
         }
     }
 
@@ -155,17 +101,14 @@ impl Relation {
         0..self.recent
     }
 
-    /// The id of `tuple`, if the relation holds it.
-    pub fn find(&self, tuple: &[Term]) -> Option<u32> {
+    /// Whether the relation holds `tuple` (in any part, including the newest).
+    pub fn contains(&self, tuple: &[Term]) -> bool {
         if self.arity <= 2 {
             let k = pack_small(tuple);
-            return self
-                .runs
-                .iter()
-                .find_map(|(keys, ids)| keys.binary_search(&k).ok().map(|i| ids[i]));
+            return self.runs.contains(k);
         }
         let h = hash_tuple(tuple);
-        self.set.find(h, |&id| self.tuple(id) == tuple).copied()
+        self.set.find(h, |&id| self.tuple(id) == tuple).is_some()
     }
 
     /// Adds `tuple` unless it is there; returns its id when it is new. New tuples become
@@ -189,33 +132,19 @@ impl Relation {
     /// Keeps the candidates (sorted by key, distinct, arity 2 or less) whose packed key the
     /// relation does not hold. Reads only: several threads may filter disjoint key ranges.
     pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-        for (keys, _) in &self.runs {
-            if cands.is_empty() {
-                return;
-            }
-            // Only the part of the run within the candidates' key range matters.
-            let lo = keys.partition_point(|&x| x < key(&cands[0]));
-            let hi = keys.partition_point(|&x| x <= key(&cands[cands.len() - 1]));
-            let keys = &keys[lo..hi];
-            let mut j = 0;
-            cands.retain(|c| {
-                let k = key(c);
-                j = gallop(keys, j, k);
-                !(j < keys.len() && keys[j] == k)
-            });
-        }
+        self.runs.retain_absent(cands, key);
     }
 
     /// Appends tuples given by packed keys (sorted, distinct, absent from the relation) as a
     /// run; returns the id of the first (the others follow in order).
-    pub fn append_keys(&mut self, keys: &[u64]) -> u32 {
+    pub fn append_keys(&mut self, keys: Vec<u64>, threads: usize) -> u32 {
         let first = self.len;
         if keys.is_empty() {
             return first;
         }
         let arity = self.arity;
         self.tuples.reserve(keys.len() * arity);
-        for &k in keys {
+        for &k in &keys {
             match arity {
                 2 => self
                     .tuples
@@ -225,34 +154,25 @@ impl Relation {
             }
         }
         self.len += keys.len() as u32;
-        self.push_run(keys.to_vec(), (first..self.len).collect());
+        self.runs.push(keys, threads);
         self.index_new(first..self.len);
         first
     }
 
-    /// Adds tuples just appended (ids ascending) to every index.
+    /// Adds tuples just appended (ids ascending) to every index; a dense index (built when
+    /// the relation was settled) is rebuilt as a hash one.
     fn index_new(&mut self, ids: impl Iterator<Item = u32> + Clone) {
+        self.settled = false;
         let arity = self.arity;
-        for index in self.indexes.values_mut() {
+        let tuples = &self.tuples[..self.len as usize * arity];
+        for (&mask, index) in self.indexes.iter_mut() {
+            if index.is_dense() {
+                *index = Index::build(tuples, arity, mask, false);
+                continue;
+            }
             for id in ids.clone() {
-                let t = &self.tuples[id as usize * arity..(id as usize + 1) * arity];
-                let key = pack(index.columns.iter().map(|&c| t[c]));
-                index.map.entry(key).or_default().push(id);
+                index.insert(id, &tuples[id as usize * arity..(id as usize + 1) * arity]);
             }
-        }
-    }
-
-    /// Adds a sorted run of keys with their ids, merging runs so their sizes stay geometric.
-    fn push_run(&mut self, keys: Vec<u64>, ids: Vec<u32>) {
-        self.runs.push((keys, ids));
-        while self.runs.len() >= 2 {
-            let last = self.runs.len() - 1;
-            if self.runs[last].0.len() * 2 < self.runs[last - 1].0.len() {
-                break;
-            }
-            let b = self.runs.pop().unwrap_or_default();
-            let a = self.runs.pop().unwrap_or_default();
-            self.runs.push(merge_runs(a, b));
         }
     }
 
@@ -261,7 +181,6 @@ impl Relation {
         let arity = self.arity;
         let mut added = Vec::with_capacity(cands.len());
         let mut keys = Vec::with_capacity(cands.len());
-        let mut ids = Vec::with_capacity(cands.len());
         for &(k, pos) in cands {
             let id = self.len;
             match arity {
@@ -273,10 +192,9 @@ impl Relation {
             }
             self.len += 1;
             keys.push(k);
-            ids.push(id);
             added.push((pos as usize, id));
         }
-        self.push_run(keys, ids);
+        self.runs.push(keys, 1);
         self.index_new(added.iter().map(|&(_, id)| id));
         added
     }
@@ -293,7 +211,7 @@ impl Relation {
             let mut cands: Vec<(u64, u32)> = (0..n)
                 .map(|i| (pack_small(&tuples[i * arity..(i + 1) * arity]), i as u32))
                 .collect();
-            cands.sort_unstable();
+            crate::radix::sort_by_key(&mut cands, |c| c.0);
             cands.dedup_by_key(|c| c.0);
             return self.insert_sorted(cands);
         }
@@ -329,10 +247,12 @@ impl Relation {
         self.stable != self.recent
     }
 
-    /// Makes every tuple stable and visible (for a relation computed outside rounds).
+    /// Makes every tuple stable and visible: the relation is computed whole and will not
+    /// change again (its indexes built from now on may be dense).
     pub fn settle(&mut self) {
         self.stable = self.len;
         self.recent = self.len;
+        self.settled = true;
     }
 
     /// Builds the index on `mask` if it does not exist.
@@ -340,24 +260,21 @@ impl Relation {
         if mask == 0 || self.indexes.contains_key(&mask) {
             return;
         }
-        let columns = key_columns(mask);
-        let mut map: FxHashMap<u128, Vec<u32>> = FxHashMap::default();
-        for id in 0..self.len {
-            let t = self.tuple(id);
-            map.entry(pack(columns.iter().map(|&c| t[c])))
-                .or_default()
-                .push(id);
-        }
-        self.indexes.insert(mask, Index { columns, map });
+        let tuples = &self.tuples[..self.len as usize * self.arity];
+        let index = Index::build(tuples, self.arity, mask, self.settled);
+        self.indexes.insert(mask, index);
     }
 
     /// The ids within `range` of the tuples whose columns in `mask` hold `key` (packed by
     /// [`pack`] over [`key_columns`]); columns of `mask` past the key are not checked here.
     /// The index on `mask` must exist ([`Relation::ensure_index`]).
     pub fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> &[u32] {
-        let Some(ids) = self.indexes.get(&mask).and_then(|i| i.map.get(&key)) else {
+        let Some(ids) = self.indexes.get(&mask).map(|i| i.get(key)) else {
             return &[];
         };
+        if range.start == 0 && range.end >= self.len {
+            return ids;
+        }
         let lo = ids.partition_point(|&id| id < range.start);
         let hi = ids.partition_point(|&id| id < range.end);
         &ids[lo..hi]
@@ -390,8 +307,8 @@ mod tests {
         assert!(r.advance());
         assert_eq!((r.stable(), r.recent()), (0..2, 2..3));
         assert!(!r.advance());
-        assert_eq!(r.find(&t(&[2, 3])), Some(2));
-        assert_eq!(r.find(&t(&[3, 3])), None);
+        assert!(r.contains(&t(&[2, 3])));
+        assert!(!r.contains(&t(&[3, 3])));
     }
 
     #[test]

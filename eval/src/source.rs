@@ -22,12 +22,40 @@ pub struct RelationInfo {
     pub rows: u64,
     /// How many distinct values each column holds, in column order.
     pub distinct: Vec<u64>,
+    /// What kind of dump declared the relation: the Cypher graph reads node labels, edge
+    /// kinds and attribute keys from it.
+    pub origin: Origin,
+    /// The name as the dump spelled it (`IMPORTS`, `Package`); empty when it is the name.
+    pub spelled: String,
+}
+
+/// What kind of dump declared a base relation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// An edge kind (`*.edges.tsv`): `kind(src, dst)`, a relationship type.
+    Edges,
+    /// An attribute key (`*.attrs.tsv`): `key(node, value)`, a node property.
+    Attrs,
+    /// A node label (`*.nodes.tsv`): `label(id)`.
+    Nodes,
+    /// Any other relation (a `.facts` file, or a source that does not say).
+    #[default]
+    Facts,
 }
 
 impl RelationInfo {
     /// The number of arguments of the relation.
     pub fn arity(&self) -> usize {
         self.columns.len()
+    }
+
+    /// The name as the dump spelled it, or the name.
+    pub fn spelling(&self) -> &str {
+        if self.spelled.is_empty() {
+            &self.name
+        } else {
+            &self.spelled
+        }
     }
 }
 

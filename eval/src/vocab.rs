@@ -20,6 +20,8 @@
 //!     tier: "default".into(),
 //!     rows: 0,
 //!     distinct: vec![0, 0],
+//!     origin: Default::default(),
+//!     spelled: String::new(),
 //! };
 //! let deps = "# Everything a package depends on.\n\
 //!             depends_on(?a, ?b) :- imports(?a, ?b);\n\

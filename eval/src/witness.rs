@@ -9,14 +9,16 @@ use crate::value::{Term, Value};
 pub enum Premise {
     /// Nothing recorded (a placeholder).
     None,
-    /// Tuple `id` of derived relation `rel`.
-    Derived {
+    /// Tuple `id` of in-memory relation `rel`: a derived relation, or a base relation the
+    /// evaluation read whole into memory (whose tuples then have ids too).
+    Tuple {
         /// The relation.
         rel: u32,
         /// The tuple's id.
         id: u32,
     },
-    /// A base fact of `rel`, whose terms start at `start` in the base-terms arena.
+    /// A base fact of `rel` read through the source (not held in memory), whose terms are
+    /// copied into the base-terms arena at `start`.
     Base {
         /// The relation.
         rel: u32,
@@ -25,23 +27,187 @@ pub enum Premise {
     },
 }
 
-/// A derivation: the rule, and its premises (a range of the premises arena).
+/// A premise packed in 4 bytes, its relation left to the rule's literal: a tuple id of an
+/// in-memory relation, or (top bit set) the offset of a base fact's terms in an arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Deriv {
-    /// The rule's index in [`Ir::rules`].
-    pub rule: u32,
-    /// The first premise.
-    pub start: u32,
-    /// How many premises.
-    pub len: u32,
+pub struct Word(u32);
+
+impl Word {
+    /// No premise recorded.
+    pub const MISSING: Word = Word(u32::MAX);
+
+    /// Tuple `id` of an in-memory relation (missing past 2^31 tuples).
+    pub fn tuple(id: u32) -> Word {
+        if id < ARENA { Word(id) } else { Word::MISSING }
+    }
+
+    /// A base fact whose terms start at `at` in an arena (missing past 2^31 - 1 terms).
+    pub fn arena(at: usize) -> Word {
+        if at < (ARENA - 1) as usize {
+            Word(ARENA | at as u32)
+        } else {
+            Word::MISSING
+        }
+    }
+
+    /// Where the base fact's terms start, for an arena word.
+    pub fn arena_offset(self) -> Option<usize> {
+        (self != Word::MISSING && self.0 & ARENA != 0).then_some((self.0 & !ARENA) as usize)
+    }
+
+    /// The premise, given the relation of the rule's literal.
+    pub fn decode(self, rel: u32) -> Premise {
+        if self == Word::MISSING {
+            Premise::None
+        } else if let Some(at) = self.arena_offset() {
+            Premise::Base {
+                rel,
+                start: at as u32,
+            }
+        } else {
+            Premise::Tuple { rel, id: self.0 }
+        }
+    }
+
+    /// The word for `premise`, whose base terms (if any) are at `at`.
+    pub fn encode(premise: Premise, at: usize) -> Word {
+        match premise {
+            Premise::Tuple { id, .. } => Word::tuple(id),
+            Premise::Base { .. } => Word::arena(at),
+            Premise::None => Word::MISSING,
+        }
+    }
 }
 
-/// Every derivation of one evaluation.
+/// Copies the premise words of one derivation from a task's arena into `terms`, moving each
+/// base fact's terms (of `arities[i]` terms) along.
+pub fn copy_words(
+    words: &[Word],
+    arities: impl Iterator<Item = usize>,
+    from: &[Term],
+    to_words: &mut Vec<Word>,
+    terms: &mut Vec<Term>,
+) {
+    for (w, arity) in words.iter().zip(arities) {
+        match w.arena_offset() {
+            Some(s) => match from.get(s..s + arity) {
+                Some(t) => {
+                    to_words.push(Word::arena(terms.len()));
+                    terms.extend_from_slice(t);
+                }
+                None => to_words.push(Word::MISSING),
+            },
+            None => to_words.push(*w),
+        }
+    }
+}
+
+/// Every derivation of one evaluation, packed: per derived tuple 8 bytes (its rule and
+/// where its premises start) and 4 bytes a premise. A premise's relation is the one its
+/// rule's positive literal names, so only the tuple's id is kept; a base fact read through
+/// the source (not held in memory) keeps its terms in an arena, and its premise word holds
+/// the offset with the top bit set.
 #[derive(Debug, Default)]
 pub struct Witnesses {
-    derivs: Vec<Vec<Option<Deriv>>>,
-    premises: Vec<Premise>,
+    /// Per relation, per tuple id: `rule << 32 | start`, or [`NONE`] when none was recorded.
+    derivs: Vec<Vec<u64>>,
+    /// Per rule, the relation of each positive body literal (its premises' relations).
+    rules: Vec<Vec<u32>>,
+    premises: Vec<Word>,
     base_terms: Vec<Term>,
+}
+
+/// No derivation recorded.
+const NONE: u64 = u64::MAX;
+/// A premise word's flag: the premise is a base fact whose terms are in the arena.
+const ARENA: u32 = 1 << 31;
+
+impl Witnesses {
+    /// Room for the relations and rules of `ir`.
+    pub fn new(ir: &Ir) -> Witnesses {
+        Witnesses {
+            derivs: vec![Vec::new(); ir.relations.len()],
+            rules: ir
+                .rules
+                .iter()
+                .map(|r| {
+                    r.body
+                        .iter()
+                        .filter_map(|l| match l {
+                            crate::ir::Lit::Pos { rel, .. } => Some(*rel as u32),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .collect(),
+            ..Witnesses::default()
+        }
+    }
+
+    /// Records the derivation of tuple `id` of `rel` by `rule`: its premise words in the
+    /// order of the rule's positive literals, base facts' terms read from `base_terms` (the
+    /// deriving task's arena).
+    pub fn record(
+        &mut self,
+        rel: usize,
+        id: u32,
+        rule: u32,
+        words: &[Word],
+        base_terms: &[Term],
+        ir: &Ir,
+    ) {
+        let start = self.premises.len() as u64;
+        let arities = self
+            .rules
+            .get(rule as usize)
+            .into_iter()
+            .flatten()
+            .map(|&r| ir.relations[r as usize].arity);
+        copy_words(
+            words,
+            arities,
+            base_terms,
+            &mut self.premises,
+            &mut self.base_terms,
+        );
+        let d = &mut self.derivs[rel];
+        if d.len() <= id as usize {
+            d.resize(id as usize + 1, NONE);
+        }
+        d[id as usize] = u64::from(rule) << 32 | start;
+    }
+
+    /// The derivation of tuple `id` of `rel`, if one was recorded: its rule, and its
+    /// premises in the order of the rule's positive literals.
+    pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, Vec<Premise>)> {
+        let word = *self.derivs.get(rel)?.get(id as usize)?;
+        if word == NONE {
+            return None;
+        }
+        let (rule, start) = ((word >> 32) as u32, word as u32 as usize);
+        let rels = self.rules.get(rule as usize)?;
+        let words = self.premises.get(start..start + rels.len())?;
+        let premises = rels
+            .iter()
+            .zip(words)
+            .map(|(&rel, w)| w.decode(rel))
+            .collect();
+        Some((rule, premises))
+    }
+
+    /// The terms of a base premise.
+    pub fn base_terms(&self, start: u32, arity: usize) -> &[Term] {
+        self.base_terms
+            .get(start as usize..start as usize + arity)
+            .unwrap_or(&[])
+    }
+
+    /// Bytes held, roughly.
+    pub fn bytes(&self) -> usize {
+        self.derivs.iter().map(|d| d.len() * 8).sum::<usize>()
+            + self.premises.len() * 4
+            + self.base_terms.len() * 4
+    }
 }
 
 /// One node of a witness tree: a fact, and the facts it was derived from.
@@ -53,72 +219,6 @@ pub struct Node {
     pub values: Vec<Value>,
     /// The premises, in the order the rule writes them (empty for a base fact).
     pub children: Vec<Node>,
-}
-
-impl Witnesses {
-    /// Room for `relations` relations.
-    pub fn new(relations: usize) -> Witnesses {
-        Witnesses {
-            derivs: vec![Vec::new(); relations],
-            ..Witnesses::default()
-        }
-    }
-
-    /// Records the derivation of tuple `id` of `rel`; base premises' terms are copied from
-    /// `base_terms` (the deriving task's arena).
-    pub fn record(
-        &mut self,
-        rel: usize,
-        id: u32,
-        rule: u32,
-        premises: &[Premise],
-        base_terms: &[Term],
-        ir: &Ir,
-    ) {
-        let start = self.premises.len() as u32;
-        for p in premises {
-            match *p {
-                Premise::Base { rel, start } => {
-                    let arity = ir.relations[rel as usize].arity;
-                    let at = self.base_terms.len() as u32;
-                    let s = start as usize;
-                    self.base_terms.extend_from_slice(&base_terms[s..s + arity]);
-                    self.premises.push(Premise::Base { rel, start: at });
-                }
-                other => self.premises.push(other),
-            }
-        }
-        let d = &mut self.derivs[rel];
-        if d.len() <= id as usize {
-            d.resize(id as usize + 1, None);
-        }
-        d[id as usize] = Some(Deriv {
-            rule,
-            start,
-            len: premises.len() as u32,
-        });
-    }
-
-    /// The derivation of tuple `id` of `rel`, if one was recorded.
-    pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, &[Premise])> {
-        let d = (*self.derivs.get(rel)?.get(id as usize)?)?;
-        Some((
-            d.rule,
-            &self.premises[d.start as usize..(d.start + d.len) as usize],
-        ))
-    }
-
-    /// The terms of a base premise.
-    pub fn base_terms(&self, start: u32, arity: usize) -> &[Term] {
-        &self.base_terms[start as usize..start as usize + arity]
-    }
-
-    /// Bytes held, roughly.
-    pub fn bytes(&self) -> usize {
-        self.derivs.iter().map(|d| d.len() * 16).sum::<usize>()
-            + self.premises.len() * std::mem::size_of::<Premise>()
-            + self.base_terms.len() * 4
-    }
 }
 
 impl Node {

@@ -4,7 +4,7 @@
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -16,7 +16,7 @@ use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId};
 use crate::plan::{Col, Operand, Plan, Step};
 use crate::relation::{KEY_COLUMNS, Mask, Relation};
 use crate::value::{Term, TermKind, Value};
-use crate::witness::{Deriv, Premise};
+use crate::witness::{Premise, Word, copy_words};
 
 /// What the workers read: shared, immutable during a round.
 pub(crate) struct Ctx<'a, 's> {
@@ -50,12 +50,60 @@ pub(crate) struct Output {
     /// sorted (so the merge of a round is a merge of sorted runs, and the sorting happens on
     /// the worker threads).
     pub(crate) sorted: Vec<(u64, u32)>,
-    pub(crate) derivs: Vec<Deriv>,
-    pub(crate) premises: Vec<Premise>,
+    /// With witnesses: the premises of each emitted tuple, `stride` (the rule's positive
+    /// literals) a tuple, in emission order.
+    pub(crate) premises: Vec<Word>,
+    /// The arity of each premise's relation.
+    pub(crate) arities: Vec<usize>,
+    /// The rule the task ran.
+    pub(crate) rule: u32,
+    /// Premises per emitted tuple.
+    pub(crate) stride: usize,
+    /// The terms of the premises that are base facts read through the source.
     pub(crate) base_terms: Vec<Term>,
     /// The plan run, and its steps' counts (when profiling).
     pub(crate) plan: usize,
     pub(crate) stats: Vec<[u64; 2]>,
+}
+
+impl Output {
+    /// Keeps only the derivations of the candidates left in `sorted` (the rest were
+    /// duplicates or already held), renumbering them: a task holds on to the derivations
+    /// the merge can use, not one per candidate.
+    fn compact(&mut self) {
+        let stride = self.stride;
+        let mut keep = vec![u32::MAX; self.count];
+        for e in &self.sorted {
+            keep[e.1 as usize] = 0;
+        }
+        let mut premises = Vec::with_capacity(self.sorted.len() * stride);
+        let mut base_terms = Vec::new();
+        let mut n = 0;
+        for (k, slot) in keep.iter_mut().enumerate() {
+            if *slot == u32::MAX {
+                continue;
+            }
+            *slot = n;
+            n += 1;
+            copy_words(
+                &self.premises[k * stride..(k + 1) * stride],
+                self.arities.iter().copied(),
+                &self.base_terms,
+                &mut premises,
+                &mut base_terms,
+            );
+        }
+        for e in &mut self.sorted {
+            e.1 = keep[e.1 as usize];
+        }
+        self.premises = premises;
+        self.base_terms = base_terms;
+    }
+
+    /// The premises of emitted tuple `k`.
+    pub(crate) fn premises_of(&self, k: usize) -> &[Word] {
+        &self.premises[k * self.stride..(k + 1) * self.stride]
+    }
 }
 
 pub(crate) fn run_tasks(
@@ -71,8 +119,16 @@ pub(crate) fn run_tasks(
         w.emit_plan(p)?;
         w.flush_work()?;
         // Sort here, on the worker thread: the merge is then a merge of sorted runs.
-        w.out.sorted.sort_unstable();
+        crate::radix::sort_by_key(&mut w.out.sorted, |e| e.0);
         w.out.sorted.dedup_by_key(|e| e.0);
+        // And drop what the head holds already, in parallel: the merge then sees only keys
+        // that are new to the relation (which cannot change during the round).
+        if !w.out.sorted.is_empty() {
+            ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
+            if ctx.witnesses {
+                w.out.compact();
+            }
+        }
         w.out.plan = t.plan;
         w.out.stats = std::mem::take(&mut w.stats);
         Ok(w.out)
@@ -81,28 +137,16 @@ pub(crate) fn run_tasks(
     if threads <= 1 {
         return tasks.iter().map(run_one).collect();
     }
-    let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Result<Output, EvalError>>>> =
         tasks.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(t) = tasks.get(i) else { break };
-                    let r = run_one(t);
-                    let failed = r.is_err();
-                    *slots[i]
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
-                    if failed {
-                        // Let the others stop at their next task.
-                        next.store(tasks.len(), Ordering::Relaxed);
-                        break;
-                    }
-                }
-            });
-        }
+    crate::pool::for_each_index(threads, tasks.len(), |i| {
+        let r = run_one(&tasks[i]);
+        let ok = r.is_ok();
+        *slots[i]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
+        // After an error the others stop at their next task.
+        ok
     });
     let mut outs = Vec::with_capacity(tasks.len());
     for slot in slots {
@@ -201,6 +245,16 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let rule = &self.ctx.ir.rules[p.rule];
         let narrow = rule.args.len() <= 2;
         self.out.head = rule.head;
+        self.out.rule = p.rule as u32;
+        self.out.stride = p.premises.len();
+        self.out.arities = p
+            .premises
+            .iter()
+            .map(|&pos| match &rule.body[pos] {
+                crate::ir::Lit::Pos { rel, .. } => self.ctx.ir.relations[*rel].arity,
+                _ => 0,
+            })
+            .collect();
         self.run(&p.steps, 0, &mut |w| {
             let ctx = w.ctx;
             // Duplicates are dropped when the output is merged: probing the head relation
@@ -226,24 +280,14 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             if !ctx.witnesses {
                 return Ok(());
             }
-            let pstart = w.out.premises.len() as u32;
-            {
-                for &pos in &p.premises {
-                    match w.premises[pos] {
-                        Premise::Base { rel, .. } => {
-                            let at = w.out.base_terms.len() as u32;
-                            w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
-                            w.out.premises.push(Premise::Base { rel, start: at });
-                        }
-                        other => w.out.premises.push(other),
-                    }
+            for &pos in &p.premises {
+                let premise = w.premises[pos];
+                let at = w.out.base_terms.len();
+                if let Premise::Base { .. } = premise {
+                    w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
                 }
+                w.out.premises.push(Word::encode(premise, at));
             }
-            w.out.derivs.push(Deriv {
-                rule: p.rule as u32,
-                start: pstart,
-                len: w.out.premises.len() as u32 - pstart,
-            });
             Ok(())
         })
     }
@@ -293,7 +337,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                         }
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
-                                self.note(*pos, *rel, *base, id, r);
+                                self.note(*pos, *rel, id);
                             }
                             self.run(steps, i + 1, done)?;
                         }
@@ -307,7 +351,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                         }
                         if self.bind(cols, r.tuple(id)) {
                             if self.record {
-                                self.note(*pos, *rel, *base, id, r);
+                                self.note(*pos, *rel, id);
                             }
                             self.run(steps, i + 1, done)?;
                         }
@@ -387,21 +431,13 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         }
     }
 
-    /// Records the fact matched at body position `pos`, for the witness.
-    pub(crate) fn note(&mut self, pos: usize, rel: RelId, base: bool, id: u32, r: &Relation) {
-        if base {
-            self.premises[pos] = Premise::Base {
-                rel: rel as u32,
-                start: 0,
-            };
-            self.base_rows[pos].clear();
-            self.base_rows[pos].extend_from_slice(r.tuple(id));
-        } else {
-            self.premises[pos] = Premise::Derived {
-                rel: rel as u32,
-                id,
-            };
-        }
+    /// Records the fact matched at body position `pos`, for the witness: tuple `id` of the
+    /// in-memory relation `rel` (derived, or a base relation read into memory).
+    pub(crate) fn note(&mut self, pos: usize, rel: RelId, id: u32) {
+        self.premises[pos] = Premise::Tuple {
+            rel: rel as u32,
+            id,
+        };
     }
 
     /// The index key of the bound columns (the first [`KEY_COLUMNS`] of `mask`).

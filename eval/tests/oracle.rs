@@ -312,10 +312,21 @@ fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evalua
                 let Lit::Pos { rel: lr, args } = lit else {
                     unreachable!()
                 };
-                let fact: Vec<strata_eval::Term> = match *p {
-                    Premise::Derived { rel, id } => {
+                let fact: Vec<strata_eval::Term> = match p {
+                    Premise::Tuple { rel, id } => {
                         assert_eq!(rel as usize, *lr);
-                        ev.relations[rel as usize].tuple(id).to_vec()
+                        let t = ev.relations[rel as usize].tuple(id).to_vec();
+                        if ir.relations[rel as usize].kind == RelKind::Base {
+                            // A base relation read into memory: still a stored fact.
+                            let bound: Vec<(usize, strata_eval::Term)> =
+                                t.iter().copied().enumerate().collect();
+                            assert_eq!(
+                                src.estimate(&ir.relations[rel as usize].name, &bound)
+                                    .unwrap(),
+                                1
+                            );
+                        }
+                        t
                     }
                     Premise::Base { rel, start } => {
                         assert_eq!(rel as usize, *lr);
@@ -511,7 +522,7 @@ fn transitive_closure_over_a_long_chain_is_complete() {
         while let Some((_, premises)) = w.derivation(rel, id) {
             depth += 1;
             match premises[0] {
-                Premise::Derived { rel: r, id: i } => (rel, id) = (r as usize, i),
+                Premise::Tuple { rel: r, id: i } => (rel, id) = (r as usize, i),
                 _ => break,
             }
         }

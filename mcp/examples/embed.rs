@@ -68,6 +68,7 @@ pub fn server(dir: &Path) -> Result<Server, Box<dyn Error>> {
             program: r#"deps.depends_on("app", ?d) => ?d"#.to_owned(),
         }],
         hint: String::new(),
+        ..Pack::default()
     };
     let store = Store::open(
         dir,

@@ -59,6 +59,37 @@ pub struct QueryArgs {
     pub sample: u64,
 }
 
+/// `cypher`'s arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CypherArgs {
+    /// The Cypher read query, e.g. `MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to})
+    /// RETURN p.name AS importer`.
+    pub query: String,
+    /// Values for the query's $parameters by name (without the $): a string, a number, or a
+    /// list of them.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, BindValue>")]
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The most rows to answer (0: the server's limit; never more than it).
+    #[serde(default)]
+    pub limit: u64,
+    /// The most work (candidate tuples examined) to spend (0: the server's cap; never more
+    /// than it).
+    #[serde(default)]
+    pub max_work: u64,
+    /// The page_token the previous page ended with, to continue from it.
+    #[serde(default)]
+    pub page_token: String,
+    /// Answer as JSON: the Cypher text, the program, columns, rows, witnesses, total, next.
+    #[serde(default)]
+    pub json: bool,
+    /// A try: answer at most this many rows and, when none come, say which literal matched
+    /// nothing (0: not a try).
+    #[serde(default)]
+    pub sample: u64,
+}
+
 /// `schema`'s arguments.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

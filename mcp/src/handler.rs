@@ -40,9 +40,11 @@ impl Server {
         name: &str,
         arguments: Option<rmcp::model::JsonObject>,
     ) -> Option<ToolOutput> {
-        self.tool(name)?;
+        if !self.callable(name) {
+            return None;
+        }
         let cancel = Cancel::new();
-        let timeout = self.options().timeout;
+        let timeout = self.call_time_limit(name);
         let server = self.clone();
         let tool = name.to_owned();
         let task_cancel = cancel.clone();

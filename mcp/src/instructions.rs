@@ -50,6 +50,53 @@ pub fn instructions(pack: &Pack) -> String {
     paragraphs.join("\n\n")
 }
 
+/// The paragraph saying Cypher works, naming the graph's labels and relationship types
+/// (`summary`, as [`strata_eval::cypher::Graph::summary`] writes it), or pointing at schema's
+/// `cypher` path when the graph is not known yet.
+pub fn cypher_paragraph(summary: Option<&str>) -> String {
+    format!(
+        "Or ask in Cypher with the cypher tool: MATCH, WHERE and RETURN over this graph, and it \
+         answers with the program it ran. {}",
+        summary.unwrap_or("Call schema with path cypher for its labels and relationship types.")
+    )
+}
+
+/// The instructions with the Cypher paragraph added after the examples, as the seed places it.
+pub fn with_cypher(instructions: &str, summary: Option<&str>) -> String {
+    let para = cypher_paragraph(summary);
+    match instructions.rfind("\n\nBefore guessing a value") {
+        Some(at) => format!("{}\n\n{para}{}", &instructions[..at], &instructions[at..]),
+        None => format!("{instructions}\n\n{para}"),
+    }
+}
+
+/// The agent line of a server with the cypher tool: "..., then query, or cypher to ask in
+/// Cypher."
+pub fn cypher_agent_line(line: &str) -> String {
+    match line.strip_suffix("then query.") {
+        Some(head) => format!("{head}then query, or cypher to ask in Cypher."),
+        None => line.to_owned(),
+    }
+}
+
+/// The `cypher` tool's description, naming the graph's labels and relationship types.
+pub fn cypher_description(pack: &Pack, summary: Option<&str>) -> String {
+    format!(
+        "Ask {about} in Cypher: MATCH (several patterns, OPTIONAL MATCH, labels, property \
+         maps, types :A|B, either direction, variable length *1..3), WHERE (comparisons, AND, \
+         OR, NOT, IN, STARTS WITH, ENDS WITH, CONTAINS, =~, IS NULL, patterns), RETURN \
+         (aliases, DISTINCT, count, collect, min, max, sum, ORDER BY, SKIP, LIMIT) and one \
+         WITH stage. It compiles the query to a Datalog program and runs it as query does: \
+         the answer opens with ran: and the program, then the rows with their witnesses. \
+         Give values in params ({{\"name\": \"value\"}}) as $name, never spliced into the \
+         text. Read only: CREATE, MERGE, SET and DELETE are refused. {summary}",
+        about = pack.about_or_default(),
+        summary = summary.unwrap_or(
+            "Call schema with path cypher for the graph's labels and relationship types."
+        )
+    )
+}
+
 /// A sentence for an agent's own instructions (a CLAUDE.md) saying when to use the server.
 pub fn agent_line(pack: &Pack) -> String {
     format!(
@@ -86,7 +133,8 @@ pub fn schema_description(pack: &Pack) -> String {
          (columns, doc, size), every module's public members and the builtins. With a \
          module's path (deps) its members; with a relation's path (deps.depends_on, imports) \
          its signature, doc and rules. path data shows the pack: what the database is about \
-         and its worked examples. Call it before writing a program.",
+         and its worked examples; path cypher the graph the cypher tool reads. Call it before \
+         writing a program.",
         pack.about_or_default()
     )
 }
@@ -143,8 +191,9 @@ mod tests {
     use super::*;
 
     /// The seed's `Example_mcpInstructions` output, with Strata's name for the language,
-    /// find named as the seed names it for a pack with a Grounder (Strata always has one),
-    /// and without the Cypher paragraph (Strata has no Cypher front end yet).
+    /// find named as the seed names it for a pack with a Grounder (Strata always has one).
+    /// The pack alone has no Cypher paragraph: the server adds it with the graph
+    /// ([`with_cypher`]; `mcp/tests/tools.rs` checks the whole text).
     const SEED_INSTRUCTIONS: &str = r#"the packages of a Go service and what each imports
 
 Ask with the query tool, in Strata's Datalog. A program is rules, if any, then one goal: 'rule(?a, ?b) :- body; ... body => ?a, ?b'. Variables are ?name and strings are "quoted"; there's no "?-" before a goal, and its columns follow => without parentheses. Every row carries the facts it was derived from. A value the user gave goes in bind, by its variable's name, rather than into the program's text.
@@ -157,7 +206,8 @@ For example:
 
 Before guessing a value, look describes a relation, values shows what one of its arguments holds and find what a name may stand for. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."#;
 
-    /// The seed's agent line, without "or cypher to ask in Cypher".
+    /// The seed's agent line, before the server adds "or cypher to ask in Cypher"
+    /// ([`cypher_agent_line`]).
     const SEED_AGENT_LINE: &str = "For questions about the packages of a Go service and what each imports, use the deps MCP server before searching files: it answers exactly from its graph. Call its schema tool, then query.";
 
     fn example_pack() -> Pack {

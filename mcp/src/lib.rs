@@ -1,5 +1,5 @@
 //! Strata's MCP facade, on rmcp: the seed's tools (`query`, `schema`, `explain`, `look`,
-//! `values`, `find`), resources (the schema card, the pack, each module's source) and
+//! `values`, `find`, and `ask` when a model is configured), resources (the schema card, the pack, each module's source) and
 //! prompts (`explore`, `depends_on`, `used_by`) over a Strata database, with the instructions and tool descriptions written
 //! from the database's pack (`strata.toml`), served over stdio or streamable HTTP.
 //!
@@ -33,19 +33,23 @@
 //! ```
 
 pub mod args;
+pub mod ask;
 pub mod find;
 mod handler;
 pub mod host;
 #[cfg(unix)]
 pub mod ingest_socket;
 pub mod instructions;
+pub mod model;
 pub mod pack;
 pub mod resources;
 pub mod serve;
 pub mod server;
 
+pub use ask::{AskOptions, Language, Mode, ModelFlags};
 pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
 pub use instructions::{agent_line, instructions};
-pub use pack::{Example, Pack, PackError};
+pub use model::{Api, Model, ModelError};
+pub use pack::{CypherExample, Example, Pack, PackError};
 pub use serve::{HttpOptions, ServeError, run_http, run_stdio, serve_http, serve_stdio};
 pub use server::{Options, Server, ServerBuilder, ServerError, ToolOutput};

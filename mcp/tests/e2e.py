@@ -65,15 +65,18 @@ For example:
   # what does api import?
   imports("api", ?d) => ?d
 
+Or ask in Cypher with the cypher tool: MATCH, WHERE and RETURN over this graph, and it answers with the program it ran. Node labels: Package {license, name}. Relationship types: IMPORTS.
+
 Before guessing a value, look describes a relation, values shows what one of its arguments holds and find what a name may stand for. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."""
 
 SEED_AGENT_LINE = (
     "For questions about the packages of a Go service and what each imports, use the deps MCP "
-    "server before searching files: it answers exactly from its graph. Call its schema tool, then query."
+    "server before searching files: it answers exactly from its graph. Call its schema tool, then query, "
+    "or cypher to ask in Cypher."
 )
 
 SEED_PROGRAM = 'deps.depends_on("app", ?d) => ?d'
-TOOLS = ["query", "schema", "explain", "look", "values", "find"]
+TOOLS = ["query", "schema", "explain", "look", "values", "find", "cypher"]
 RESOURCES = ["strata://schema", "strata://pack", "strata://modules/deps"]
 PROMPTS = ["explore", "depends_on", "used_by"]
 DEPS_MODULE = (EXAMPLE / "modules" / "deps.dl").read_text()
@@ -171,6 +174,13 @@ async def seed_calls(c: Client, transport: str) -> None:
     r = await c.call_tool("values", {"target": "imports.2"})
     check(f"{t}: values", text_of(r) == "ran: imports(_, ?dst) => ?dst\ncolumns: dst\n1. api\n2. log\n3. util\n3 rows",
           text_of(r))
+
+    r = await c.call_tool("cypher", {
+        "query": "MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to}) RETURN p.name AS importer",
+        "params": {"to": "log"}})
+    check(f"{t}: cypher, the seed's call", not r.is_error and text_of(r) == (
+        "ran: pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p\ncolumns: importer\n1. api\n"
+        '   pkg("api", absent)\n   pkg("log", "")\n   imports("api", "log")\n1 row'), text_of(r))
 
     r = await c.call_tool("find", {"name": "api"})
     sc = r.structured_content or {}

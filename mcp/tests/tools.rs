@@ -482,7 +482,9 @@ fn tools_have_strict_schemas_and_read_only_annotations() {
     let names: Vec<&str> = s.tools().iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["query", "schema", "explain", "look", "values", "find"]
+        [
+            "query", "schema", "explain", "look", "values", "find", "cypher"
+        ]
     );
     for t in s.tools() {
         let schema = serde_json::Value::Object((*t.input_schema).clone());
@@ -871,4 +873,127 @@ fn find_timing() {
             times[3], times[0]
         );
     }
+}
+
+/// The seed's `cypher` call and its answer, word for word.
+const SEED_CYPHER: &str = r#"ran: pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p
+columns: importer
+1. api
+   pkg("api", absent)
+   pkg("log", "")
+   imports("api", "log")
+1 row"#;
+
+/// The seed's Cypher paragraph of the instructions.
+const SEED_CYPHER_PARAGRAPH: &str = "Or ask in Cypher with the cypher tool: MATCH, WHERE and \
+RETURN over this graph, and it answers with the program it ran. Node labels: Package {license, \
+name}. Relationship types: IMPORTS.";
+
+#[test]
+fn the_seeds_cypher_call_answers_the_seeds_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server_with(
+        tmp.path(),
+        Options {
+            limit: 2,
+            ..Options::default()
+        },
+    );
+    let q = "MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to}) RETURN p.name AS importer";
+    let out = call(
+        &s,
+        "cypher",
+        json!({ "query": q, "params": { "to": "log" } }),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(out.text, SEED_CYPHER);
+    let j = call(
+        &s,
+        "cypher",
+        json!({ "query": q, "params": { "to": "log" }, "json": true }),
+    );
+    let v: serde_json::Value = serde_json::from_str(&j.text).unwrap();
+    assert_eq!(v["cypher"], q);
+    assert_eq!(
+        v["program"],
+        "pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p"
+    );
+    assert_eq!(v["columns"], json!(["importer"]));
+    assert_eq!(v["rows"], json!([["api"]]));
+    assert_eq!(v["total"], 1);
+    assert_eq!(v["witnesses"][0][2]["fact"], "imports(\"api\", \"log\")");
+}
+
+#[test]
+fn cypher_pages_samples_and_refuses_writes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let q =
+        "MATCH (a:Package)-[:IMPORTS*]->(b:Package) RETURN a.name, b.name ORDER BY a.name, b.name";
+    let first = call(&s, "cypher", json!({ "query": q, "limit": 2 }));
+    assert!(
+        first
+            .text
+            .ends_with("rows 1 to 2 of 5; continue with page_token \"2\""),
+        "{}",
+        first.text
+    );
+    let next = call(
+        &s,
+        "cypher",
+        json!({ "query": q, "limit": 2, "page_token": "2" }),
+    );
+    assert!(next.text.contains("\n3. app, api\n"), "{}", next.text);
+    let empty = call(
+        &s,
+        "cypher",
+        json!({ "query": "MATCH (a:Package {name: 'nope'})-[:IMPORTS]->(b) RETURN b.name", "sample": 3 }),
+    );
+    assert!(empty.text.contains("why: "), "{}", empty.text);
+    let write = call(
+        &s,
+        "cypher",
+        json!({ "query": "MATCH (a:Package) DELETE a" }),
+    );
+    assert!(write.is_error);
+    assert!(
+        write.text.starts_with("cypher: DELETE writes to the graph"),
+        "{}",
+        write.text
+    );
+    let typo = call(
+        &s,
+        "cypher",
+        json!({ "query": "MATCH (a:Package)", "qeury": 1 }),
+    );
+    assert!(typo.is_error, "{}", typo.text);
+}
+
+#[test]
+fn the_graph_is_in_the_instructions_the_description_and_the_schema() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    assert!(
+        s.instructions().contains(&format!(
+            "\n\n{SEED_CYPHER_PARAGRAPH}\n\nBefore guessing a value"
+        )),
+        "{}",
+        s.instructions()
+    );
+    assert!(
+        s.agent_line()
+            .ends_with("then query, or cypher to ask in Cypher.")
+    );
+    let tool = s.tool("cypher").unwrap();
+    let d = tool.description.as_ref().unwrap();
+    assert!(
+        d.contains("Node labels: Package {license, name}. Relationship types: IMPORTS."),
+        "{d}"
+    );
+    let schema = call(&s, "schema", json!({ "path": "cypher" }));
+    assert_eq!(
+        schema.text,
+        "cypher graph\nnode labels:\n  Package {license, name} from pkg(name, license), identity name\n\
+         relationship types:\n  IMPORTS from imports(src, dst)"
+    );
 }

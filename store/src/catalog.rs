@@ -44,6 +44,13 @@ impl RelationMeta {
             tier: self.tier.clone(),
             rows: self.rows,
             distinct: self.distinct.clone(),
+            origin: match self.origin {
+                Origin::Edges => strata_eval::Origin::Edges,
+                Origin::Attrs => strata_eval::Origin::Attrs,
+                Origin::Nodes => strata_eval::Origin::Nodes,
+                Origin::Facts => strata_eval::Origin::Facts,
+            },
+            spelled: self.spelled.clone(),
         }
     }
 }

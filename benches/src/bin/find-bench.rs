@@ -1,0 +1,165 @@
+//! `find-bench`: the latency of the `find` tool on a database, as a server answers it.
+//!
+//! ```text
+//! cargo build --release -p strata-cli -p strata-benches
+//! target/release/gen-codegraph --edges 1.4M --out /tmp/cg
+//! target/release/strata ingest /tmp/cg/db /tmp/cg/code.edges.tsv /tmp/cg/code.attrs.tsv
+//! target/release/find-bench --db /tmp/cg/db [--runs N] [NAME...]
+//! ```
+//!
+//! Opens the database as `strata serve` does (`strata_mcp::Server::open`), times the first
+//! `find` call (which reads the dictionary into memory) and then, per name, N calls (default
+//! 20) of the whole tool: the ranked search over every stored text and, for each match
+//! answered, the relations and columns it occurs in with their row counts. Names default to
+//! a set of kinds: an exact symbol name, words of one, a misspelling, a path part, a long
+//! phrase and a short string. Prints a Markdown table: wall-clock median, p95 and max per
+//! name, the CPU time per call (all threads; it does not grow when other processes share
+//! the cores, as wall time does) and the ranked search alone, without the uses of each match.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use strata_benches::{median, percentile};
+use strata_eval::budget::Cancel;
+use strata_mcp::{Options, Server};
+
+const USAGE: &str = "\
+usage: find-bench --db DIR [--runs N] [NAME...]
+
+  --db DIR   the database (ingested with strata ingest)
+  --runs N   timed calls per name after one untimed call (default 20)
+  NAME...    names to find (default: a set of kinds on code-graph names)";
+
+/// The default names: on the code-graph generator's names (`sym:...#parse_entry_3`).
+const NAMES: &[&str] = &[
+    "parse_entry_3",
+    "parse entry",
+    "prase_entry",
+    "lexer table",
+    "sync_0/src/http",
+    "the config loader of the http client",
+    "zq",
+];
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("find-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let mut db: Option<PathBuf> = None;
+    let mut runs = 20usize;
+    let mut names: Vec<String> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--db" => db = args.next().map(PathBuf::from),
+            "--runs" => {
+                runs = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or(USAGE)?;
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            _ => names.push(a),
+        }
+    }
+    let db = db.ok_or(USAGE)?;
+    if names.is_empty() {
+        names = NAMES.iter().map(|n| (*n).to_owned()).collect();
+    }
+    let server = Server::open(&db, Options::default()).map_err(|e| e.to_string())?;
+    let texts = server
+        .store()
+        .snapshot()
+        .map_err(|e| e.to_string())?
+        .text_count();
+    let find = |name: &str| -> Result<(Duration, u64), String> {
+        let args = json!({ "name": name });
+        let t = Instant::now();
+        let out = server
+            .call("find", args.as_object().cloned(), &Cancel::new())
+            .ok_or("no find tool")?;
+        let took = t.elapsed();
+        if out.is_error {
+            return Err(out.text);
+        }
+        let total = out
+            .structured
+            .as_ref()
+            .and_then(|j| j["total"].as_u64())
+            .unwrap_or(0);
+        Ok((took, total))
+    };
+    let (first, _) = find(&names[0])?;
+    println!("{} distinct texts in {}", texts, db.display());
+    println!(
+        "first call (reads the dictionary into memory): {:.1} ms\n",
+        ms(first)
+    );
+    // The ranked search alone, on the same dictionary, without the uses of each match.
+    let snap = server.store().snapshot().map_err(|e| e.to_string())?;
+    let mut index = strata_mcp::find::Index::new();
+    index.extend_from(&snap).map_err(|e| e.to_string())?;
+    println!(
+        "| name | matches | median ms | p95 ms | max ms | CPU ms per call | search alone, median ms |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for name in &names {
+        find(name)?;
+        let mut times = Vec::with_capacity(runs);
+        let mut total = 0;
+        let cpu_before = cpu_ms();
+        for _ in 0..runs {
+            let (t, n) = find(name)?;
+            times.push(ms(t));
+            total = n;
+        }
+        let cpu = match (cpu_before, cpu_ms()) {
+            (Some(a), Some(b)) => format!("{:.1}", (b - a) / runs as f64),
+            _ => "-".to_owned(),
+        };
+        let max = times.iter().copied().fold(0.0, f64::max);
+        let mut alone: Vec<f64> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(index.search(name, texts, 72));
+                ms(t.elapsed())
+            })
+            .collect();
+        println!(
+            "| `{name}` | {total} | {:.1} | {:.1} | {max:.1} | {cpu} | {:.1} |",
+            median(&mut times),
+            percentile(&mut times, 95.0),
+            median(&mut alone),
+        );
+    }
+    Ok(())
+}
+
+/// The CPU time (user and system, all threads) this process has used, in ms, from
+/// `/proc/self/stat` (clock ticks of 10 ms); `None` elsewhere. Unlike wall time it does not
+/// grow when other processes share the cores.
+fn cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) * 10.0)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}

@@ -1,0 +1,133 @@
+//! `strata ask`: the `ask` tool of a server over the database, called once; with the model
+//! flags (`--model-url`, `--fallback-name`, ...) that `strata serve` takes too, and the
+//! server's limits from the flags.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::{ProgramError, duration};
+
+/// The models `ask` translates questions with (`strata ask`, and the `ask` tool of
+/// `strata serve`).
+#[derive(Args)]
+pub(crate) struct ModelArgs {
+    /// The local model: an OpenAI-compatible chat completions endpoint (llama.cpp's server,
+    /// Ollama, vLLM), by its base URL, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL", help_heading = "Models (ask)")]
+    pub(crate) model_url: Option<String>,
+    /// The local model's name, as its endpoint knows it.
+    #[arg(long, value_name = "NAME", help_heading = "Models (ask)")]
+    pub(crate) model_name: Option<String>,
+    /// The environment variable holding the local model's key (sent as a bearer token).
+    #[arg(long, value_name = "VAR", help_heading = "Models (ask)")]
+    pub(crate) model_key_env: Option<String>,
+    /// The frontier fallback's model name; setting it sets the fallback up.
+    #[arg(long, value_name = "NAME", help_heading = "Models (ask)")]
+    pub(crate) fallback_name: Option<String>,
+    /// The fallback's API: anthropic (the Messages API, the default) or openai.
+    #[arg(long, value_name = "KIND", value_parser = ["anthropic", "openai"], help_heading = "Models (ask)")]
+    pub(crate) fallback_kind: Option<String>,
+    /// The fallback's base URL (default for anthropic: https://api.anthropic.com).
+    #[arg(long, value_name = "URL", help_heading = "Models (ask)")]
+    pub(crate) fallback_url: Option<String>,
+    /// The environment variable holding the fallback's key.
+    #[arg(long, value_name = "VAR", help_heading = "Models (ask)")]
+    pub(crate) fallback_key_env: Option<String>,
+    /// The longest one model request may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "60s", help_heading = "Models (ask)")]
+    pub(crate) model_timeout: String,
+    /// How many programs each model may write for one question.
+    #[arg(long, default_value_t = strata_mcp::ask::DEFAULT_TRIES, help_heading = "Models (ask)")]
+    pub(crate) tries: u32,
+}
+
+impl ModelArgs {
+    fn options(&self) -> Result<strata_mcp::AskOptions> {
+        Ok(strata_mcp::AskOptions::from_flags(
+            &strata_mcp::ModelFlags {
+                model_url: self.model_url.clone(),
+                model_name: self.model_name.clone(),
+                model_key_env: self.model_key_env.clone(),
+                fallback_url: self.fallback_url.clone(),
+                fallback_name: self.fallback_name.clone(),
+                fallback_kind: self.fallback_kind.clone(),
+                fallback_key_env: self.fallback_key_env.clone(),
+                timeout: Some(duration(&self.model_timeout).context("--model-timeout")?),
+                tries: self.tries,
+            },
+        )?)
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct AskArgs {
+    /// The database directory.
+    pub(crate) db: PathBuf,
+    /// The question, e.g. "what does app depend on?".
+    pub(crate) question: String,
+    /// Which models to ask: local, frontier, or both (local first, the fallback when it fails).
+    #[arg(long, default_value = "both", value_parser = ["local", "frontier", "both"])]
+    pub(crate) mode: String,
+    /// The language the model writes: datalog, or cypher for a database with a Cypher graph
+    /// (default: the pack's ask_language, else datalog).
+    #[arg(long, value_parser = ["datalog", "cypher"])]
+    pub(crate) language: Option<String>,
+    /// The most rows to answer.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) limit: u64,
+    /// The most work (candidate tuples examined) the program may spend.
+    #[arg(long)]
+    pub(crate) max_work: Option<u64>,
+    /// The longest the program's evaluation may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    pub(crate) timeout: String,
+    /// Answer as JSON: the program, columns, rows, witnesses, total and every try.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) models: ModelArgs,
+}
+
+/// A server's limits and models from the flags.
+pub(crate) fn server_options(
+    limit: u64,
+    max_work: Option<u64>,
+    timeout: &str,
+    models: &ModelArgs,
+) -> Result<strata_mcp::Options> {
+    Ok(strata_mcp::Options {
+        limit: limit.max(1),
+        max_work,
+        timeout: duration(timeout)?,
+        threads: None,
+        ask: models.options()?,
+    })
+}
+
+/// `strata ask`: the `ask` tool of a server over the database, called once.
+pub(crate) fn ask(args: &AskArgs) -> Result<()> {
+    let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let server = strata_mcp::Server::open(&args.db, options)?;
+    let mut call = serde_json::json!({
+        "question": args.question,
+        "mode": args.mode,
+        "json": args.json,
+    });
+    if let Some(language) = &args.language {
+        call["language"] = language.as_str().into();
+    }
+    let out = server
+        .call(
+            strata_mcp::ask::TOOL,
+            call.as_object().cloned(),
+            &strata_eval::budget::Cancel::new(),
+        )
+        .context("this build has no ask tool")?;
+    if out.is_error {
+        return Err(ProgramError(out.text).into());
+    }
+    say!("{}", out.text)?;
+    Ok(())
+}

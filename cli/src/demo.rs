@@ -1,0 +1,60 @@
+//! `strata demo`: the bundled example database built, then shown through the other
+//! commands (ingest, stats, check, query, schema).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use super::batch::{BatchArgs, IngestArgs, ingest};
+use super::query::{QueryArgs, query, schema};
+use super::{check, open};
+
+pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
+    let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
+    if dir.join(strata_store::layout::BASE_FILE).exists() {
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("cannot clear the old demo database {}", dir.display()))?;
+    }
+    let files = strata_fixtures::example::write_example(&dir)
+        .with_context(|| format!("cannot write the example into {}", dir.display()))?;
+    let args = IngestArgs {
+        db: dir.clone(),
+        files,
+        tier: "default".to_owned(),
+        format: None,
+        relation: None,
+        unit: None,
+        replace: false,
+        buffer: strata_store::BUFFER_FACTS,
+        batch: BatchArgs {
+            labels: vec!["source=strata-demo".to_owned()],
+            batch_id: None,
+        },
+    };
+    say!("$ strata ingest {} <the example's dumps>", dir.display())?;
+    ingest(&args)?;
+    say!("\n$ strata stats {}", dir.display())?;
+    say!("{}", open(&dir)?.stats()?.to_string().trim_end())?;
+    say!("\n$ strata check {}", dir.display())?;
+    check(&dir)?;
+    let program = r#"deps.depends_on("app", ?d) => ?d"#;
+    say!("\n$ strata query {} '{program}' --limit 2", dir.display())?;
+    query(
+        &QueryArgs {
+            db: dir.clone(),
+            program: program.to_owned(),
+            binds: Vec::new(),
+            limit: 2,
+            page_token: None,
+            max_work: None,
+            timeout: "30s".to_owned(),
+            json: false,
+            no_witnesses: false,
+            threads: None,
+            sample: None,
+        },
+        false,
+    )?;
+    say!("\n$ strata schema {} deps", dir.display())?;
+    schema(&dir, Some("deps"))
+}

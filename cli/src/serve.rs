@@ -1,0 +1,107 @@
+//! `strata serve`: the database served to agents over MCP, on stdio or streamable HTTP,
+//! with the ingest socket open beside it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use super::ask::{ModelArgs, server_options};
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
+pub(crate) struct ServeArgs {
+    /// The database directory.
+    pub(crate) db: PathBuf,
+    /// Speak MCP over standard input and output (only JSON-RPC on stdout; exits at the end
+    /// of input).
+    #[arg(long)]
+    pub(crate) stdio: bool,
+    /// Serve streamable HTTP at http://ADDR/mcp, e.g. 127.0.0.1:7411.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// A file holding the bearer token every HTTP request must carry (required to bind a
+    /// non-loopback address).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Also accept this Host (name or name:port) besides the loopback names (repeatable).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub(crate) allow_hosts: Vec<String>,
+    /// Also accept this Origin (scheme://host[:port]) besides loopback ones (repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub(crate) allow_origins: Vec<String>,
+    /// The most rows a call answers (a call may ask for fewer).
+    #[arg(long, default_value_t = 100)]
+    pub(crate) limit: u64,
+    /// The most work a call may spend (a call may ask for less).
+    #[arg(long)]
+    pub(crate) max_work: Option<u64>,
+    /// The longest a call may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    pub(crate) timeout: String,
+    /// The largest HTTP request body accepted, in bytes.
+    #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
+    pub(crate) max_body_bytes: usize,
+    #[command(flatten)]
+    pub(crate) models: ModelArgs,
+}
+
+pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
+    let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let token = match &args.token_file {
+        Some(f) => {
+            let t = std::fs::read_to_string(f)
+                .with_context(|| format!("--token-file {}: cannot read it", f.display()))?;
+            let t = t.trim().to_owned();
+            if t.is_empty() {
+                bail!("--token-file {}: the file is empty", f.display());
+            }
+            Some(t)
+        }
+        None => None,
+    };
+    let http = match args.http {
+        Some(addr) => {
+            let mut o = strata_mcp::HttpOptions::new(addr);
+            o.token = token;
+            o.allowed_hosts = args.allow_hosts.clone();
+            o.allowed_origins = args.allow_origins.clone();
+            o.max_body_bytes = args.max_body_bytes;
+            // Refuse a bad bind before opening the database.
+            o.validate()?;
+            Some(o)
+        }
+        None => None,
+    };
+    let server = strata_mcp::Server::open(&args.db, options)?;
+    // Read the dictionary for `find` (and `ask`'s grounding) before the first call needs it.
+    {
+        let server = server.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = server.warm_find() {
+                eprintln!("strata: warning: {e}");
+            }
+        });
+    }
+    // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
+    #[cfg(unix)]
+    let _socket = match strata_mcp::ingest_socket::IngestListener::bind(server.store().clone()) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!(
+                "strata: warning: cannot listen on {} ({e}); `strata ingest` cannot reach this \
+                 server",
+                strata_mcp::ingest_socket::socket_path(&args.db).display()
+            );
+            None
+        }
+    };
+    match http {
+        Some(o) => strata_mcp::run_http(server, o)?,
+        None => {
+            eprintln!("strata: serving {} over stdio", args.db.display());
+            strata_mcp::run_stdio(server)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! Running a round's items on worker threads: the calling thread and `threads - 1` scoped
+//! threads (named `strata-worker`) take items by index from a shared counter until none
+//! are left. A thread the system refuses to start is not an error: the others take its
+//! share.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Calls `work(i)` once for each `i` in `0..count`, on up to `threads` threads. `work`
+/// returns whether to go on; after a `false` no further item is started.
+pub(crate) fn for_each_index(threads: usize, count: usize, work: impl Fn(usize) -> bool + Sync) {
+    let next = AtomicUsize::new(0);
+    let run = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            if !work(i) {
+                next.store(count, Ordering::Relaxed);
+                break;
+            }
+        }
+    };
+    let helpers = threads.max(1).min(count).saturating_sub(1);
+    if helpers == 0 {
+        run();
+        return;
+    }
+    std::thread::scope(|s| {
+        for _ in 0..helpers {
+            // If the thread cannot start, the ones that did take its items.
+            let _ = std::thread::Builder::new()
+                .name("strata-worker".to_owned())
+                .spawn_scoped(s, run);
+        }
+        run();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn every_index_once_and_stop_on_false() {
+        for threads in [1, 2, 5] {
+            let seen = Mutex::new(Vec::new());
+            for_each_index(threads, 100, |i| {
+                seen.lock().unwrap_or_else(|e| e.into_inner()).push(i);
+                true
+            });
+            let mut seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
+            seen.sort_unstable();
+            assert_eq!(seen, (0..100).collect::<Vec<_>>());
+        }
+        let started = AtomicUsize::new(0);
+        for_each_index(1, 100, |i| {
+            started.fetch_add(1, Ordering::Relaxed);
+            i < 9
+        });
+        assert_eq!(started.load(Ordering::Relaxed), 10);
+    }
+}

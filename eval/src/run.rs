@@ -1,0 +1,305 @@
+//! Sorted runs of packed keys: the set a relation of one or two columns keeps for
+//! membership, in the manner of datafrog's batches.
+//!
+//! Each tuple packs into a `u64`; the set is a list of sorted runs whose sizes shrink
+//! geometrically (a run is merged into the one before it once it grows to half that one's
+//! size), so adding a round's new keys costs a merge of similar-sized runs and there are
+//! `log n` runs. Checking a round's candidates (sorted) against a run walks both in order.
+//!
+//! A large run is read through a fence: every [`BLOCK`]th key, in a separate array 1/16th
+//! the size. A candidate is first placed among the fences (an array small enough to stay in
+//! cache), then looked up in the one block of sixteen keys that can hold it (two cache
+//! lines). Galloping through the run itself would touch a new cache line at each of its
+//! `log gap` steps when candidates are sparse, as they are in a long chain's rounds.
+
+use std::sync::Mutex;
+
+/// Keys per fence entry.
+pub const BLOCK: usize = 16;
+
+/// Merges at least this large run on two threads.
+const PARALLEL_MERGE: usize = 1 << 16;
+
+/// How many fence entries point into the first `half` keys.
+fn fence_low_len(half: usize) -> usize {
+    half.div_ceil(BLOCK)
+}
+
+/// Merges `b` into `a`, whose first `na` keys hold a sorted run and whose length is
+/// `na + b.len()`, writing from the back.
+fn merge_back(a: &mut [u64], na: usize, b: &[u64]) {
+    let (mut i, mut j) = (na, b.len());
+    let mut out = a.len();
+    while j > 0 {
+        out -= 1;
+        if i > 0 && a[i - 1] > b[j - 1] {
+            a[out] = a[i - 1];
+            i -= 1;
+        } else {
+            a[out] = b[j - 1];
+            j -= 1;
+        }
+    }
+}
+
+/// Merges sorted `a` and `b` into `out` (of their total length).
+fn merge_forward(a: &[u64], b: &[u64], out: &mut [u64]) {
+    let (mut i, mut j) = (0, 0);
+    for slot in out.iter_mut() {
+        if j >= b.len() || (i < a.len() && a[i] < b[j]) {
+            *slot = a[i];
+            i += 1;
+        } else {
+            *slot = b[j];
+            j += 1;
+        }
+    }
+}
+
+/// One sorted run of distinct keys, with its fence.
+#[derive(Debug, Default)]
+pub struct Run {
+    keys: Vec<u64>,
+    /// `keys[i * BLOCK]` for every block.
+    fence: Vec<u64>,
+}
+
+/// The first index `i >= from` with `keys[i] >= k` (galloping, then binary search).
+pub fn gallop(keys: &[u64], from: usize, k: u64) -> usize {
+    let mut step = 1;
+    let mut lo = from;
+    let mut hi = from;
+    while hi < keys.len() && keys[hi] < k {
+        lo = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    let hi = hi.min(keys.len());
+    lo + keys[lo..hi].partition_point(|&x| x < k)
+}
+
+impl Run {
+    /// A run of `keys` (sorted, distinct).
+    pub fn new(keys: Vec<u64>) -> Run {
+        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        let mut run = Run {
+            keys,
+            fence: Vec::new(),
+        };
+        run.build_fence();
+        run
+    }
+
+    fn build_fence(&mut self) {
+        self.fence.clear();
+        self.fence.extend(self.keys.iter().step_by(BLOCK).copied());
+    }
+
+    /// How many keys the run holds.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether the run is empty.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Whether the run holds `k`.
+    pub fn contains(&self, k: u64) -> bool {
+        self.keys.binary_search(&k).is_ok()
+    }
+
+    /// Merges `other` (keys disjoint from this run's) into this run, in place: the keys grow
+    /// by `other`'s length and the merge writes from the back, so no third buffer is needed
+    /// (a large vector grows by remapping its pages, not by copying them). With two threads
+    /// or more and a large merge, the output is cut in two at the merge path: the upper half
+    /// of this run's keys is copied aside and the two halves are merged at once.
+    pub fn merge(&mut self, other: Run, threads: usize) {
+        let b = other.keys;
+        let (na, nb) = (self.keys.len(), b.len());
+        let half = (na + nb) / 2;
+        if threads < 2 || na + nb < PARALLEL_MERGE || na == 0 || nb == 0 {
+            self.keys.resize(na + nb, 0);
+            merge_back(&mut self.keys, na, &b);
+            self.build_fence();
+            return;
+        }
+        // i keys of this run and half - i of the other are the half smallest.
+        let a = &self.keys;
+        let (mut lo, mut hi) = (half.saturating_sub(nb), half.min(na));
+        while lo < hi {
+            let i = lo + (hi - lo) / 2;
+            if a[i] < b[half - i - 1] {
+                lo = i + 1;
+            } else {
+                hi = i;
+            }
+        }
+        let (i, j) = (lo, half - lo);
+        let upper: Vec<u64> = a[i..].to_vec();
+        self.keys.resize(na + nb, 0);
+        let (low, high) = self.keys.split_at_mut(half);
+        // Each half fills the fence entries of its own keys.
+        self.fence.clear();
+        self.fence.resize((na + nb).div_ceil(BLOCK), 0);
+        let (fence_low, fence_high) = self.fence.split_at_mut(fence_low_len(half));
+        let (b_low, b_high) = b.split_at(j);
+        // The upper half, for whichever thread takes it first (this one if no other starts).
+        let upper_half = Mutex::new(Some((high, fence_high)));
+        let merge_upper = || {
+            let taken = upper_half
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some((out, fence)) = taken {
+                merge_forward(&upper, b_high, out);
+                let first = fence_low_len(half);
+                for (f, slot) in fence.iter_mut().enumerate() {
+                    *slot = out[(first + f) * BLOCK - half];
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            let _ = std::thread::Builder::new()
+                .name("strata-worker".to_owned())
+                .spawn_scoped(s, merge_upper);
+            merge_back(low, i, b_low);
+            for (f, slot) in fence_low.iter_mut().enumerate() {
+                *slot = low[f * BLOCK];
+            }
+            merge_upper();
+        });
+    }
+
+    /// Keeps the candidates (sorted by key, distinct) whose key the run does not hold.
+    pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: &impl Fn(&T) -> u64) {
+        let (Some(first), Some(last)) = (cands.first(), cands.last()) else {
+            return;
+        };
+        let (first, last) = (key(first), key(last));
+        match (self.keys.first(), self.keys.last()) {
+            (Some(&lo), Some(&hi)) if first <= hi && last >= lo => {}
+            _ => return,
+        }
+        // Fence position: the first fence entry >= the candidate's key.
+        let mut f = 0;
+        cands.retain(|c| {
+            let k = key(c);
+            f = gallop(&self.fence, f, k);
+            if f < self.fence.len() && self.fence[f] == k {
+                return false;
+            }
+            if f == 0 {
+                // Below the run's first key.
+                return true;
+            }
+            let start = (f - 1) * BLOCK;
+            let end = (start + BLOCK).min(self.keys.len());
+            self.keys[start..end].binary_search(&k).is_err()
+        });
+    }
+}
+
+/// A set of keys as runs of geometrically shrinking sizes.
+#[derive(Debug, Default)]
+pub struct Runs {
+    runs: Vec<Run>,
+}
+
+impl Runs {
+    /// Whether some run holds `k`.
+    pub fn contains(&self, k: u64) -> bool {
+        self.runs.iter().any(|r| r.contains(k))
+    }
+
+    /// Keeps the candidates (sorted by key, distinct) that no run holds. Reads only:
+    /// several threads may filter disjoint candidates at once.
+    pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+        for run in &self.runs {
+            if cands.is_empty() {
+                return;
+            }
+            run.retain_absent(cands, &key);
+        }
+    }
+
+    /// Adds a run of keys (sorted, distinct, absent from every run), merging runs so their
+    /// sizes stay geometric (large merges on up to `threads` threads).
+    pub fn push(&mut self, keys: Vec<u64>, threads: usize) {
+        if keys.is_empty() {
+            return;
+        }
+        self.runs.push(Run::new(keys));
+        while self.runs.len() >= 2 {
+            let last = self.runs.len() - 1;
+            if self.runs[last].len() * 2 < self.runs[last - 1].len() {
+                break;
+            }
+            let b = self.runs.pop().unwrap_or_default();
+            if let Some(a) = self.runs.last_mut() {
+                a.merge(b, threads);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retain_absent_matches_a_set() {
+        let mut runs = Runs::default();
+        let mut all = std::collections::BTreeSet::new();
+        let mut x: u64 = 99;
+        for round in 0..40u64 {
+            let mut keys: Vec<u64> = (0..(round * 37 % 500 + 1))
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % 20_000
+                })
+                .filter(|k| !all.contains(k))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            all.extend(keys.iter().copied());
+            runs.push(keys, 1 + round as usize % 2);
+            let mut cands: Vec<u64> = (0..20_000).step_by((round as usize % 7) + 1).collect();
+            let expected: Vec<u64> = cands.iter().copied().filter(|k| !all.contains(k)).collect();
+            runs.retain_absent(&mut cands, |&k| k);
+            assert_eq!(cands, expected, "round {round}");
+            assert!(all.iter().all(|&k| runs.contains(k)));
+        }
+        // Sizes stay geometric.
+        assert!(runs.runs.windows(2).all(|w| w[1].len() * 2 < w[0].len()));
+    }
+
+    #[test]
+    fn parallel_merge_equals_serial_merge() {
+        let mut x: u64 = 5;
+        let mut all: Vec<u64> = (0..(PARALLEL_MERGE * 3))
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        for split in [3, 2, 7] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for (n, &k) in all.iter().enumerate() {
+                if n % split == 0 { b.push(k) } else { a.push(k) }
+            }
+            let mut run = Run::new(a);
+            run.merge(Run::new(b), 2);
+            assert_eq!(run.keys, all);
+            let fence: Vec<u64> = all.iter().step_by(BLOCK).copied().collect();
+            assert_eq!(run.fence, fence);
+        }
+    }
+}

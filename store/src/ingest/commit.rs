@@ -1,0 +1,224 @@
+//! Committing: the dictionary, units, catalog and batch record written to the base file, then
+//! the commit protocol (tier files first, the base file last, which acknowledges the batch) and
+//! what a write failure leaves behind.
+
+use std::collections::BTreeSet;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use redb::{ReadableTable, WriteTransaction};
+
+use super::{Batch, BatchSummary};
+use crate::catalog::{BatchRecord, encode_json};
+use crate::error::{Result, StoreError};
+use crate::layout;
+
+impl Batch<'_> {
+    /// Writes the batch atomically: all of it lands, or (on any error) none of it.
+    ///
+    /// A storage failure (a full disk, say) is [`StoreError::WriteFailed`], which says whether
+    /// the batch may have landed: only a failure of the final durable commit leaves that open,
+    /// and running the same batch again is then safe (facts already stored are not stored
+    /// twice; a batch id already committed is skipped).
+    pub fn commit(self) -> Result<BatchSummary> {
+        let dir = self.store.dir().to_owned();
+        let seq = self.start.seq + 1;
+        let mut committing = false;
+        self.commit_inner(&mut committing).map_err(|e| match e {
+            StoreError::Engine(e) => StoreError::WriteFailed {
+                dir,
+                seq,
+                message: e.to_string(),
+                outcome: if committing {
+                    "the batch may or may not have been stored: run it again (a fact already \
+                     stored is not stored twice, a committed --batch-id is skipped)"
+                } else {
+                    "nothing of the batch was stored"
+                },
+            },
+            other => other,
+        })
+    }
+
+    pub(super) fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {
+        let t0 = Instant::now();
+        self.flush(false)?;
+        let Some(mut w) = self.writing.take() else {
+            return Err(StoreError::Corrupt(
+                "a batch's transaction vanished".to_owned(),
+            ));
+        };
+        if let Some(seq) = w.already {
+            return Ok(BatchSummary {
+                seq,
+                already_committed: true,
+                facts_read: self.facts_read,
+                elapsed: self.started.elapsed(),
+                ..BatchSummary::default()
+            });
+        }
+        let seq = w.seq;
+        let units_count = w.units_count;
+        let next_rel = w.next_rel;
+        let metas = std::mem::take(&mut w.metas);
+        let unit_rel_changes = std::mem::take(&mut w.unit_rel_changes);
+        let mut tiers: BTreeSet<String> = metas.values().map(|m| m.tier.clone()).collect();
+        tiers.extend(w.tiers.0.keys().cloned());
+        let tier_txns: Vec<(
+            String,
+            std::sync::Arc<redb::Database>,
+            WriteTransaction,
+            u64,
+        )> = std::mem::take(&mut w.tiers.0)
+            .into_iter()
+            .map(|(t, (db, txn, sp))| (t, db, txn, sp))
+            .collect();
+        let wtxn = w.wtxn;
+        let units_removed = {
+            let names = wtxn.open_table(layout::UNIT_NAMES)?;
+            let mut v = Vec::new();
+            for &u in &w.removed_units {
+                if let Some(n) = names.get(u)? {
+                    v.push(n.value().to_owned());
+                }
+            }
+            v
+        };
+        let mut summary = BatchSummary {
+            seq,
+            facts_read: self.facts_read,
+            relations: w.relations.iter().cloned().collect(),
+            unknown_units: std::mem::take(&mut self.unknown_units),
+            new: w.summary.new,
+            duplicates: w.summary.duplicates,
+            removed: w.summary.removed,
+            ..BatchSummary::default()
+        };
+
+        // The base file: dictionary, units, catalog, batch record.
+        {
+            self.write_texts(&wtxn)?;
+            let mut t = wtxn.open_table(layout::NUMBER_BY_ID)?;
+            let mut r = wtxn.open_table(layout::ID_BY_NUMBER)?;
+            for (i, &bits) in self.new_numbers.iter().enumerate() {
+                let id = self.start.numbers + i as u32;
+                t.insert(id, bits)?;
+                r.insert(bits, id)?;
+            }
+            let mut t = wtxn.open_table(layout::UNIT_NAMES)?;
+            let mut r = wtxn.open_table(layout::UNIT_IDS)?;
+            for (i, s) in self.new_units.iter().enumerate() {
+                let id = units_count + 1 + i as u32;
+                t.insert(id, &**s)?;
+                r.insert(&**s, id)?;
+            }
+            let mut ur = wtxn.open_table(layout::UNIT_RELATIONS)?;
+            for (u, rel, owns) in unit_rel_changes {
+                if u == 0 {
+                    continue;
+                }
+                if owns {
+                    ur.insert((u, rel), ())?;
+                } else {
+                    ur.remove((u, rel))?;
+                }
+            }
+            let mut rels = wtxn.open_table(layout::RELATIONS)?;
+            let mut ids = wtxn.open_table(layout::RELATION_IDS)?;
+            for m in metas.values() {
+                rels.insert(m.id, encode_json(m).as_slice())?;
+                ids.insert(m.name.as_str(), m.id)?;
+            }
+            let record = BatchRecord {
+                seq,
+                batch_id: self.options.batch_id.clone(),
+                labels: self.options.labels.clone(),
+                committed_at: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+                facts_read: summary.facts_read,
+                new: summary.new,
+                duplicates: summary.duplicates,
+                removed: summary.removed,
+                relations: summary.relations.clone(),
+                units_removed,
+            };
+            wtxn.open_table(layout::BATCHES)?
+                .insert(seq, encode_json(&record).as_slice())?;
+            if let Some(id) = &self.options.batch_id {
+                wtxn.open_table(layout::BATCH_IDS)?
+                    .insert(id.as_str(), seq)?;
+            }
+            let mut ts = wtxn.open_table(layout::TIER_SEQ)?;
+            for tier in &tiers {
+                ts.insert(tier.as_str(), seq)?;
+            }
+            let mut meta = wtxn.open_table(layout::META)?;
+            meta.insert("seq", seq.to_le_bytes().as_slice())?;
+            let texts = self.start.texts + self.new_texts;
+            meta.insert("texts", texts.to_le_bytes().as_slice())?;
+            let numbers = self.start.numbers + self.new_numbers.len() as u32;
+            meta.insert("numbers", numbers.to_le_bytes().as_slice())?;
+            let units = units_count + self.new_units.len() as u32;
+            meta.insert("units", units.to_le_bytes().as_slice())?;
+            meta.insert("relations", next_rel.to_le_bytes().as_slice())?;
+        }
+
+        let t1 = Instant::now();
+        // Commit: tier files first, then the base file, which acknowledges the batch.
+        {
+            let _guard = self
+                .store
+                .inner
+                .commit_lock
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut cleanup = Vec::new();
+            let mut failed = None;
+            for (tier, db, txn, sp) in tier_txns {
+                if failed.is_some() {
+                    break;
+                }
+                match txn.commit() {
+                    Ok(()) => cleanup.push((tier, db, sp)),
+                    Err(e) => failed = Some(StoreError::from(e)),
+                }
+            }
+            if failed.is_none() {
+                *committing = true;
+                if let Err(e) = wtxn.commit() {
+                    failed = Some(e.into());
+                }
+            }
+            if let Some(e) = failed {
+                // The base file did not acknowledge the batch (or may not have): undo it in
+                // the tiers it reached, now, so this process never builds on it; if that
+                // fails too, refuse further batches until the database is opened again.
+                self.store
+                    .inner
+                    .poisoned
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+                let undone = cleanup
+                    .iter()
+                    .all(|(tier, db, _)| self.store.recover_tier(db, tier).is_ok());
+                if undone && !*committing {
+                    self.store
+                        .inner
+                        .poisoned
+                        .store(false, std::sync::atomic::Ordering::SeqCst);
+                }
+                return Err(e);
+            }
+            for (_, db, sp) in cleanup {
+                let txn = db.begin_write()?;
+                txn.delete_persistent_savepoint(sp)?;
+                txn.open_table(layout::TIER_META)?.remove("savepoint")?;
+                txn.commit()?;
+            }
+        }
+        summary.elapsed = self.started.elapsed();
+        summary.read_time = t0 - self.started;
+        summary.write_time = t1 - t0;
+        summary.sync_time = t1.elapsed();
+        Ok(summary)
+    }
+}

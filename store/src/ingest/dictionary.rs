@@ -1,0 +1,153 @@
+//! The batch's dictionary: texts, numbers and units interned to ids (those already stored
+//! are found, new ones numbered after them), and the new texts written to the dictionary
+//! tables at commit.
+
+use redb::{ReadableTable, WriteTransaction};
+
+use super::Batch;
+use crate::dump::Field;
+use crate::error::{Result, StoreError};
+use crate::layout;
+use strata_eval::Term;
+
+impl Batch<'_> {
+    pub(super) fn intern_text(&mut self, s: &str) -> Result<u32> {
+        if let Some(&id) = self.texts.get(s) {
+            return Ok(id);
+        }
+        let stored = if self.start.texts > 0 {
+            crate::intern::find_text(
+                &self.id_by_text,
+                &self.text_collisions,
+                &self.text_by_id,
+                self.start.texts,
+                s,
+            )?
+        } else {
+            None
+        };
+        let id = match stored {
+            Some(id) => id,
+            None => {
+                let id = self.start.texts + 1 + self.new_texts;
+                if id > Term::MAX_ID {
+                    return Err(StoreError::Full("the text dictionary".to_owned()));
+                }
+                self.new_texts += 1;
+                id
+            }
+        };
+        self.texts.insert(s.into(), id);
+        Ok(id)
+    }
+
+    pub(super) fn intern_number(&mut self, n: f64) -> Result<u32> {
+        let bits = n.to_bits();
+        if let Some(&id) = self.numbers.get(&bits) {
+            return Ok(id);
+        }
+        let stored = if self.start.numbers > 0 {
+            self.id_by_number.get(bits)?.map(|v| v.value())
+        } else {
+            None
+        };
+        let id = match stored {
+            Some(id) => id,
+            None => {
+                let id = self.start.numbers + self.new_numbers.len() as u32;
+                if id > Term::MAX_NUMBER_ID {
+                    return Err(StoreError::Full("the number dictionary".to_owned()));
+                }
+                self.new_numbers.push(bits);
+                id
+            }
+        };
+        self.numbers.insert(bits, id);
+        Ok(id)
+    }
+
+    pub(super) fn intern_unit(&mut self, s: &str) -> Result<u32> {
+        if let Some(&id) = self.units.get(s) {
+            return Ok(id);
+        }
+        let id = match self.id_by_unit.get(s)?.map(|v| v.value()) {
+            Some(id) => id,
+            None => {
+                self.new_units.push(s.into());
+                self.start_units + self.new_units.len() as u32
+            }
+        };
+        self.units.insert(s.into(), id);
+        Ok(id)
+    }
+
+    pub(super) fn term(&mut self, field: &Field<'_>) -> Result<u32> {
+        Ok(match field {
+            Field::Absent => Term::ABSENT.0,
+            Field::Text(s) => Term::text(self.intern_text(s)?).0,
+            Field::Number(n) => match Term::integer(*n) {
+                Some(t) => t.0,
+                None => Term::number(self.intern_number(*n)?).0,
+            },
+        })
+    }
+
+    /// Writes the batch's new texts into the dictionary tables.
+    pub(super) fn write_texts(&self, wtxn: &WriteTransaction) -> Result<()> {
+        use crate::intern::{TEXT_CHUNK_BITS, decode_text_chunk, encode_text_chunk, text_hash};
+        let mut new: Vec<(u32, &str)> = self
+            .texts
+            .iter()
+            .filter(|(_, id)| **id > self.start.texts)
+            .map(|(s, id)| (*id, &**s))
+            .collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        new.sort_unstable_by_key(|(id, _)| *id);
+        let mut by_id = wtxn.open_table(layout::TEXT_BY_ID)?;
+        let mut i = 0;
+        while i < new.len() {
+            let chunk = new[i].0 >> TEXT_CHUNK_BITS;
+            let mut j = i;
+            while j < new.len() && new[j].0 >> TEXT_CHUNK_BITS == chunk {
+                j += 1;
+            }
+            // The chunk holds the ids before this batch's first (the empty slot 0 included).
+            let mut texts = match by_id.get(chunk)? {
+                Some(v) => decode_text_chunk(v.value())?,
+                None if chunk == 0 => vec![String::new()],
+                None => Vec::new(),
+            };
+            if texts.len() as u32 != new[i].0 - (chunk << TEXT_CHUNK_BITS) {
+                return Err(StoreError::Corrupt(format!(
+                    "dictionary chunk {chunk} holds {} texts; expected {}",
+                    texts.len(),
+                    new[i].0 - (chunk << TEXT_CHUNK_BITS)
+                )));
+            }
+            texts.extend(new[i..j].iter().map(|(_, s)| (*s).to_owned()));
+            by_id.insert(
+                chunk,
+                encode_text_chunk(texts.iter().map(String::as_str)).as_slice(),
+            )?;
+            i = j;
+        }
+        let mut hashed: Vec<(u64, u32, &str)> =
+            new.iter().map(|&(id, s)| (text_hash(s), id, s)).collect();
+        hashed.sort_unstable();
+        let mut by_hash = wtxn.open_table(layout::ID_BY_TEXT)?;
+        let mut collisions = wtxn.open_table(layout::TEXT_COLLISIONS)?;
+        let mut prev = None;
+        for (h, id, s) in hashed {
+            let taken = prev == Some(h) || (self.start.texts > 0 && by_hash.get(h)?.is_some());
+            if taken {
+                collisions.insert(s, id)?;
+            } else {
+                by_hash.insert(h, id)?;
+            }
+            prev = Some(h);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,224 @@
+//! Flushing: the batch's open transactions (the base file's and one per tier, each
+//! guarded by a savepoint), and the writing of gathered facts into them, uncommitted, when the
+//! buffer fills and at commit.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use redb::{ReadableTable, WriteTransaction};
+
+use super::bloom::Bloom;
+use super::pending::add_pending;
+use super::{Batch, BatchSummary};
+use crate::catalog::RelationMeta;
+use crate::error::{Result, StoreError};
+use crate::layout::{self, DEFAULT_TIER};
+use crate::relwriter::RelWriter;
+
+/// A batch's open transactions and running state between flushes.
+pub(super) struct Writing {
+    pub(super) wtxn: WriteTransaction,
+    pub(super) seq: u64,
+    /// Set when the batch id was committed before: nothing is written.
+    pub(super) already: Option<u64>,
+    pub(super) next_rel: u32,
+    pub(super) units_count: u32,
+    /// Every relation written so far, as it stands in this batch.
+    pub(super) metas: BTreeMap<String, RelationMeta>,
+    /// Open tier files: their transaction and the savepoint taken before it.
+    pub(super) tiers: TierTxns,
+    /// Units whose stored facts were removed already.
+    pub(super) removed_units: BTreeSet<u32>,
+    pub(super) unit_rel_changes: Vec<(u32, u32, bool)>,
+    pub(super) relations: BTreeSet<String>,
+    pub(super) summary: BatchSummary,
+    /// Relations that held no row when the batch began.
+    pub(super) fresh: BTreeSet<String>,
+}
+
+/// A batch's open tier transactions, each with the savepoint taken before it.
+#[derive(Default)]
+pub(super) struct TierTxns(
+    pub(super) BTreeMap<String, (std::sync::Arc<redb::Database>, WriteTransaction, u64)>,
+);
+
+impl Drop for TierTxns {
+    /// A batch dropped before its commit (an error, or never committed) leaves nothing: its
+    /// transactions abort, and the savepoints it took in tier files are deleted.
+    fn drop(&mut self) {
+        for (_, (db, txn, sp)) in std::mem::take(&mut self.0) {
+            drop(txn);
+            if let Ok(t) = db.begin_write()
+                && t.delete_persistent_savepoint(sp).is_ok()
+            {
+                let _ = t.commit();
+            }
+        }
+    }
+}
+
+impl Batch<'_> {
+    /// Opens the batch's transaction on the base file (once), checking the batch id.
+    pub(super) fn begin(&mut self) -> Result<()> {
+        if self.writing.is_some() {
+            return Ok(());
+        }
+        let wtxn = self.store.inner.base.begin_write()?;
+        let already = match &self.options.batch_id {
+            Some(id) => wtxn
+                .open_table(layout::BATCH_IDS)?
+                .get(id.as_str())?
+                .map(|v| v.value()),
+            None => None,
+        };
+        let (next_rel, units_count) = {
+            let meta = wtxn.open_table(layout::META)?;
+            (
+                crate::catalog::meta_u32(&meta, "relations")?,
+                crate::catalog::meta_u32(&meta, "units")?,
+            )
+        };
+        let fresh = self
+            .start
+            .relations
+            .values()
+            .filter(|m| m.next_row == 0)
+            .map(|m| m.name.clone())
+            .collect();
+        self.writing = Some(Writing {
+            wtxn,
+            seq: self.start.seq + 1,
+            already,
+            next_rel,
+            units_count,
+            metas: BTreeMap::new(),
+            tiers: TierTxns::default(),
+            removed_units: BTreeSet::new(),
+            unit_rel_changes: Vec::new(),
+            relations: BTreeSet::new(),
+            summary: BatchSummary::default(),
+            fresh,
+        });
+        Ok(())
+    }
+
+    /// Writes the facts gathered so far into the batch's transactions (uncommitted), and
+    /// removes the stored facts of units named for the first time. `more` says more facts
+    /// will follow (then a filter remembers what was written, so later flushes skip
+    /// looking it up).
+    pub(super) fn flush(&mut self, more: bool) -> Result<()> {
+        self.begin()?;
+        self.pending_facts = 0;
+        if self.writing.as_ref().is_some_and(|w| w.already.is_some()) {
+            // A retried batch: nothing is written; drop what was read.
+            self.rels.clear();
+            return Ok(());
+        }
+        if more && self.seen.is_none() {
+            self.seen = Some(Bloom::new());
+        }
+        let mut w = self
+            .writing
+            .take()
+            .ok_or_else(|| StoreError::Corrupt("a batch's transaction vanished".to_owned()))?;
+        let result = self.flush_into(&mut w);
+        self.writing = Some(w);
+        result
+    }
+
+    pub(super) fn flush_into(&mut self, w: &mut Writing) -> Result<()> {
+        let seq = w.seq;
+        let mut metas = {
+            let mut next_rel = w.next_rel;
+            let resolved = self.resolve_into(&w.metas, &mut next_rel)?;
+            w.next_rel = next_rel;
+            resolved
+        };
+        for name in self.rels.keys() {
+            if !w.metas.contains_key(name) && !self.start.relations.contains_key(name) {
+                w.fresh.insert(name.clone());
+            }
+        }
+        // Units named for the first time lose their stored facts now, before this flush's
+        // facts are added (facts this batch wrote for them earlier cannot exist: the unit
+        // was not named before).
+        let removing: BTreeSet<u32> = self
+            .replace_units
+            .union(&self.retract_units)
+            .copied()
+            .filter(|&u| u <= self.start_units && !w.removed_units.contains(&u))
+            .collect();
+        let mut removals: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        {
+            let ur = w.wtxn.open_table(layout::UNIT_RELATIONS)?;
+            let by_id: HashMap<u32, &RelationMeta> =
+                self.start.relations.values().map(|m| (m.id, m)).collect();
+            for &u in &removing {
+                for entry in ur.range((u, 0)..=(u, u32::MAX))? {
+                    let (k, _) = entry?;
+                    let rel = k.value().1;
+                    let m = by_id.get(&rel).ok_or_else(|| {
+                        StoreError::Corrupt(format!(
+                            "unit {u} owns facts of unknown relation {rel}"
+                        ))
+                    })?;
+                    removals.entry(m.name.clone()).or_default().push(u);
+                    if !metas.contains_key(&m.name) {
+                        let current = w.metas.get(&m.name).unwrap_or(m);
+                        metas.insert(m.name.clone(), current.clone());
+                    }
+                }
+            }
+        }
+        w.removed_units.extend(removing);
+        // Group by tier; the default tier's relations are written in the base transaction.
+        let mut tiers: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for m in metas.values() {
+            tiers
+                .entry(m.tier.clone())
+                .or_default()
+                .push(m.name.clone());
+        }
+        for (tier, names) in &tiers {
+            if tier != DEFAULT_TIER && !w.tiers.0.contains_key(tier) {
+                let db = self.store.tier_db(tier, true)?;
+                let sp_txn = db.begin_write()?;
+                let sp = sp_txn.persistent_savepoint()?;
+                sp_txn.commit()?;
+                let txn = db.begin_write()?;
+                {
+                    let mut t = txn.open_table(layout::TIER_META)?;
+                    t.insert("applied_seq", seq.to_le_bytes().as_slice())?;
+                    t.insert("savepoint", sp.to_le_bytes().as_slice())?;
+                }
+                w.tiers.0.insert(tier.clone(), (db, txn, sp));
+            }
+            let txn = if tier == DEFAULT_TIER {
+                &w.wtxn
+            } else {
+                &w.tiers.0[tier].1
+            };
+            for name in names {
+                let meta = metas.remove(name).ok_or_else(|| {
+                    StoreError::Corrupt(format!("relation {name} vanished during commit"))
+                })?;
+                let rel = meta.id;
+                let fresh = w.fresh.contains(name);
+                let mut rw = RelWriter::new(txn, meta)?;
+                for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
+                    w.summary.removed += rw.remove_unit(u)?;
+                }
+                if let Some(p) = self.rels.get_mut(name) {
+                    let seen = if fresh { self.seen.as_mut() } else { None };
+                    add_pending(&mut rw, p, &mut w.summary, seen)?;
+                    w.relations.insert(name.clone());
+                }
+                let (meta, units) = rw.finish()?;
+                w.unit_rel_changes
+                    .extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
+                w.metas.insert(name.clone(), meta);
+            }
+        }
+        self.rels.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,288 @@
+//! Pending facts: a relation's facts as a batch gathers them, checked against the relation's
+//! earlier facts and the stored catalog, then added to its relation writer, each distinct
+//! tuple once.
+
+use std::collections::BTreeMap;
+
+use super::bloom::Bloom;
+use super::{Batch, BatchSummary};
+use crate::catalog::RelationMeta;
+use crate::dump::{Fact, Origin};
+use crate::error::{Result, StoreError};
+use crate::relwriter::RelWriter;
+
+/// A relation's facts gathered by a batch, as terms.
+pub(super) struct Pending {
+    spelled: String,
+    origin: Origin,
+    columns: Vec<String>,
+    doc: Option<String>,
+    file: String,
+    line: u64,
+    tuples: Vec<u32>,
+    units: Vec<u32>,
+}
+
+impl Batch<'_> {
+    pub(super) fn clash(&self, file: &str, line: u64, message: String) -> StoreError {
+        StoreError::Clash {
+            file: file.to_owned(),
+            line,
+            message,
+        }
+    }
+
+    pub(super) fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
+        self.facts_read += 1;
+        let mut terms = [0u32; 8];
+        let mut long = Vec::new();
+        let terms: &[u32] = if fact.fields.len() <= 8 {
+            for (i, f) in fact.fields.iter().enumerate() {
+                terms[i] = self.term(f)?;
+            }
+            &terms[..fact.fields.len()]
+        } else {
+            for f in fact.fields {
+                long.push(self.term(f)?);
+            }
+            &long
+        };
+        let unit = match fact.unit {
+            Some(u) => {
+                let id = self.intern_unit(u)?;
+                if self.options.replace {
+                    self.replace_units.insert(id);
+                }
+                id
+            }
+            None => 0,
+        };
+        let label = &self.label;
+        match self.rels.get_mut(fact.relation) {
+            Some(p) => {
+                if p.origin != fact.origin || p.spelled != fact.spelled {
+                    let (file, line) = (label.clone(), fact.line);
+                    let msg = format!(
+                        "\"{}\" ({}) names the same relation \"{}\" as \"{}\" ({}) at {}:{}; \
+                         rename one of them",
+                        fact.spelled,
+                        fact.origin.noun(),
+                        fact.relation,
+                        p.spelled,
+                        p.origin.noun(),
+                        p.file,
+                        p.line
+                    );
+                    return Err(self.clash(&file, line, msg));
+                }
+                if p.columns.len() != terms.len() {
+                    let msg = format!(
+                        "relation \"{}\" has {} columns at {}:{}, but {} here",
+                        fact.relation,
+                        p.columns.len(),
+                        p.file,
+                        p.line,
+                        terms.len()
+                    );
+                    return Err(self.clash(&label.clone(), fact.line, msg));
+                }
+                p.tuples.extend_from_slice(terms);
+                p.units.push(unit);
+                self.pending_facts += 1;
+                if self.pending_facts >= self.options.buffer_facts.max(1) {
+                    self.flush(true)?;
+                }
+            }
+            None => {
+                self.rels.insert(
+                    fact.relation.to_owned(),
+                    Pending {
+                        spelled: fact.spelled.to_owned(),
+                        origin: fact.origin,
+                        columns: fact.columns.to_vec(),
+                        doc: fact.doc.map(str::to_owned),
+                        file: label.clone(),
+                        line: fact.line,
+                        tuples: terms.to_vec(),
+                        units: vec![unit],
+                    },
+                );
+                self.pending_facts += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks each gathered relation against the catalog; returns the catalog entries to
+    /// write to (new ones with fresh ids).
+    pub(super) fn resolve_into(
+        &self,
+        written: &BTreeMap<String, RelationMeta>,
+        next_rel: &mut u32,
+    ) -> Result<BTreeMap<String, RelationMeta>> {
+        let mut out = BTreeMap::new();
+        for (name, p) in &self.rels {
+            let stored = written.get(name).or_else(|| self.start.relations.get(name));
+            let meta = match stored {
+                Some(m) => {
+                    if m.origin != p.origin || m.spelled != p.spelled {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "\"{}\" ({}) names the same relation \"{name}\" as the stored \
+                                 \"{}\" ({}); rename one of them",
+                                p.spelled,
+                                p.origin.noun(),
+                                m.spelled,
+                                m.origin.noun()
+                            ),
+                        ));
+                    }
+                    if m.columns.len() != p.columns.len() {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "relation \"{name}\" is stored with {} columns ({}), but this \
+                                 dump gives it {}",
+                                m.columns.len(),
+                                m.columns.join(", "),
+                                p.columns.len()
+                            ),
+                        ));
+                    }
+                    if m.tier != self.options.tier {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "relation \"{name}\" lives in tier \"{}\", not \"{}\"; ingest \
+                                 it with --tier {}",
+                                m.tier, self.options.tier, m.tier
+                            ),
+                        ));
+                    }
+                    let mut m = m.clone();
+                    if let Some(doc) = &p.doc {
+                        m.doc.clone_from(doc);
+                    }
+                    m
+                }
+                None => {
+                    let id = *next_rel;
+                    *next_rel += 1;
+                    RelationMeta {
+                        id,
+                        name: name.clone(),
+                        spelled: p.spelled.clone(),
+                        origin: p.origin,
+                        columns: p.columns.clone(),
+                        doc: p.doc.clone().unwrap_or_default(),
+                        tier: self.options.tier.clone(),
+                        next_row: 0,
+                        rows: 0,
+                        distinct: vec![0; p.columns.len()],
+                    }
+                }
+            };
+            out.insert(name.clone(), meta);
+        }
+        Ok(out)
+    }
+}
+
+/// Adds a relation's gathered facts: each distinct tuple once, with its distinct units.
+pub(super) fn add_pending(
+    w: &mut RelWriter<'_>,
+    p: &mut Pending,
+    summary: &mut BatchSummary,
+    mut seen: Option<&mut Bloom>,
+) -> Result<()> {
+    let rel = w.meta.id;
+    // With a filter (a relation empty when the batch began, written in several flushes):
+    // a tuple the filter never saw is certainly not stored.
+    let mut add = |w: &mut RelWriter<'_>, t: &[u32], us: &[u32]| -> Result<bool> {
+        match seen.as_deref_mut() {
+            Some(b) => {
+                let absent = !b.may_contain(rel, t);
+                let new = w.add_known(t, us, absent)?;
+                b.insert(rel, t);
+                Ok(new)
+            }
+            None => w.add(t, us),
+        }
+    };
+    let arity = p.columns.len();
+    let tuples = std::mem::take(&mut p.tuples);
+    let units = std::mem::take(&mut p.units);
+    if arity <= 2 {
+        // Pack each statement as one u128 (columns, then unit) and sort those.
+        let mut packed: Vec<u128> = (0..units.len())
+            .map(|i| {
+                let t = &tuples[i * arity..(i + 1) * arity];
+                let a = t.first().map_or(0, |&x| u128::from(x));
+                let b = t.get(1).map_or(0, |&x| u128::from(x));
+                a << 96 | b << 64 | u128::from(units[i])
+            })
+            .collect();
+        drop(tuples);
+        drop(units);
+        packed.sort_unstable();
+        let mut i = 0;
+        let mut us = Vec::new();
+        let mut tuple = [0u32; 2];
+        while i < packed.len() {
+            let key = packed[i] >> 64;
+            tuple[0] = (key >> 32) as u32;
+            tuple[1] = key as u32;
+            us.clear();
+            let mut j = i;
+            while j < packed.len() && packed[j] >> 64 == key {
+                let u = packed[j] as u32;
+                if us.last() != Some(&u) {
+                    us.push(u);
+                }
+                j += 1;
+            }
+            record(add(w, &tuple[..arity], &us)?, (j - i) as u64, summary);
+            i = j;
+        }
+        return Ok(());
+    }
+    let n = units.len();
+    let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_unstable_by(|&a, &b| {
+        tuple(a as usize)
+            .cmp(tuple(b as usize))
+            .then(units[a as usize].cmp(&units[b as usize]))
+    });
+    let mut i = 0;
+    let mut us = Vec::new();
+    while i < n {
+        let t = tuple(order[i] as usize);
+        us.clear();
+        let mut j = i;
+        while j < n && tuple(order[j] as usize) == t {
+            let u = units[order[j] as usize];
+            if us.last() != Some(&u) {
+                us.push(u);
+            }
+            j += 1;
+        }
+        record(add(w, t, &us)?, (j - i) as u64, summary);
+        i = j;
+    }
+    Ok(())
+}
+
+/// Counts a distinct tuple that `occurrences` statements of the batch gave.
+pub(super) fn record(new: bool, occurrences: u64, summary: &mut BatchSummary) {
+    if new {
+        summary.new += 1;
+        summary.duplicates += occurrences - 1;
+    } else {
+        summary.duplicates += occurrences;
+    }
+}
