@@ -411,7 +411,7 @@ impl Evaluator<'_, '_> {
     }
 
     /// Reads into memory the base relations the plans read that are small, or that were
-    /// probed more than an eighth of their size.
+    /// probed, or will be this round, more than an eighth of their size.
     fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
         let mut rels = Vec::new();
         fn collect(steps: &[Step], out: &mut Vec<RelId>) {
@@ -435,9 +435,35 @@ impl Evaluator<'_, '_> {
         }
         rels.sort_unstable();
         rels.dedup();
+        // The probes this round will make at least: a base relation joined right after an
+        // in-memory first step is looked up once per tuple of that step's part.
+        let mut expected: FxHashMap<RelId, u64> = FxHashMap::default();
+        for p in plans {
+            if let [
+                Step::Atom {
+                    rel: first,
+                    base,
+                    part,
+                    ..
+                },
+                Step::Atom {
+                    rel, base: true, ..
+                }
+                | Step::Neg {
+                    rel, base: true, ..
+                },
+                ..,
+            ] = &p.steps[..]
+                && (!*base || self.loaded[*first])
+            {
+                let range = part_range(&self.relations[*first], *part);
+                *expected.entry(*rel).or_default() += u64::from(range.end - range.start);
+            }
+        }
         for rel in rels {
             let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
-            let probes = self.probes[rel].load(Ordering::Relaxed);
+            let probes =
+                self.probes[rel].load(Ordering::Relaxed) + expected.get(&rel).copied().unwrap_or(0);
             if rows <= EAGER_ROWS || probes > rows / 8 {
                 self.materialize(rel)?;
             }
