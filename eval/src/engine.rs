@@ -435,29 +435,44 @@ impl Evaluator<'_, '_> {
         }
         rels.sort_unstable();
         rels.dedup();
-        // The probes this round will make at least: a base relation joined right after an
-        // in-memory first step is looked up once per tuple of that step's part.
+        // The probes this round will make at least: a base relation joined right after the
+        // first step is looked up once per tuple that step yields. A base relation scanned
+        // whole as the first step of a join counts as probed whole too: read into memory,
+        // its scan is cut into tasks the threads share.
         let mut expected: FxHashMap<RelId, u64> = FxHashMap::default();
         for p in plans {
-            if let [
+            let [
                 Step::Atom {
                     rel: first,
                     base,
                     part,
+                    mask,
                     ..
                 },
-                Step::Atom {
-                    rel, base: true, ..
-                }
-                | Step::Neg {
-                    rel, base: true, ..
-                },
+                second,
                 ..,
             ] = &p.steps[..]
-                && (!*base || self.loaded[*first])
-            {
+            else {
+                continue;
+            };
+            let yields = if !*base || self.loaded[*first] {
                 let range = part_range(&self.relations[*first], *part);
-                *expected.entry(*rel).or_default() += u64::from(range.end - range.start);
+                u64::from(range.end - range.start)
+            } else if *mask == 0 {
+                let rows = self.base_info.get(first).map_or(0, |i| i.rows);
+                *expected.entry(*first).or_default() += rows;
+                rows
+            } else {
+                continue;
+            };
+            if let Step::Atom {
+                rel, base: true, ..
+            }
+            | Step::Neg {
+                rel, base: true, ..
+            } = second
+            {
+                *expected.entry(*rel).or_default() += yields;
             }
         }
         for rel in rels {
