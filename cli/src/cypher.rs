@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
-use super::{ProgramError, binds, duration, open, vocabulary};
+use super::query::{RunFlags, snapshot_for};
+use super::{ProgramError, binds, open, vocabulary};
 
 #[derive(Args)]
 pub(crate) struct CypherArgs {
@@ -18,36 +19,15 @@ pub(crate) struct CypherArgs {
     /// list). A value that reads as JSON (42, "42") is taken as such; anything else is text.
     #[arg(long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
-    /// The most rows to answer.
-    #[arg(long, default_value_t = 100)]
-    limit: u64,
-    /// Continue from this page token (the offset the last page gave).
-    #[arg(long)]
-    page_token: Option<String>,
-    /// The most work (candidate tuples examined) the evaluation may spend.
-    #[arg(long)]
-    max_work: Option<u64>,
-    /// The longest the evaluation may take: 500ms, 30s, 2m.
-    #[arg(long, default_value = "30s")]
-    timeout: String,
     /// Answer as JSON: the Cypher text, the program, columns, rows, witnesses, total, next.
     #[arg(long)]
     json: bool,
-    /// Leave out the witnesses.
-    #[arg(long)]
-    no_witnesses: bool,
-    /// Worker threads (default: the machine's cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// A try: answer at most this many rows, and when none come back, say which literal
-    /// matched nothing.
-    #[arg(long)]
-    sample: Option<u64>,
+    #[command(flatten)]
+    run: RunFlags,
 }
 
 pub(crate) fn cypher(args: &CypherArgs) -> Result<()> {
     use strata_eval::cypher::{self, Graph};
-    use strata_eval::query::RunOptions;
     let store = open(&args.db)?;
     let vocab = vocabulary(&store)?;
     let pack = strata_mcp::Pack::load(&args.db)?;
@@ -55,26 +35,8 @@ pub(crate) fn cypher(args: &CypherArgs) -> Result<()> {
     let params = binds(&args.params)?;
     let q = cypher::prepare(&vocab, &graph, &args.query, &params)
         .map_err(|e| ProgramError(e.to_string()))?;
-    let tiers = store.tiers_for(q.base_relations())?;
-    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
-    let snap = store.snapshot_with_tiers(&tiers)?;
-    let mut options = RunOptions {
-        offset: match &args.page_token {
-            Some(t) => t.parse().with_context(|| {
-                format!("--page-token {t}: a page token is the number the last page gave")
-            })?,
-            None => 0,
-        },
-        limit: args.sample.map_or(args.limit, |s| s.min(args.limit)),
-        why: args.sample.is_some(),
-        ..RunOptions::default()
-    };
-    options.engine.witnesses = !args.no_witnesses;
-    options.engine.max_work = args.max_work;
-    options.engine.timeout = Some(duration(&args.timeout)?);
-    if let Some(t) = args.threads {
-        options.engine.threads = t.max(1);
-    }
+    let snap = snapshot_for(&store, q.base_relations())?;
+    let options = args.run.options()?;
     let out = q
         .run(&snap, &options)
         .map_err(|e| ProgramError(e.to_string()))?;

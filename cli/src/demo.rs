@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::batch::{BatchArgs, IngestArgs, ingest};
-use super::query::{QueryArgs, query, schema};
+use super::query::{QueryArgs, RunFlags, query, schema};
 use super::{check, open};
 
 pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
@@ -44,14 +44,16 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
             db: dir.clone(),
             program: program.to_owned(),
             binds: Vec::new(),
-            limit: 2,
-            page_token: None,
-            max_work: None,
-            timeout: "30s".to_owned(),
             json: false,
-            no_witnesses: false,
-            threads: None,
-            sample: None,
+            run: RunFlags {
+                limit: 2,
+                page_token: None,
+                max_work: None,
+                timeout: "30s".to_owned(),
+                no_witnesses: false,
+                threads: None,
+                sample: None,
+            },
         },
         false,
     )?;

@@ -20,6 +20,17 @@ pub(crate) struct QueryArgs {
     /// value that reads as JSON (42, "42", ["a","b"]) is taken as such; anything else is text.
     #[arg(long = "bind", value_name = "VAR=VALUE")]
     pub(crate) binds: Vec<String>,
+    /// Answer as JSON: columns, rows, witnesses, total, next page token, snapshot.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) run: RunFlags,
+}
+
+/// The flags `strata query`, `explain` and `cypher` share: the page and the evaluation's
+/// limits.
+#[derive(Args)]
+pub(crate) struct RunFlags {
     /// The most rows to answer.
     #[arg(long, default_value_t = 100)]
     pub(crate) limit: u64,
@@ -32,9 +43,6 @@ pub(crate) struct QueryArgs {
     /// The longest the evaluation may take: 500ms, 30s, 2m.
     #[arg(long, default_value = "30s")]
     pub(crate) timeout: String,
-    /// Answer as JSON: columns, rows, witnesses, total, next page token, snapshot.
-    #[arg(long)]
-    pub(crate) json: bool,
     /// Leave out the witnesses (faster on large answers).
     #[arg(long)]
     pub(crate) no_witnesses: bool,
@@ -45,6 +53,39 @@ pub(crate) struct QueryArgs {
     /// matched nothing.
     #[arg(long)]
     pub(crate) sample: Option<u64>,
+}
+
+impl RunFlags {
+    /// The engine's run options these flags ask for.
+    pub(crate) fn options(&self) -> Result<strata_eval::query::RunOptions> {
+        let offset = match &self.page_token {
+            Some(t) => t.parse().with_context(|| {
+                format!("--page-token {t}: a page token is the number the last page gave")
+            })?,
+            None => 0,
+        };
+        let mut options = strata_eval::query::RunOptions {
+            offset,
+            limit: self.sample.map_or(self.limit, |s| s.min(self.limit)),
+            why: self.sample.is_some(),
+            ..strata_eval::query::RunOptions::default()
+        };
+        options.engine.witnesses = !self.no_witnesses;
+        options.engine.max_work = self.max_work;
+        options.engine.timeout = Some(duration(&self.timeout)?);
+        if let Some(t) = self.threads {
+            options.engine.threads = t.max(1);
+        }
+        Ok(options)
+    }
+}
+
+/// A snapshot of `store` with exactly the tiers holding `relations` open (the default
+/// BaseFor).
+pub(crate) fn snapshot_for(store: &Store, relations: &[String]) -> Result<strata_store::Snapshot> {
+    let tiers = store.tiers_for(relations)?;
+    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
+    Ok(store.snapshot_with_tiers(&tiers)?)
 }
 
 pub(crate) fn bind_value(raw: &str) -> strata_eval::Value {
@@ -107,7 +148,7 @@ pub(crate) fn vocabulary(store: &Store) -> Result<strata_eval::Vocabulary> {
 }
 
 pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {
-    use strata_eval::query::{Query, QueryError, RunOptions};
+    use strata_eval::query::{Query, QueryError};
     let store = open(&args.db)?;
     let vocab = vocabulary(&store)?;
     let q = match Query::prepare(&vocab, &args.program, &binds(&args.binds)?) {
@@ -116,27 +157,8 @@ pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {
         Err(e) => return Err(e.into()),
     };
     // BaseFor: open exactly the tiers holding the relations the program reads.
-    let tiers = store.tiers_for(q.base_relations())?;
-    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
-    let snap = store.snapshot_with_tiers(&tiers)?;
-    let offset = match &args.page_token {
-        Some(t) => t.parse().with_context(|| {
-            format!("--page-token {t}: a page token is the number the last page gave")
-        })?,
-        None => 0,
-    };
-    let mut options = RunOptions {
-        offset,
-        limit: args.sample.map_or(args.limit, |s| s.min(args.limit)),
-        why: args.sample.is_some(),
-        ..RunOptions::default()
-    };
-    options.engine.witnesses = !args.no_witnesses;
-    options.engine.max_work = args.max_work;
-    options.engine.timeout = Some(duration(&args.timeout)?);
-    if let Some(t) = args.threads {
-        options.engine.threads = t.max(1);
-    }
+    let snap = snapshot_for(&store, q.base_relations())?;
+    let options = args.run.options()?;
     if explain {
         let mut report = q.explain(&snap, &options)?;
         report.tiers = store.opened_tiers();

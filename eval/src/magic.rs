@@ -84,7 +84,7 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
             free[*rel] = true;
         }
     }
-    if free == vec![false; ir.relations.len()] {
+    if !free.contains(&true) {
         return (!first.magic.is_empty()).then_some(first.out);
     }
     let second = Rewriter::run(ir, free);

@@ -123,10 +123,12 @@ impl Relation {
         debug_assert!(self.arity <= 2);
         debug_assert!(cands.windows(2).all(|w| w[0].0 < w[1].0));
         self.retain_absent(&mut cands, |c| c.0);
-        if cands.is_empty() {
-            return Vec::new();
-        }
-        self.append_run(&cands)
+        let first = self.append_keys(cands.iter().map(|c| c.0).collect(), 1);
+        cands
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, pos))| (pos as usize, first + i as u32))
+            .collect()
     }
 
     /// Keeps the candidates (sorted by key, distinct, arity 2 or less) whose packed key the
@@ -174,29 +176,6 @@ impl Relation {
                 index.insert(id, &tuples[id as usize * arity..(id as usize + 1) * arity]);
             }
         }
-    }
-
-    /// Appends new tuples (sorted, distinct, absent from the relation) as a run.
-    fn append_run(&mut self, cands: &[(u64, u32)]) -> Vec<(usize, u32)> {
-        let arity = self.arity;
-        let mut added = Vec::with_capacity(cands.len());
-        let mut keys = Vec::with_capacity(cands.len());
-        for &(k, pos) in cands {
-            let id = self.len;
-            match arity {
-                2 => self
-                    .tuples
-                    .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
-                1 => self.tuples.push(Term(k as u32)),
-                _ => {}
-            }
-            self.len += 1;
-            keys.push(k);
-            added.push((pos as usize, id));
-        }
-        self.runs.push(keys, 1);
-        self.index_new(added.iter().map(|&(_, id)| id));
-        added
     }
 
     /// Adds the distinct new tuples among the `n` tuples of `tuples` (a flat array, `arity`

@@ -20,6 +20,14 @@ pub const BLOCK: usize = 16;
 /// Merges at least this large run on two threads.
 const PARALLEL_MERGE: usize = 1 << 16;
 
+/// Takes the job out of `slot` (a half of a parallel merge, done by whichever thread
+/// takes it).
+fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
+    slot.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+}
+
 /// How many fence entries point into the first `half` keys.
 fn fence_low_len(half: usize) -> usize {
     half.div_ceil(BLOCK)
@@ -145,30 +153,24 @@ impl Run {
         self.fence.resize((na + nb).div_ceil(BLOCK), 0);
         let (fence_low, fence_high) = self.fence.split_at_mut(fence_low_len(half));
         let (b_low, b_high) = b.split_at(j);
-        // The upper half, for whichever thread takes it first (this one if no other starts).
-        let upper_half = Mutex::new(Some((high, fence_high)));
-        let merge_upper = || {
-            let taken = upper_half
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            if let Some((out, fence)) = taken {
+        let low_half = Mutex::new(Some((low, fence_low)));
+        let high_half = Mutex::new(Some((high, fence_high)));
+        crate::pool::for_each_index(2, 2, |half_index| {
+            if half_index == 0 {
+                if let Some((out, fence)) = take(&low_half) {
+                    merge_back(out, i, b_low);
+                    for (f, slot) in fence.iter_mut().enumerate() {
+                        *slot = out[f * BLOCK];
+                    }
+                }
+            } else if let Some((out, fence)) = take(&high_half) {
                 merge_forward(&upper, b_high, out);
                 let first = fence_low_len(half);
                 for (f, slot) in fence.iter_mut().enumerate() {
                     *slot = out[(first + f) * BLOCK - half];
                 }
             }
-        };
-        std::thread::scope(|s| {
-            let _ = std::thread::Builder::new()
-                .name("strata-worker".to_owned())
-                .spawn_scoped(s, merge_upper);
-            merge_back(low, i, b_low);
-            for (f, slot) in fence_low.iter_mut().enumerate() {
-                *slot = low[f * BLOCK];
-            }
-            merge_upper();
+            true
         });
     }
 

@@ -329,35 +329,13 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 {
                     range = range.start.max(c.start)..range.end.min(c.end);
                 }
+                let at = (steps, i, *pos, *rel, cols.as_slice(), top);
                 if *mask == 0 {
-                    for id in range {
-                        self.tick()?;
-                        if top && ctx.profile {
-                            self.stats[i][1] += 1;
-                        }
-                        if self.bind(cols, r.tuple(id)) {
-                            if self.record {
-                                self.note(*pos, *rel, id);
-                            }
-                            self.run(steps, i + 1, done)?;
-                        }
-                    }
+                    self.join(at, r, range, done)
                 } else {
                     let key = self.key(cols, *mask);
-                    for &id in r.lookup(*mask, key, range) {
-                        self.tick()?;
-                        if top && ctx.profile {
-                            self.stats[i][1] += 1;
-                        }
-                        if self.bind(cols, r.tuple(id)) {
-                            if self.record {
-                                self.note(*pos, *rel, id);
-                            }
-                            self.run(steps, i + 1, done)?;
-                        }
-                    }
+                    self.join(at, r, r.lookup(*mask, key, range).iter().copied(), done)
                 }
-                Ok(())
             }
             Step::Neg {
                 rel,
@@ -429,6 +407,30 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 Ok(())
             }
         }
+    }
+
+    /// Matches step `i` (an atom at body position `pos` over in-memory relation `rel`, read
+    /// as `r`) against the tuples `ids`, running the steps after it for each that binds.
+    fn join(
+        &mut self,
+        (steps, i, pos, rel, cols, top): (&[Step], usize, usize, RelId, &[Col], bool),
+        r: &Relation,
+        ids: impl Iterator<Item = u32>,
+        done: &mut Done<'_, 'c, 'a, 's>,
+    ) -> Result<(), EvalError> {
+        for id in ids {
+            self.tick()?;
+            if top && self.ctx.profile {
+                self.stats[i][1] += 1;
+            }
+            if self.bind(cols, r.tuple(id)) {
+                if self.record {
+                    self.note(pos, rel, id);
+                }
+                self.run(steps, i + 1, done)?;
+            }
+        }
+        Ok(())
     }
 
     /// Records the fact matched at body position `pos`, for the witness: tuple `id` of the

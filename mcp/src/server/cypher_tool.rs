@@ -6,6 +6,7 @@ use strata_eval::budget::Cancel;
 use strata_eval::cypher::{self, Graph};
 use strata_eval::vocab::Vocabulary;
 
+use super::limits::Page;
 use super::{Base, Call, Server, ToolOutput};
 use crate::args::{self, CypherArgs};
 
@@ -42,26 +43,18 @@ impl Server {
         cancel: &Cancel,
     ) -> Result<ToolOutput, String> {
         let params = args::binds("cypher", &a.params)?;
-        let offset = match a.page_token.trim() {
-            "" => 0,
-            t => t.parse::<u64>().map_err(|_| {
-                format!(
-                    "cypher: page_token \"{t}\" is not one this server gave; pass the page_token \
-                     the last page ended with, or none for the first page"
-                )
-            })?,
+        let page = Page {
+            limit: a.limit,
+            max_work: a.max_work,
+            page_token: &a.page_token,
+            sample: a.sample,
         };
+        let options = self.page_options(call, "cypher", page, cancel)?;
         let vocab = self.call_vocabulary(call, "cypher")?;
         let graph = self.graph(&vocab)?;
         let q = cypher::prepare(&vocab, &graph, &a.query, &params).map_err(|e| e.to_string())?;
         let (base, tiers) = self.call_base(call, "cypher", q.base_relations())?;
         let hint = self.inner.pack.hint.trim();
-        let mut options = self.run_options(call, a.limit, a.max_work, cancel);
-        options.offset = offset;
-        if a.sample > 0 {
-            options.limit = options.limit.min(a.sample);
-        }
-        options.why = a.sample > 0 || !hint.is_empty();
         let out = q.run(base.source(), &options).map_err(|e| e.to_string())?;
         let mut j = q.json(&out);
         if let Some(s) = base.snapshot_json() {

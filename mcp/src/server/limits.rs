@@ -63,6 +63,48 @@ impl Server {
     }
 }
 
+/// What a call asks of a page: its own limits, where to continue, and whether it is a try.
+pub(super) struct Page<'a> {
+    /// The most rows (0: the server's limit).
+    pub(super) limit: u64,
+    /// The most work (0: the server's cap).
+    pub(super) max_work: u64,
+    /// The token the previous page ended with ("" for the first page).
+    pub(super) page_token: &'a str,
+    /// A try: at most this many rows, saying which literal matched nothing (0: not a try).
+    pub(super) sample: u64,
+}
+
+impl Server {
+    /// The run options of one page for `tool`: the call's limits lowered into the server's,
+    /// the offset the page token gives, a try's row limit, and `why` for a try or when the
+    /// pack has a hint. A token this server did not give is an error that says so.
+    pub(super) fn page_options(
+        &self,
+        call: &Call,
+        tool: &str,
+        page: Page<'_>,
+        cancel: &Cancel,
+    ) -> Result<RunOptions, String> {
+        let offset = match page.page_token.trim() {
+            "" => 0,
+            t => t.parse::<u64>().map_err(|_| {
+                format!(
+                    "{tool}: page_token \"{t}\" is not one this server gave; pass the \
+                     page_token the last page ended with, or none for the first page"
+                )
+            })?,
+        };
+        let mut options = self.run_options(call, page.limit, page.max_work, cancel);
+        options.offset = offset;
+        if page.sample > 0 {
+            options.limit = options.limit.min(page.sample);
+        }
+        options.why = page.sample > 0 || !self.inner.pack.hint.trim().is_empty();
+        Ok(options)
+    }
+}
+
 /// `asked` if the call asked for less than `cap` (0: did not ask), else `cap`.
 pub(super) fn lower(asked: u64, cap: u64) -> u64 {
     if asked == 0 { cap } else { asked.min(cap) }

@@ -3,6 +3,7 @@
 
 use strata_eval::budget::Cancel;
 
+use super::limits::Page;
 use super::{Base, Call, Server, ToolOutput, query_error};
 use crate::args::{self, ExplainArgs, QueryArgs};
 
@@ -17,29 +18,21 @@ impl Server {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(e),
         };
-        let offset = match a.page_token.trim() {
-            "" => 0,
-            t => match t.parse::<u64>() {
-                Ok(n) => n,
-                Err(_) => {
-                    return ToolOutput::error(format!(
-                        "query: page_token \"{t}\" is not one this server gave; pass the \
-                         page_token the last page ended with, or none for the first page"
-                    ));
-                }
-            },
+        let page = Page {
+            limit: a.limit,
+            max_work: a.max_work,
+            page_token: &a.page_token,
+            sample: a.sample,
+        };
+        let options = match self.page_options(call, "query", page, cancel) {
+            Ok(o) => o,
+            Err(e) => return ToolOutput::error(e),
         };
         let p = match self.prepare(call, "query", &a.program, &binds) {
             Ok(p) => p,
             Err(e) => return ToolOutput::error(e),
         };
         let hint = self.inner.pack.hint.trim();
-        let mut options = self.run_options(call, a.limit, a.max_work, cancel);
-        options.offset = offset;
-        if a.sample > 0 {
-            options.limit = options.limit.min(a.sample);
-        }
-        options.why = a.sample > 0 || !hint.is_empty();
         let out = match p.query.run(p.base.source(), &options) {
             Ok(o) => o,
             Err(e) => return ToolOutput::error(query_error(e)),
