@@ -4,10 +4,12 @@
 //! A relation that still grows (one of the stratum being evaluated) keeps a hash map from
 //! the packed key to a list of ids, appended to as tuples arrive. A settled relation (a
 //! base relation read into memory, or one of a lower stratum) never changes again, so an
-//! index on one of its columns whose terms fall in a dense range (graph node ids, the
-//! dictionary's text ids) is laid out by counting sort: an offset per term and one array of
-//! ids, found with one subtraction. Probes made in key order (a delta sorted by the joined
-//! column) then read memory in order, as a merge join would.
+//! index on one of its columns is laid out by counting sort: the ids grouped by term in
+//! term order, found through a bitmap of the terms present with a running count every 64
+//! terms (a rank), so a term costs one read of its bitmap word and one of its offsets
+//! whether the terms are dense (graph node ids) or sparse (one variable in ten). Probes
+//! made in key order (a delta sorted by the joined column) then read memory in order, as
+//! a merge join would.
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -33,12 +35,44 @@ pub fn pack(values: impl Iterator<Item = Term>) -> u128 {
     values.fold(0u128, |k, t| k << 32 | u128::from(t.0))
 }
 
-/// A dense index is built when the column's terms span at most this many times the
-/// tuples (plus a small constant): its offsets then cost at most that many words a tuple.
+/// A growing relation's direct index may span this many times its tuples (plus a small
+/// constant): its slots then cost at most a few words a tuple.
 const DENSE_SPREAD: usize = 2;
 
-/// The ids of one key in a hash index.
-type Ids = SmallVec<[u32; 4]>;
+/// At least this many tuples added to a direct index at once are added in term order.
+const SORTED_INSERT: usize = 1 << 12;
+
+/// A settled relation's ranked index is built when the column's terms span at most this
+/// many times the tuples (plus a small constant): its bitmap and ranks (12 bytes per 64
+/// terms) then cost at most 6 bytes a tuple, less than a hash map's entry.
+const RANK_SPREAD: usize = 32;
+
+/// One tuple in an index's list: its id, and for a relation of two columns keyed on one,
+/// the other column's term (0 otherwise). A join over a binary relation then binds from
+/// the index alone and never fetches the tuple, which would be a cache miss per candidate.
+pub(crate) type Entry = [u32; 2];
+
+/// The entries of one key in a hash or direct index (two held inline: most keys have few).
+type Ids = SmallVec<[Entry; 2]>;
+
+/// The entry of tuple `id` (`tuple`) in an index keyed on `columns`.
+fn entry(id: u32, tuple: &[Term], columns: &[usize]) -> Entry {
+    match (tuple, columns) {
+        ([_, b], [0]) => [id, b.0],
+        ([a, _], [1]) => [id, a.0],
+        _ => [id, 0],
+    }
+}
+
+/// For a relation of `arity` columns and an index on `mask`: the column whose term each
+/// entry carries, if any.
+pub(crate) fn paired_column(arity: usize, mask: Mask) -> Option<usize> {
+    match (arity, mask) {
+        (2, 0b01) => Some(1),
+        (2, 0b10) => Some(0),
+        _ => None,
+    }
+}
 
 /// An index on some bound columns of one relation.
 #[derive(Debug)]
@@ -47,7 +81,7 @@ pub(crate) enum Index {
     Hash {
         /// The key's columns.
         columns: Vec<usize>,
-        /// The ids of each key (up to four held inline: most keys have few).
+        /// The entries of each key.
         map: FxHashMap<u128, Ids>,
     },
     /// One column of a growing relation whose terms are dense: the ids of term `base + i`
@@ -58,18 +92,22 @@ pub(crate) enum Index {
         column: usize,
         /// The first term of the kind the column holds (see [`kind_base`]).
         base: u32,
-        /// The ids of each term, by its offset from `base`.
+        /// The entries of each term, by its offset from `base`.
         slots: Vec<Ids>,
     },
-    /// One column of a settled relation: the ids of term `lo + i` are
-    /// `ids[offsets[i]..offsets[i + 1]]`, ascending.
+    /// One column of a settled relation: term `lo + i` is present when bit `i % 64` of
+    /// `words[i / 64].0` is set; its rank `r` (the terms present before it) is
+    /// `words[i / 64].1` plus the bits set below it in that word, and its entries are
+    /// `ids[offsets[r]..offsets[r + 1]]`, ascending.
     Dense {
         /// The smallest term of the column.
         lo: u32,
-        /// Where each term's ids start (one more entry than terms in the range).
+        /// Per 64 terms: which are present, and how many are present before them.
+        words: Vec<(u64, u32)>,
+        /// Where each present term's ids start, in term order (one more entry than terms).
         offsets: Vec<u32>,
-        /// Every id, grouped by term.
-        ids: Vec<u32>,
+        /// Every entry, grouped by term in term order.
+        ids: Vec<Entry>,
     },
 }
 
@@ -109,7 +147,7 @@ impl Index {
         for (id, t) in tuples.chunks_exact(arity.max(1)).enumerate() {
             map.entry(pack(columns.iter().map(|&c| t[c])))
                 .or_default()
-                .push(id as u32);
+                .push(entry(id as u32, t, &columns));
         }
         Index::Hash { columns, map }
     }
@@ -119,39 +157,64 @@ impl Index {
         let lo = column().min()?;
         let hi = column().max()?;
         let span = (hi - lo) as usize + 1;
-        if span > DENSE_SPREAD * len + 1024 {
+        if span > RANK_SPREAD * len + (1 << 16) {
             return None;
         }
-        let mut offsets = vec![0u32; span + 1];
+        let mut words = vec![(0u64, 0u32); span.div_ceil(64)];
         for t in column() {
-            offsets[(t - lo) as usize + 1] += 1;
+            let i = (t - lo) as usize;
+            words[i / 64].0 |= 1 << (i % 64);
+        }
+        let mut present = 0u32;
+        for w in &mut words {
+            w.1 = present;
+            present += w.0.count_ones();
+        }
+        let rank = |words: &[(u64, u32)], i: usize| {
+            let (bits, before) = words[i / 64];
+            before as usize + (bits & ((1u64 << (i % 64)) - 1)).count_ones() as usize
+        };
+        let mut offsets = vec![0u32; present as usize + 1];
+        for t in column() {
+            offsets[rank(&words, (t - lo) as usize) + 1] += 1;
         }
         for i in 1..offsets.len() {
             offsets[i] += offsets[i - 1];
         }
         let mut next = offsets.clone();
-        let mut ids = vec![0u32; len];
-        for (id, t) in column().enumerate() {
-            let slot = &mut next[(t - lo) as usize];
-            ids[*slot as usize] = id as u32;
+        let mut ids = vec![[0u32; 2]; len];
+        for (id, t) in tuples.chunks_exact(arity).enumerate() {
+            let slot = &mut next[rank(&words, (t[c].0 - lo) as usize)];
+            ids[*slot as usize] = entry(id as u32, t, &[c]);
             *slot += 1;
         }
-        Some(Index::Dense { lo, offsets, ids })
+        Some(Index::Dense {
+            lo,
+            words,
+            offsets,
+            ids,
+        })
     }
 
     fn direct(tuples: &[Term], arity: usize, len: usize, c: usize) -> Option<Index> {
         let base = tuples.get(c).map_or(0, |t| kind_base(t.0));
-        let mut slots: Vec<Ids> = Vec::new();
-        for (id, t) in tuples.chunks_exact(arity).enumerate() {
-            let t = t[c].0;
+        let mut order: Vec<(u32, u32)> = Vec::with_capacity(len);
+        for (id, tuple) in tuples.chunks_exact(arity).enumerate() {
+            let t = tuple[c].0;
             if kind_base(t) != base || !direct_fits(t - base, len) {
                 return None;
             }
-            let i = (t - base) as usize;
-            if slots.len() <= i {
-                slots.resize_with(i + 1, Ids::new);
-            }
-            slots[i].push(id as u32);
+            order.push((t - base, id as u32));
+        }
+        // Filled in term order (stably: a term's ids stay ascending), front to back.
+        crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
+        let mut slots: Vec<Ids> = Vec::new();
+        if let Some(&(last, _)) = order.last() {
+            slots.resize_with(last as usize + 1, Ids::new);
+        }
+        for (i, id) in order {
+            let tuple = &tuples[id as usize * arity..(id as usize + 1) * arity];
+            slots[i as usize].push(entry(id, tuple, &[c]));
         }
         Some(Index::Direct {
             column: c,
@@ -165,13 +228,40 @@ impl Index {
         matches!(self, Index::Dense { .. })
     }
 
+    /// Whether the index lays keys out in term order (direct or dense, not hashed).
+    pub(crate) fn is_ordered(&self) -> bool {
+        !matches!(self, Index::Hash { .. })
+    }
+
+    /// Adds the tuples `ids` (ascending, the newest; `tuples` holds every tuple, `arity`
+    /// terms each) to a hash or direct index. Many added to a direct index are added in
+    /// term order, so its slots are written front to back rather than at random.
+    pub(crate) fn insert_all(&mut self, ids: &[u32], tuples: &[Term], arity: usize) {
+        let tuple = |id: u32| &tuples[id as usize * arity..(id as usize + 1) * arity];
+        if let Index::Direct { column, .. } = self
+            && ids.len() >= SORTED_INSERT
+        {
+            let c = *column;
+            let mut order: Vec<(u32, u32)> = ids.iter().map(|&id| (tuple(id)[c].0, id)).collect();
+            // Stable: a term's ids stay ascending.
+            crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
+            for (_, id) in order {
+                self.insert(id, tuple(id));
+            }
+            return;
+        }
+        for &id in ids {
+            self.insert(id, tuple(id));
+        }
+    }
+
     /// Adds tuple `id` (the newest) to a hash or direct index.
     pub(crate) fn insert(&mut self, id: u32, tuple: &[Term]) {
         match self {
             Index::Hash { columns, map } => map
                 .entry(pack(columns.iter().map(|&c| tuple[c])))
                 .or_default()
-                .push(id),
+                .push(entry(id, tuple, columns)),
             Index::Direct {
                 column,
                 base,
@@ -183,7 +273,7 @@ impl Index {
                     if slots.len() <= i {
                         slots.resize_with(i + 1, Ids::new);
                     }
-                    slots[i].push(id);
+                    slots[i].push(entry(id, tuple, &[*column]));
                     return;
                 }
                 // Too far out, or another kind: from now on a hash index.
@@ -193,7 +283,9 @@ impl Index {
                         map.insert(u128::from(*base + i as u32), ids);
                     }
                 }
-                map.entry(u128::from(t)).or_default().push(id);
+                map.entry(u128::from(t))
+                    .or_default()
+                    .push(entry(id, tuple, &[*column]));
                 *self = Index::Hash {
                     columns: vec![*column],
                     map,
@@ -203,8 +295,8 @@ impl Index {
         }
     }
 
-    /// The ids of the tuples holding `key`, ascending.
-    pub(crate) fn get(&self, key: u128) -> &[u32] {
+    /// The entries of the tuples holding `key`, ascending by id.
+    pub(crate) fn get(&self, key: u128) -> &[Entry] {
         match self {
             Index::Hash { map, .. } => map.get(&key).map_or(&[], |ids| ids.as_slice()),
             Index::Direct { base, slots, .. } => u32::try_from(key)
@@ -212,17 +304,25 @@ impl Index {
                 .and_then(|t| t.checked_sub(*base))
                 .and_then(|i| slots.get(i as usize))
                 .map_or(&[], |ids| ids.as_slice()),
-            Index::Dense { lo, offsets, ids } => {
-                let Ok(t) = u32::try_from(key) else {
+            Index::Dense {
+                lo,
+                words,
+                offsets,
+                ids,
+            } => {
+                let Some(i) = u32::try_from(key).ok().and_then(|t| t.checked_sub(*lo)) else {
                     return &[];
                 };
-                let Some(i) = t.checked_sub(*lo) else {
+                let i = i as usize;
+                let Some(&(bits, before)) = words.get(i / 64) else {
                     return &[];
                 };
-                match (offsets.get(i as usize), offsets.get(i as usize + 1)) {
-                    (Some(&a), Some(&b)) => &ids[a as usize..b as usize],
-                    _ => &[],
+                let bit = 1u64 << (i % 64);
+                if bits & bit == 0 {
+                    return &[];
                 }
+                let r = before as usize + (bits & (bit - 1)).count_ones() as usize;
+                &ids[offsets[r] as usize..offsets[r + 1] as usize]
             }
         }
     }
@@ -231,6 +331,10 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids(entries: &[Entry]) -> Vec<u32> {
+        entries.iter().map(|e| e[0]).collect()
+    }
 
     fn flat(rows: &[[u32; 2]]) -> Vec<Term> {
         rows.iter().flatten().map(|&x| Term(x)).collect()
@@ -248,7 +352,7 @@ mod tests {
             for key in 0..1100u128 {
                 assert_eq!(dense.get(key), hash.get(key), "mask {mask} key {key}");
             }
-            assert_eq!(dense.get(u128::from(u32::MAX) + 5), &[] as &[u32]);
+            assert!(dense.get(u128::from(u32::MAX) + 5).is_empty());
         }
     }
 
@@ -264,14 +368,28 @@ mod tests {
         assert!(matches!(index, Index::Direct { .. }));
         for k in 0..40u32 {
             let expected: Vec<u32> = (0..500u32).filter(|i| i % 37 == k).collect();
-            assert_eq!(index.get(u128::from(0xC000_0000 | k)), expected.as_slice());
+            assert_eq!(ids(index.get(u128::from(0xC000_0000 | k))), expected);
         }
-        assert_eq!(index.get(5), &[] as &[u32]);
+        assert!(index.get(5).is_empty());
         // A text term in an integer column: the index becomes a hash index, same lists.
         index.insert(500, &[Term(7), Term(0)]);
         assert!(matches!(index, Index::Hash { .. }));
-        assert_eq!(index.get(7), &[500]);
+        assert_eq!(index.get(7), &[[500, 0]]);
         assert_eq!(index.get(0xC000_0000 | 3).len(), 14);
+    }
+
+    #[test]
+    fn sparse_terms_are_ranked() {
+        // One term in 300 present, some repeated, across many bitmap words.
+        let rows: Vec<[u32; 2]> = (0..400u32).map(|i| [(i % 150) * 300 + 7, i]).collect();
+        let tuples = flat(&rows);
+        let dense = Index::build(&tuples, 2, 0b01, true);
+        let hash = Index::build(&tuples, 2, 0b01, false);
+        assert!(dense.is_dense());
+        for key in (0..50_000u128).step_by(7).chain([6, 7, 8, 44_707, 44_708]) {
+            assert_eq!(dense.get(key), hash.get(key), "key {key}");
+        }
+        assert_eq!(dense.get(307), &[[1, 1], [151, 151], [301, 301]]);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::index::Index;
+use crate::index::{Entry, Index};
 use crate::run::Runs;
 use crate::value::Term;
 
@@ -157,13 +157,14 @@ impl Relation {
         }
         self.len += keys.len() as u32;
         self.runs.push(keys, threads);
-        self.index_new(first..self.len);
+        let ids: Vec<u32> = (first..self.len).collect();
+        self.index_new(&ids);
         first
     }
 
     /// Adds tuples just appended (ids ascending) to every index; a dense index (built when
     /// the relation was settled) is rebuilt as a hash one.
-    fn index_new(&mut self, ids: impl Iterator<Item = u32> + Clone) {
+    fn index_new(&mut self, ids: &[u32]) {
         self.settled = false;
         let arity = self.arity;
         let tuples = &self.tuples[..self.len as usize * arity];
@@ -172,9 +173,7 @@ impl Relation {
                 *index = Index::build(tuples, arity, mask, false);
                 continue;
             }
-            for id in ids.clone() {
-                index.insert(id, &tuples[id as usize * arity..(id as usize + 1) * arity]);
-            }
+            index.insert_all(ids, tuples, arity);
         }
     }
 
@@ -214,7 +213,8 @@ impl Relation {
                 added.push((pos, id));
             }
         }
-        self.index_new(added.iter().map(|&(_, id)| id));
+        let ids: Vec<u32> = added.iter().map(|&(_, id)| id).collect();
+        self.index_new(&ids);
         added
     }
 
@@ -244,18 +244,28 @@ impl Relation {
         self.indexes.insert(mask, index);
     }
 
-    /// The ids within `range` of the tuples whose columns in `mask` hold `key` (packed by
+    /// Whether the index on `mask` exists and lays its keys out in term order (direct or
+    /// dense), so probes made in key order read it front to back.
+    pub fn ordered_index(&self, mask: Mask) -> bool {
+        self.indexes.get(&mask).is_some_and(Index::is_ordered)
+    }
+
+    /// The entries (id, and for a binary relation keyed on one column the other column's
+    /// term) within `range` of the tuples whose columns in `mask` hold `key` (packed by
     /// [`pack`] over [`key_columns`]); columns of `mask` past the key are not checked here.
     /// The index on `mask` must exist ([`Relation::ensure_index`]).
-    pub fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> &[u32] {
+    pub(crate) fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> &[Entry] {
         let Some(ids) = self.indexes.get(&mask).map(|i| i.get(key)) else {
             return &[];
         };
-        if range.start == 0 && range.end >= self.len {
+        let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
+            return ids;
+        };
+        if first[0] >= range.start && last[0] < range.end {
             return ids;
         }
-        let lo = ids.partition_point(|&id| id < range.start);
-        let hi = ids.partition_point(|&id| id < range.end);
+        let lo = ids.partition_point(|e| e[0] < range.start);
+        let hi = ids.partition_point(|e| e[0] < range.end);
         &ids[lo..hi]
     }
 
@@ -299,10 +309,10 @@ mod tests {
         r.insert(&t(&[2, 3]));
         r.insert(&t(&[1, 4]));
         let k = pack([Term(1)].into_iter());
-        assert_eq!(r.lookup(0b01, k, 0..4), &[0, 1, 3]);
-        assert_eq!(r.lookup(0b01, k, 1..3), &[1]);
+        assert_eq!(r.lookup(0b01, k, 0..4), &[[0, 2], [1, 3], [3, 4]]);
+        assert_eq!(r.lookup(0b01, k, 1..3), &[[1, 3]]);
         r.ensure_index(0b11);
         let k = pack([Term(2), Term(3)].into_iter());
-        assert_eq!(r.lookup(0b11, k, 0..4), &[2]);
+        assert_eq!(r.lookup(0b11, k, 0..4), &[[2, 0]]);
     }
 }

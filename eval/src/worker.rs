@@ -12,6 +12,7 @@ use crate::ast::{AggFunc, CmpOp};
 use crate::budget::{BATCH, Budget};
 use crate::dict::Dict;
 use crate::engine::{EvalError, Task, part_range};
+use crate::index::{Entry, paired_column};
 use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId};
 use crate::plan::{Col, Operand, Plan, Step};
 use crate::relation::{KEY_COLUMNS, Mask, Relation};
@@ -331,10 +332,13 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 }
                 let at = (steps, i, *pos, *rel, cols.as_slice(), top);
                 if *mask == 0 {
-                    self.join(at, r, range, done)
-                } else {
-                    let key = self.key(cols, *mask);
-                    self.join(at, r, r.lookup(*mask, key, range).iter().copied(), done)
+                    return self.join(at, r, range, done);
+                }
+                let key = self.key(cols, *mask);
+                let entries = r.lookup(*mask, key, range);
+                match paired_column(r.arity(), *mask) {
+                    Some(other) => self.join_pairs(at, other, entries, done),
+                    None => self.join(at, r, entries.iter().map(|e| e[0]), done),
                 }
             }
             Step::Neg {
@@ -429,6 +433,36 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 }
                 self.run(steps, i + 1, done)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Like [`Worker::join`], for a binary relation probed on one column: each entry
+    /// carries the other column's term, bound without reading the tuple.
+    fn join_pairs(
+        &mut self,
+        (steps, i, pos, rel, cols, top): (&[Step], usize, usize, RelId, &[Col], bool),
+        other: usize,
+        entries: &[Entry],
+        done: &mut Done<'_, 'c, 'a, 's>,
+    ) -> Result<(), EvalError> {
+        let col = cols[other];
+        for &[id, term] in entries {
+            self.tick()?;
+            if top && self.ctx.profile {
+                self.stats[i][1] += 1;
+            }
+            let term = Term(term);
+            match col {
+                Col::Bind(v) => self.env[v] = term,
+                Col::Same(v) | Col::Bound(v) if self.env[v] != term => continue,
+                Col::Const(k) if self.ctx.constants[k] != term => continue,
+                _ => {}
+            }
+            if self.record {
+                self.note(pos, rel, id);
+            }
+            self.run(steps, i + 1, done)?;
         }
         Ok(())
     }
@@ -591,8 +625,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             return Ok(r.iter().any(|(_, t)| agree(t)));
         }
         let key = self.key(cols, mask);
-        Ok(r.lookup(mask, key, 0..r.len()).iter().any(|&id| {
-            let t = r.tuple(id);
+        Ok(r.lookup(mask, key, 0..r.len()).iter().any(|e| {
+            let t = r.tuple(e[0]);
             bound.iter().all(|&(c, x)| t[c] == x) && agree(t)
         }))
     }
