@@ -183,12 +183,19 @@ impl Answer {
                 })
                 .collect();
             let mut by_terms: FxHashMap<Vec<Term>, Vec<u32>> = FxHashMap::default();
-            for (id, t) in goal.iter() {
-                let key: Vec<Term> = group_vars
-                    .iter()
-                    .map(|&v| t.get(v).copied().unwrap_or(Term::ABSENT))
-                    .collect();
-                by_terms.entry(key).or_default().push(id);
+            if group_vars.is_empty() {
+                // One group: every solution (no key to hash per solution).
+                if !goal.is_empty() {
+                    by_terms.insert(Vec::new(), (0..goal.len()).collect());
+                }
+            } else {
+                for (id, t) in goal.iter() {
+                    let key: Vec<Term> = group_vars
+                        .iter()
+                        .map(|&v| t.get(v).copied().unwrap_or(Term::ABSENT))
+                        .collect();
+                    by_terms.entry(key).or_default().push(id);
+                }
             }
             let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<u32>> =
                 std::collections::BTreeMap::new();
