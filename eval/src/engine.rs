@@ -18,6 +18,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::budget::{Budget, Cancel};
 use crate::dict::Dict;
+use crate::index::Index;
 use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
 use crate::relation::{Mask, Relation};
@@ -331,17 +332,54 @@ impl Evaluator<'_, '_> {
         Ok(())
     }
 
-    fn prepare(&mut self, steps: &[Step]) {
-        for s in steps {
-            match s {
-                Step::Atom {
-                    rel, base, mask, ..
+    /// Builds the indexes the plans' steps probe that do not exist yet, several at once on
+    /// the worker threads.
+    fn prepare(&mut self, plans: &[Plan]) {
+        fn collect(steps: &[Step], loaded: &[bool], out: &mut Vec<(RelId, Mask)>) {
+            for s in steps {
+                match s {
+                    Step::Atom {
+                        rel, base, mask, ..
+                    }
+                    | Step::Neg {
+                        rel, base, mask, ..
+                    } if !*base || loaded[*rel] => out.push((*rel, *mask)),
+                    Step::Agg { inner, .. } => collect(inner, loaded, out),
+                    _ => {}
                 }
-                | Step::Neg {
-                    rel, base, mask, ..
-                } if !*base || self.loaded[*rel] => self.relations[*rel].ensure_index(*mask),
-                Step::Agg { inner, .. } => self.prepare(inner),
-                _ => {}
+            }
+        }
+        let mut wanted = Vec::new();
+        for p in plans {
+            collect(&p.steps, &self.loaded, &mut wanted);
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        wanted.retain(|&(rel, mask)| !self.relations[rel].has_index(mask));
+        let threads = self.options.threads.max(1);
+        if threads < 2 || wanted.len() < 2 {
+            for (rel, mask) in wanted {
+                self.relations[rel].ensure_index(mask);
+            }
+            return;
+        }
+        let built: Vec<Mutex<Option<Index>>> = wanted.iter().map(|_| Mutex::new(None)).collect();
+        let relations = &self.relations;
+        crate::pool::for_each_index(threads, wanted.len(), |i| {
+            let (rel, mask) = wanted[i];
+            *built[i]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                relations[rel].missing_index(mask);
+            true
+        });
+        for ((rel, mask), index) in wanted.into_iter().zip(built) {
+            let index = index
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match index {
+                Some(index) => self.relations[rel].add_index(mask, index),
+                None => self.relations[rel].ensure_index(mask),
             }
         }
     }
@@ -389,24 +427,61 @@ impl Evaluator<'_, '_> {
         }
     }
 
-    /// Reads base relation `rel` into memory, so joins probe an index instead of the source.
-    fn materialize(&mut self, rel: RelId) -> Result<(), EvalError> {
-        if self.loaded[rel] {
-            return Ok(());
-        }
-        let r = &mut self.relations[rel];
-        let mut work = 0u64;
-        let mut rows = Vec::new();
-        self.dict
-            .source()
-            .scan(&self.ir.relations[rel].name, &mut |row| {
+    /// Reads base relations `rels` into memory, so joins probe an index instead of the
+    /// source: several at once on the worker threads.
+    fn materialize(&mut self, rels: &[RelId]) -> Result<(), EvalError> {
+        let source = self.dict.source();
+        let ir = self.ir;
+        let read = |rel: RelId, r: &mut Relation| -> Result<u64, EvalError> {
+            let mut work = 0u64;
+            let mut rows = Vec::new();
+            source.scan(&ir.relations[rel].name, &mut |row| {
                 rows.extend_from_slice(row);
                 work += 1;
                 ControlFlow::Continue(())
             })?;
-        r.insert_all(&rows, work as usize);
-        r.settle();
-        self.loaded[rel] = true;
+            r.insert_all(&rows, work as usize);
+            r.settle();
+            Ok(work)
+        };
+        let jobs: Vec<Mutex<Option<(RelId, &mut Relation)>>> = self
+            .relations
+            .iter_mut()
+            .enumerate()
+            .filter(|(rel, _)| rels.contains(rel) && !self.loaded[*rel])
+            .map(|job| Mutex::new(Some(job)))
+            .collect();
+        let results: Vec<Mutex<Option<Result<u64, EvalError>>>> =
+            jobs.iter().map(|_| Mutex::new(None)).collect();
+        let threads = if jobs.len() > 1 {
+            self.options.threads.max(1)
+        } else {
+            1
+        };
+        crate::pool::for_each_index(threads, jobs.len(), |i| {
+            let job = jobs[i]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some((rel, r)) = job {
+                *results[i]
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(read(rel, r));
+            }
+            true
+        });
+        let mut work = 0;
+        for r in results {
+            if let Some(r) = r
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            {
+                work += r?;
+            }
+        }
+        for &rel in rels {
+            self.loaded[rel] = true;
+        }
         self.budget.charge(work)
     }
 
@@ -475,15 +550,16 @@ impl Evaluator<'_, '_> {
                 *expected.entry(*rel).or_default() += yields;
             }
         }
-        for rel in rels {
+        rels.retain(|&rel| {
             let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
             let probes =
                 self.probes[rel].load(Ordering::Relaxed) + expected.get(&rel).copied().unwrap_or(0);
-            if rows <= EAGER_ROWS || probes > rows / 8 {
-                self.materialize(rel)?;
-            }
+            !self.loaded[rel] && (rows <= EAGER_ROWS || probes > rows / 8)
+        });
+        if rels.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        self.materialize(&rels)
     }
 
     fn tasks(&self, plans: &[Plan]) -> Vec<Task> {
@@ -521,9 +597,7 @@ impl Evaluator<'_, '_> {
     /// Runs every plan once, then adds what they derived.
     fn run_round(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
         self.load_hot(plans)?;
-        for p in plans {
-            self.prepare(&p.steps);
-        }
+        self.prepare(plans);
         let tasks = self.tasks(plans);
         let outputs = {
             let ctx = self.ctx(self.witnesses.is_some());
@@ -613,7 +687,7 @@ impl Evaluator<'_, '_> {
 
     fn head_aggregate(&mut self, p: &Plan) -> Result<(), EvalError> {
         self.load_hot(std::slice::from_ref(p))?;
-        self.prepare(&p.steps);
+        self.prepare(std::slice::from_ref(p));
         let rule = &self.ir.rules[p.rule];
         let ctx = self.ctx(false);
         let mut w = Worker::for_plan(&ctx, p);

@@ -198,13 +198,13 @@ impl Index {
 
     fn direct(tuples: &[Term], arity: usize, len: usize, c: usize) -> Option<Index> {
         let base = tuples.get(c).map_or(0, |t| kind_base(t.0));
-        let mut order: Vec<(u32, u32)> = Vec::with_capacity(len);
+        let mut order: Vec<(u32, Entry)> = Vec::with_capacity(len);
         for (id, tuple) in tuples.chunks_exact(arity).enumerate() {
             let t = tuple[c].0;
             if kind_base(t) != base || !direct_fits(t - base, len) {
                 return None;
             }
-            order.push((t - base, id as u32));
+            order.push((t - base, entry(id as u32, tuple, &[c])));
         }
         // Filled in term order (stably: a term's ids stay ascending), front to back.
         crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
@@ -212,9 +212,8 @@ impl Index {
         if let Some(&(last, _)) = order.last() {
             slots.resize_with(last as usize + 1, Ids::new);
         }
-        for (i, id) in order {
-            let tuple = &tuples[id as usize * arity..(id as usize + 1) * arity];
-            slots[i as usize].push(entry(id, tuple, &[c]));
+        for (i, e) in order {
+            slots[i as usize].push(e);
         }
         Some(Index::Direct {
             column: c,
@@ -238,17 +237,32 @@ impl Index {
     /// term order, so its slots are written front to back rather than at random.
     pub(crate) fn insert_all(&mut self, ids: &[u32], tuples: &[Term], arity: usize) {
         let tuple = |id: u32| &tuples[id as usize * arity..(id as usize + 1) * arity];
-        if let Index::Direct { column, .. } = self
+        if let Index::Direct { column, base, .. } = self
             && ids.len() >= SORTED_INSERT
         {
-            let c = *column;
-            let mut order: Vec<(u32, u32)> = ids.iter().map(|&id| (tuple(id)[c].0, id)).collect();
-            // Stable: a term's ids stay ascending.
-            crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
-            for (_, id) in order {
-                self.insert(id, tuple(id));
+            let (c, b) = (*column, *base);
+            let mut order: Vec<(u32, Entry)> = ids
+                .iter()
+                .map(|&id| (tuple(id)[c].0, entry(id, tuple(id), &[c])))
+                .collect();
+            let fits = order
+                .iter()
+                .all(|&(t, [id, _])| kind_base(t) == b && direct_fits(t - b, id as usize + 1));
+            if fits {
+                // Stable: a term's ids stay ascending.
+                crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
+                if let Index::Direct { slots, .. } = self {
+                    if let Some(max) = order.last().map(|e| (e.0 - b) as usize)
+                        && slots.len() <= max
+                    {
+                        slots.resize_with(max + 1, Ids::new);
+                    }
+                    for (t, e) in order {
+                        slots[(t - b) as usize].push(e);
+                    }
+                }
+                return;
             }
-            return;
         }
         for &id in ids {
             self.insert(id, tuple(id));

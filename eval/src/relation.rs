@@ -14,6 +14,7 @@
 
 use std::hash::BuildHasher;
 use std::ops::Range;
+use std::sync::Mutex;
 
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -23,6 +24,9 @@ use crate::run::Runs;
 use crate::value::Term;
 
 pub use crate::index::{KEY_COLUMNS, Mask, key_columns, pack};
+
+/// At least this many tuples added at once update a relation's indexes on several threads.
+const PARALLEL_INDEX: usize = 1 << 14;
 
 /// A derived relation.
 pub struct Relation {
@@ -158,23 +162,45 @@ impl Relation {
         self.len += keys.len() as u32;
         self.runs.push(keys, threads);
         let ids: Vec<u32> = (first..self.len).collect();
-        self.index_new(&ids);
+        self.index_new(&ids, threads);
         first
     }
 
-    /// Adds tuples just appended (ids ascending) to every index; a dense index (built when
-    /// the relation was settled) is rebuilt as a hash one.
-    fn index_new(&mut self, ids: &[u32]) {
+    /// Adds tuples just appended (ids ascending) to every index, on up to `threads`
+    /// threads when there are several indexes and many tuples (each index on one); a dense
+    /// index (built when the relation was settled) is rebuilt as a hash one.
+    fn index_new(&mut self, ids: &[u32], threads: usize) {
         self.settled = false;
         let arity = self.arity;
         let tuples = &self.tuples[..self.len as usize * arity];
-        for (&mask, index) in self.indexes.iter_mut() {
+        let update = |mask: Mask, index: &mut Index| {
             if index.is_dense() {
                 *index = Index::build(tuples, arity, mask, false);
-                continue;
+            } else {
+                index.insert_all(ids, tuples, arity);
             }
-            index.insert_all(ids, tuples, arity);
+        };
+        if threads < 2 || self.indexes.len() < 2 || ids.len() < PARALLEL_INDEX {
+            for (&mask, index) in self.indexes.iter_mut() {
+                update(mask, index);
+            }
+            return;
         }
+        let jobs: Vec<Mutex<Option<(Mask, &mut Index)>>> = self
+            .indexes
+            .iter_mut()
+            .map(|(&mask, index)| Mutex::new(Some((mask, index))))
+            .collect();
+        crate::pool::for_each_index(threads, jobs.len(), |i| {
+            let job = jobs[i]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some((mask, index)) = job {
+                update(mask, index);
+            }
+            true
+        });
     }
 
     /// Adds the distinct new tuples among the `n` tuples of `tuples` (a flat array, `arity`
@@ -214,7 +240,7 @@ impl Relation {
             }
         }
         let ids: Vec<u32> = added.iter().map(|&(_, id)| id).collect();
-        self.index_new(&ids);
+        self.index_new(&ids, 1);
         added
     }
 
@@ -236,12 +262,29 @@ impl Relation {
 
     /// Builds the index on `mask` if it does not exist.
     pub fn ensure_index(&mut self, mask: Mask) {
+        if let Some(index) = self.missing_index(mask) {
+            self.indexes.insert(mask, index);
+        }
+    }
+
+    /// Whether the relation has the index on `mask` (or needs none: `mask` 0).
+    pub(crate) fn has_index(&self, mask: Mask) -> bool {
+        mask == 0 || self.indexes.contains_key(&mask)
+    }
+
+    /// The index on `mask`, built, when the relation needs one and has none; reads only,
+    /// so several threads may build indexes at once ([`Relation::add_index`] adds it).
+    pub(crate) fn missing_index(&self, mask: Mask) -> Option<Index> {
         if mask == 0 || self.indexes.contains_key(&mask) {
-            return;
+            return None;
         }
         let tuples = &self.tuples[..self.len as usize * self.arity];
-        let index = Index::build(tuples, self.arity, mask, self.settled);
-        self.indexes.insert(mask, index);
+        Some(Index::build(tuples, self.arity, mask, self.settled))
+    }
+
+    /// Adds an index built by [`Relation::missing_index`] (unless one exists by now).
+    pub(crate) fn add_index(&mut self, mask: Mask, index: Index) {
+        self.indexes.entry(mask).or_insert(index);
     }
 
     /// Whether the index on `mask` exists and lays its keys out in term order (direct or
