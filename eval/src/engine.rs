@@ -444,12 +444,12 @@ impl Evaluator<'_, '_> {
             r.settle();
             Ok(work)
         };
-        let jobs: Vec<Mutex<Option<(RelId, &mut Relation)>>> = self
+        let jobs: Vec<(usize, (RelId, &mut Relation))> = self
             .relations
             .iter_mut()
             .enumerate()
             .filter(|(rel, _)| rels.contains(rel) && !self.loaded[*rel])
-            .map(|job| Mutex::new(Some(job)))
+            .enumerate()
             .collect();
         let results: Vec<Mutex<Option<Result<u64, EvalError>>>> =
             jobs.iter().map(|_| Mutex::new(None)).collect();
@@ -458,17 +458,10 @@ impl Evaluator<'_, '_> {
         } else {
             1
         };
-        crate::pool::for_each_index(threads, jobs.len(), |i| {
-            let job = jobs[i]
+        crate::pool::for_each_job(threads, jobs, |(i, (rel, r))| {
+            *results[i]
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            if let Some((rel, r)) = job {
-                *results[i]
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(read(rel, r));
-            }
-            true
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(read(rel, r));
         });
         let mut work = 0;
         for r in results {

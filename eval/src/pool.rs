@@ -4,6 +4,23 @@
 //! share.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+/// Calls `work` once on each of `jobs`, each moved to whichever of up to `threads` threads
+/// takes it.
+pub(crate) fn for_each_job<T: Send>(threads: usize, jobs: Vec<T>, work: impl Fn(T) + Sync) {
+    let slots: Vec<Mutex<Option<T>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+    for_each_index(threads, slots.len(), |i| {
+        let job = slots[i]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(job) = job {
+            work(job);
+        }
+        true
+    });
+}
 
 /// Calls `work(i)` once for each `i` in `0..count`, on up to `threads` threads. `work`
 /// returns whether to go on; after a `false` no further item is started.

@@ -14,7 +14,6 @@
 
 use std::hash::BuildHasher;
 use std::ops::Range;
-use std::sync::Mutex;
 
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -186,21 +185,8 @@ impl Relation {
             }
             return;
         }
-        let jobs: Vec<Mutex<Option<(Mask, &mut Index)>>> = self
-            .indexes
-            .iter_mut()
-            .map(|(&mask, index)| Mutex::new(Some((mask, index))))
-            .collect();
-        crate::pool::for_each_index(threads, jobs.len(), |i| {
-            let job = jobs[i]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            if let Some((mask, index)) = job {
-                update(mask, index);
-            }
-            true
-        });
+        let jobs: Vec<(&Mask, &mut Index)> = self.indexes.iter_mut().collect();
+        crate::pool::for_each_job(threads, jobs, |(&mask, index)| update(mask, index));
     }
 
     /// Adds the distinct new tuples among the `n` tuples of `tuples` (a flat array, `arity`
