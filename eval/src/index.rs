@@ -160,33 +160,33 @@ impl Index {
         if span > RANK_SPREAD * len + (1 << 16) {
             return None;
         }
-        let mut words = vec![(0u64, 0u32); span.div_ceil(64)];
-        for t in column() {
-            let i = (t - lo) as usize;
-            words[i / 64].0 |= 1 << (i % 64);
+        // The entries in term order (stably: a term's ids stay ascending), by a radix sort
+        // that reads and writes memory in order (a column often is sorted already).
+        let mut order: Vec<(u32, Entry)> = tuples
+            .chunks_exact(arity)
+            .enumerate()
+            .map(|(id, t)| (t[c].0 - lo, entry(id as u32, t, &[c])))
+            .collect();
+        if !order.windows(2).all(|w| w[0].0 <= w[1].0) {
+            crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
         }
+        let mut words = vec![(0u64, 0u32); span.div_ceil(64)];
+        let mut offsets = Vec::new();
+        let mut ids = Vec::with_capacity(len);
+        for (k, (i, e)) in order.into_iter().enumerate() {
+            let i = i as usize;
+            let bit = 1u64 << (i % 64);
+            if words[i / 64].0 & bit == 0 {
+                words[i / 64].0 |= bit;
+                offsets.push(k as u32);
+            }
+            ids.push(e);
+        }
+        offsets.push(len as u32);
         let mut present = 0u32;
         for w in &mut words {
             w.1 = present;
             present += w.0.count_ones();
-        }
-        let rank = |words: &[(u64, u32)], i: usize| {
-            let (bits, before) = words[i / 64];
-            before as usize + (bits & ((1u64 << (i % 64)) - 1)).count_ones() as usize
-        };
-        let mut offsets = vec![0u32; present as usize + 1];
-        for t in column() {
-            offsets[rank(&words, (t - lo) as usize) + 1] += 1;
-        }
-        for i in 1..offsets.len() {
-            offsets[i] += offsets[i - 1];
-        }
-        let mut next = offsets.clone();
-        let mut ids = vec![[0u32; 2]; len];
-        for (id, t) in tuples.chunks_exact(arity).enumerate() {
-            let slot = &mut next[rank(&words, (t[c].0 - lo) as usize)];
-            ids[*slot as usize] = entry(id as u32, t, &[c]);
-            *slot += 1;
         }
         Some(Index::Dense {
             lo,
