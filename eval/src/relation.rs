@@ -201,7 +201,10 @@ impl Relation {
             let mut cands: Vec<(u64, u32)> = (0..n)
                 .map(|i| (pack_small(&tuples[i * arity..(i + 1) * arity]), i as u32))
                 .collect();
-            crate::radix::sort_by_key(&mut cands, |c| c.0);
+            // Often sorted already (a base relation read from the store, in key order).
+            if !cands.windows(2).all(|w| w[0].0 <= w[1].0) {
+                crate::radix::sort_by_key(&mut cands, |c| c.0);
+            }
             cands.dedup_by_key(|c| c.0);
             return self.insert_sorted(cands);
         }
