@@ -347,4 +347,45 @@ mod tests {
         let k = pack([Term(2), Term(3)].into_iter());
         assert_eq!(r.lookup(0b11, k, 0..4), &[[2, 0]]);
     }
+
+    #[test]
+    fn indexes_updated_on_several_threads_match_one_thread() {
+        // Rounds large enough that each index takes its new tuples on a thread of its own,
+        // with a dense column (direct index) and a sparse one (turning into a hash index).
+        let round = |r: usize| -> Vec<u64> {
+            let mut keys: Vec<u64> = (0..PARALLEL_INDEX as u64 + 500)
+                .map(|i| {
+                    let a = (i * 7919 + r as u64 * 104_729) % 50_000;
+                    let b = if r == 2 { i * 1_000_003 } else { i % 977 };
+                    a << 32 | b
+                })
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            keys
+        };
+        let build = |threads: usize| {
+            let mut r = Relation::new(2);
+            r.append_keys(round(0), threads);
+            r.ensure_index(0b01);
+            r.ensure_index(0b10);
+            for n in 1..4 {
+                let mut keys = round(n);
+                r.retain_absent(&mut keys, |&k| k);
+                r.append_keys(keys, threads);
+            }
+            r
+        };
+        let (one, two) = (build(1), build(2));
+        assert_eq!(one.len(), two.len());
+        for t in (0..50_000u32).step_by(37).chain([5, 976, 1_000_003]) {
+            for mask in [0b01, 0b10] {
+                let k = u128::from(t);
+                assert_eq!(
+                    one.lookup(mask, k, 0..one.len()),
+                    two.lookup(mask, k, 0..two.len())
+                );
+            }
+        }
+    }
 }

@@ -804,3 +804,39 @@ fn large_rounds_merged_in_parallel_give_the_same_answer_and_witnesses() {
     let ev = evaluate(ir, &src, &opts).unwrap();
     check_witnesses(ir, &src, &ev);
 }
+
+#[test]
+fn points_to_gives_the_same_answer_witnesses_and_work_at_any_thread_count() {
+    // Large enough that the base relations are read into memory at once, pt's two indexes
+    // are built and take each round's new tuples on threads of their own.
+    use strata_eval::query::{Query, RunOptions};
+    let w = strata_fixtures::workloads::points_to(40_000, 9);
+    let src = common::workload_source(&w);
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let program = format!(
+        "{}\npt(?v, ?o) => ?v, ?o",
+        w.program.rsplit_once('\n').unwrap().0
+    );
+    let q = Query::prepare(&vocab, &program, &[]).unwrap();
+    let page = |threads: usize| {
+        let mut o = RunOptions {
+            offset: 20_000,
+            limit: 30,
+            ..RunOptions::default()
+        };
+        o.engine.threads = threads;
+        let out = q.run(&src, &o).unwrap();
+        (out.answer.text(), out.work, out.answer.total)
+    };
+    let one = page(1);
+    assert!(one.2 > 40_000, "{} pairs", one.2);
+    for threads in [2, 3] {
+        assert_eq!(page(threads), one, "{threads} threads");
+    }
+    let opts = Options {
+        threads: 2,
+        ..Options::default()
+    };
+    let ev = evaluate(&q.compiled.ir, &src, &opts).unwrap();
+    check_witnesses(&q.compiled.ir, &src, &ev);
+}
