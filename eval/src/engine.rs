@@ -9,7 +9,7 @@
 //! tasks' outputs are merged in task order, so tuple ids, witnesses and work are the same
 //! with one thread or many.
 
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -18,7 +18,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::budget::{Budget, Cancel};
 use crate::dict::Dict;
-use crate::index::Index;
 use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
 use crate::relation::{Mask, Relation};
@@ -27,6 +26,8 @@ use crate::strata::{Stratum, Unstratifiable, stratify};
 use crate::value::Term;
 use crate::witness::Witnesses;
 use crate::worker::{Ctx, Output, Worker, aggregate, run_tasks};
+
+mod prepare;
 
 /// The fewest tuples of the first step's part per task.
 pub const CHUNK: u32 = 2048;
@@ -332,58 +333,6 @@ impl Evaluator<'_, '_> {
         Ok(())
     }
 
-    /// Builds the indexes the plans' steps probe that do not exist yet, several at once on
-    /// the worker threads.
-    fn prepare(&mut self, plans: &[Plan]) {
-        fn collect(steps: &[Step], loaded: &[bool], out: &mut Vec<(RelId, Mask)>) {
-            for s in steps {
-                match s {
-                    Step::Atom {
-                        rel, base, mask, ..
-                    }
-                    | Step::Neg {
-                        rel, base, mask, ..
-                    } if !*base || loaded[*rel] => out.push((*rel, *mask)),
-                    Step::Agg { inner, .. } => collect(inner, loaded, out),
-                    _ => {}
-                }
-            }
-        }
-        let mut wanted = Vec::new();
-        for p in plans {
-            collect(&p.steps, &self.loaded, &mut wanted);
-        }
-        wanted.sort_unstable();
-        wanted.dedup();
-        wanted.retain(|&(rel, mask)| !self.relations[rel].has_index(mask));
-        let threads = self.options.threads.max(1);
-        if threads < 2 || wanted.len() < 2 {
-            for (rel, mask) in wanted {
-                self.relations[rel].ensure_index(mask);
-            }
-            return;
-        }
-        let built: Vec<Mutex<Option<Index>>> = wanted.iter().map(|_| Mutex::new(None)).collect();
-        let relations = &self.relations;
-        crate::pool::for_each_index(threads, wanted.len(), |i| {
-            let (rel, mask) = wanted[i];
-            *built[i]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                relations[rel].missing_index(mask);
-            true
-        });
-        for ((rel, mask), index) in wanted.into_iter().zip(built) {
-            let index = index
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match index {
-                Some(index) => self.relations[rel].add_index(mask, index),
-                None => self.relations[rel].ensure_index(mask),
-            }
-        }
-    }
-
     /// What the workers of a round read.
     fn ctx(&self, witnesses: bool) -> Ctx<'_, '_> {
         Ctx {
@@ -425,134 +374,6 @@ impl Evaluator<'_, '_> {
             },
             other => other,
         }
-    }
-
-    /// Reads base relations `rels` into memory, so joins probe an index instead of the
-    /// source: several at once on the worker threads.
-    fn materialize(&mut self, rels: &[RelId]) -> Result<(), EvalError> {
-        let source = self.dict.source();
-        let ir = self.ir;
-        let read = |rel: RelId, r: &mut Relation| -> Result<u64, EvalError> {
-            let mut work = 0u64;
-            let mut rows = Vec::new();
-            source.scan(&ir.relations[rel].name, &mut |row| {
-                rows.extend_from_slice(row);
-                work += 1;
-                ControlFlow::Continue(())
-            })?;
-            r.insert_all(&rows, work as usize);
-            r.settle();
-            Ok(work)
-        };
-        let jobs: Vec<(usize, (RelId, &mut Relation))> = self
-            .relations
-            .iter_mut()
-            .enumerate()
-            .filter(|(rel, _)| rels.contains(rel) && !self.loaded[*rel])
-            .enumerate()
-            .collect();
-        let results: Vec<Mutex<Option<Result<u64, EvalError>>>> =
-            jobs.iter().map(|_| Mutex::new(None)).collect();
-        let threads = if jobs.len() > 1 {
-            self.options.threads.max(1)
-        } else {
-            1
-        };
-        crate::pool::for_each_job(threads, jobs, |(i, (rel, r))| {
-            *results[i]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(read(rel, r));
-        });
-        let mut work = 0;
-        for r in results {
-            if let Some(r) = r
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-            {
-                work += r?;
-            }
-        }
-        for &rel in rels {
-            self.loaded[rel] = true;
-        }
-        self.budget.charge(work)
-    }
-
-    /// Reads into memory the base relations the plans read that are small, or that were
-    /// probed, or will be this round, more than an eighth of their size.
-    fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
-        let mut rels = Vec::new();
-        fn collect(steps: &[Step], out: &mut Vec<RelId>) {
-            for s in steps {
-                match s {
-                    Step::Atom {
-                        rel, base: true, ..
-                    }
-                    | Step::Neg {
-                        rel, base: true, ..
-                    } => {
-                        out.push(*rel);
-                    }
-                    Step::Agg { inner, .. } => collect(inner, out),
-                    _ => {}
-                }
-            }
-        }
-        for p in plans {
-            collect(&p.steps, &mut rels);
-        }
-        rels.sort_unstable();
-        rels.dedup();
-        // The probes this round will make at least: a base relation joined right after the
-        // first step is looked up once per tuple that step yields. A base relation scanned
-        // whole as the first step of a join counts as probed whole too: read into memory,
-        // its scan is cut into tasks the threads share.
-        let mut expected: FxHashMap<RelId, u64> = FxHashMap::default();
-        for p in plans {
-            let [
-                Step::Atom {
-                    rel: first,
-                    base,
-                    part,
-                    mask,
-                    ..
-                },
-                second,
-                ..,
-            ] = &p.steps[..]
-            else {
-                continue;
-            };
-            let yields = if !*base || self.loaded[*first] {
-                let range = part_range(&self.relations[*first], *part);
-                u64::from(range.end - range.start)
-            } else if *mask == 0 {
-                let rows = self.base_info.get(first).map_or(0, |i| i.rows);
-                *expected.entry(*first).or_default() += rows;
-                rows
-            } else {
-                continue;
-            };
-            if let Step::Atom {
-                rel, base: true, ..
-            }
-            | Step::Neg {
-                rel, base: true, ..
-            } = second
-            {
-                *expected.entry(*rel).or_default() += yields;
-            }
-        }
-        rels.retain(|&rel| {
-            let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
-            let probes =
-                self.probes[rel].load(Ordering::Relaxed) + expected.get(&rel).copied().unwrap_or(0);
-            !self.loaded[rel] && (rows <= EAGER_ROWS || probes > rows / 8)
-        });
-        if rels.is_empty() {
-            return Ok(());
-        }
-        self.materialize(&rels)
     }
 
     fn tasks(&self, plans: &[Plan]) -> Vec<Task> {
