@@ -1,15 +1,16 @@
-//! Indexes of in-memory relations: for a set of bound columns, the ascending ids of the
-//! tuples holding each combination of values.
+//! Indexes of in-memory relations: for a set of bound columns, the tuples holding each
+//! combination of values, as entries ascending by id (for a binary relation keyed on one
+//! column, an entry also carries the other column's term).
 //!
-//! A relation that still grows (one of the stratum being evaluated) keeps a hash map from
-//! the packed key to a list of ids, appended to as tuples arrive. A settled relation (a
-//! base relation read into memory, or one of a lower stratum) never changes again, so an
-//! index on one of its columns is laid out by counting sort: the ids grouped by term in
-//! term order, found through a bitmap of the terms present with a running count every 64
-//! terms (a rank), so a term costs one read of its bitmap word and one of its offsets
-//! whether the terms are dense (graph node ids) or sparse (one variable in ten). Probes
-//! made in key order (a delta sorted by the joined column) then read memory in order, as
-//! a merge join would.
+//! A relation that still grows (one of the stratum being evaluated) keeps, per key, a list
+//! of entries appended to as tuples arrive: in a slot per term when the column's terms are
+//! dense, else in a hash map from the packed key. A settled relation (a base relation read
+//! into memory, or one of a lower stratum) never changes again, so an index on one of its
+//! columns is laid out in term order (radix-sorted): the entries grouped by term, found
+//! through a bitmap of the terms present with a running count every 64 terms (a rank), so a
+//! term costs one read of its bitmap word and one of its offsets whether the terms are dense
+//! (graph node ids) or sparse (one variable in ten). Probes made in key order (a delta
+//! sorted by the joined column) then read memory in order, as a merge join would.
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -225,11 +226,6 @@ impl Index {
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).
     pub(crate) fn is_dense(&self) -> bool {
         matches!(self, Index::Dense { .. })
-    }
-
-    /// Whether the index lays keys out in term order (direct or dense, not hashed).
-    pub(crate) fn is_ordered(&self) -> bool {
-        !matches!(self, Index::Hash { .. })
     }
 
     /// Adds the tuples `ids` (ascending, the newest; `tuples` holds every tuple, `arity`

@@ -167,7 +167,7 @@ impl Relation {
 
     /// Adds tuples just appended (ids ascending) to every index, on up to `threads`
     /// threads when there are several indexes and many tuples (each index on one); a dense
-    /// index (built when the relation was settled) is rebuilt as a hash one.
+    /// index (built when the relation was settled) is rebuilt as a growing relation's.
     fn index_new(&mut self, ids: &[u32], threads: usize) {
         self.settled = false;
         let arity = self.arity;
@@ -274,12 +274,6 @@ impl Relation {
     /// Adds an index built by [`Relation::missing_index`] (unless one exists by now).
     pub(crate) fn add_index(&mut self, mask: Mask, index: Index) {
         self.indexes.entry(mask).or_insert(index);
-    }
-
-    /// Whether the index on `mask` exists and lays its keys out in term order (direct or
-    /// dense), so probes made in key order read it front to back.
-    pub fn ordered_index(&self, mask: Mask) -> bool {
-        self.indexes.get(&mask).is_some_and(Index::is_ordered)
     }
 
     /// The entries (id, and for a binary relation keyed on one column the other column's
