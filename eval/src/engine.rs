@@ -458,43 +458,37 @@ impl Evaluator<'_, '_> {
             let outs: Vec<usize> = (0..outputs.len())
                 .filter(|&o| outputs[o].count > 0 && outputs[o].head == rel)
                 .collect();
-            // (output, index within it) of each new tuple, with its id (only for witnesses).
-            let added: Vec<((usize, u32), u32)> = if arity <= 2 {
-                let threads = self.options.threads.max(1);
-                if self.witnesses.is_none() {
+            let threads = self.options.threads.max(1);
+            if arity <= 2 {
+                let Some(w) = self.witnesses.as_mut() else {
                     // Keys alone: no origin to carry.
                     let keys = new_keys(outputs, &outs, threads, |k, _| k, |&k| k);
                     self.relations[rel].append_keys(keys, threads);
                     continue;
-                }
+                };
                 let fresh = new_keys(outputs, &outs, threads, |k, o| (k, o), |e| e.0);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
                 let first = self.relations[rel].append_keys(keys, threads);
-                fresh
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (_, (o, k)))| ((o as usize, k), first + i as u32))
-                    .collect()
-            } else {
-                let mut flat = Vec::new();
-                let mut refs = Vec::new();
-                for &o in &outs {
-                    for k in 0..outputs[o].count {
-                        flat.extend_from_slice(&outputs[o].terms[k * arity..(k + 1) * arity]);
-                        refs.push((o, k as u32));
-                    }
+                // The new tuples' ids follow `first` in key order: each derivation is
+                // recorded straight from its origin, with no list of (origin, id) pairs.
+                for (i, &(_, (o, k))) in fresh.iter().enumerate() {
+                    record(w, self.ir, rel, &outputs[o as usize], k, first + i as u32);
                 }
-                self.relations[rel]
-                    .insert_all(&flat, refs.len())
-                    .into_iter()
-                    .map(|(pos, id)| (refs[pos], id))
-                    .collect()
-            };
+                continue;
+            }
+            let mut flat = Vec::new();
+            let mut refs = Vec::new();
+            for &o in &outs {
+                for k in 0..outputs[o].count {
+                    flat.extend_from_slice(&outputs[o].terms[k * arity..(k + 1) * arity]);
+                    refs.push((o, k as u32));
+                }
+            }
+            let added = self.relations[rel].insert_all(&flat, refs.len());
             if let Some(w) = self.witnesses.as_mut() {
-                for ((o, k), id) in added {
-                    let out = &outputs[o];
-                    let premises = out.premises_of(k as usize);
-                    w.record(rel, id, out.rule, premises, &out.base_terms, self.ir);
+                for (pos, id) in added {
+                    let (o, k) = refs[pos];
+                    record(w, self.ir, rel, &outputs[o], k, id);
                 }
             }
         }
@@ -557,6 +551,12 @@ impl Evaluator<'_, '_> {
         self.relations[rule.head].insert_all(&flat, n);
         Ok(())
     }
+}
+
+/// Records, as tuple `id` of `rel`, the derivation of the `k`th tuple `out` emitted.
+fn record(w: &mut Witnesses, ir: &Ir, rel: RelId, out: &Output, k: u32, id: u32) {
+    let premises = out.premises_of(k as usize);
+    w.record(rel, id, out.rule, premises, &out.base_terms, ir);
 }
 
 /// Where an emitted tuple came from: the task's output and its index there.
