@@ -598,22 +598,12 @@ fn new_keys<T: Copy + Send>(
         lo = b;
     }
     pieces.push((lo, u64::MAX, true));
-    let results: Vec<Mutex<Vec<T>>> = pieces.iter().map(|_| Mutex::new(Vec::new())).collect();
-    crate::pool::for_each_index(threads, pieces.len(), |i| {
-        let (lo, hi, last) = pieces[i];
-        let merged = merge_sorted(outputs, outs, lo, hi, last, &item, &key);
-        *results[i]
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = merged;
-        true
-    });
-    results
-        .into_iter()
-        .flat_map(|m| {
-            m.into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        })
-        .collect()
+    crate::pool::map(threads, pieces, |(lo, hi, last)| {
+        merge_sorted(outputs, outs, lo, hi, last, &item, &key)
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Merges the tasks' sorted runs (each sorted and distinct), restricted to keys in

@@ -12,6 +12,8 @@
 //! (graph node ids) or sparse (one variable in ten). Probes made in key order (a delta
 //! sorted by the joined column) then read memory in order, as a merge join would.
 
+use std::ops::Range;
+
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
@@ -128,6 +130,47 @@ fn direct_fits(i: u32, tuples: usize) -> bool {
     (i as usize) < DENSE_SPREAD * 2 * tuples + (1 << 16)
 }
 
+/// The direct-index entries of tuples `ids` keyed on column `c`, each with its term's
+/// offset from `base`, or None when a term is of another kind or too far out (a tuple's
+/// `reach`: the tuples the index would then hold, by which [`direct_fits`] judges it).
+fn direct_entries<'t>(
+    ids: impl Iterator<Item = u32>,
+    tuple: impl Fn(u32) -> &'t [Term],
+    c: usize,
+    base: u32,
+    reach: impl Fn(u32) -> usize,
+) -> Option<Vec<(u32, Entry)>> {
+    ids.map(|id| {
+        let t = tuple(id)[c].0;
+        (kind_base(t) == base && direct_fits(t - base, reach(id)))
+            .then(|| (t - base, entry(id, tuple(id), &[c])))
+    })
+    .collect()
+}
+
+/// Sorts `(term, entry)` pairs by term, stably (a term's ids stay ascending), with a radix
+/// sort that reads and writes memory in order; pairs already in order (a column often is)
+/// are left as they are.
+fn sort_by_term(order: &mut Vec<(u32, Entry)>) {
+    if !order.is_sorted_by_key(|e| e.0) {
+        crate::radix::sort_by_key(order, |e| u64::from(e.0));
+    }
+}
+
+/// Appends each `(offset, entry)` of `order` to slot `offset`, in offset order, so the slots
+/// are written front to back rather than at random.
+fn fill_slots(slots: &mut Vec<Ids>, mut order: Vec<(u32, Entry)>) {
+    sort_by_term(&mut order);
+    if let Some(&(last, _)) = order.last()
+        && slots.len() <= last as usize
+    {
+        slots.resize_with(last as usize + 1, Ids::new);
+    }
+    for (i, e) in order {
+        slots[i as usize].push(e);
+    }
+}
+
 impl Index {
     /// The index on `mask` over `tuples` (`arity` terms each); dense
     /// when the relation is `settled`, the key is one column and its terms are dense.
@@ -161,16 +204,12 @@ impl Index {
         if span > RANK_SPREAD * len + (1 << 16) {
             return None;
         }
-        // The entries in term order (stably: a term's ids stay ascending), by a radix sort
-        // that reads and writes memory in order (a column often is sorted already).
         let mut order: Vec<(u32, Entry)> = tuples
             .chunks_exact(arity)
             .enumerate()
             .map(|(id, t)| (t[c].0 - lo, entry(id as u32, t, &[c])))
             .collect();
-        if !order.windows(2).all(|w| w[0].0 <= w[1].0) {
-            crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
-        }
+        sort_by_term(&mut order);
         let mut words = vec![(0u64, 0u32); span.div_ceil(64)];
         let mut offsets = Vec::new();
         let mut ids = Vec::with_capacity(len);
@@ -199,23 +238,10 @@ impl Index {
 
     fn direct(tuples: &[Term], arity: usize, len: usize, c: usize) -> Option<Index> {
         let base = tuples.get(c).map_or(0, |t| kind_base(t.0));
-        let mut order: Vec<(u32, Entry)> = Vec::with_capacity(len);
-        for (id, tuple) in tuples.chunks_exact(arity).enumerate() {
-            let t = tuple[c].0;
-            if kind_base(t) != base || !direct_fits(t - base, len) {
-                return None;
-            }
-            order.push((t - base, entry(id as u32, tuple, &[c])));
-        }
-        // Filled in term order (stably: a term's ids stay ascending), front to back.
-        crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
-        let mut slots: Vec<Ids> = Vec::new();
-        if let Some(&(last, _)) = order.last() {
-            slots.resize_with(last as usize + 1, Ids::new);
-        }
-        for (i, e) in order {
-            slots[i as usize].push(e);
-        }
+        let tuple = |id: u32| &tuples[id as usize * arity..(id as usize + 1) * arity];
+        let order = direct_entries(0..len as u32, tuple, c, base, |_| len)?;
+        let mut slots = Vec::new();
+        fill_slots(&mut slots, order);
         Some(Index::Direct {
             column: c,
             base,
@@ -228,39 +254,24 @@ impl Index {
         matches!(self, Index::Dense { .. })
     }
 
-    /// Adds the tuples `ids` (ascending, the newest; `tuples` holds every tuple, `arity`
-    /// terms each) to a hash or direct index. Many added to a direct index are added in
-    /// term order, so its slots are written front to back rather than at random.
-    pub(crate) fn insert_all(&mut self, ids: &[u32], tuples: &[Term], arity: usize) {
+    /// Adds the tuples `ids` (the newest; `tuples` holds every tuple, `arity` terms each) to
+    /// a hash or direct index. Many added to a direct index are added in term order, so its
+    /// slots are written front to back rather than at random.
+    pub(crate) fn insert_all(&mut self, ids: Range<u32>, tuples: &[Term], arity: usize) {
         let tuple = |id: u32| &tuples[id as usize * arity..(id as usize + 1) * arity];
-        if let Index::Direct { column, base, .. } = self
+        if let Index::Direct {
+            column,
+            base,
+            slots,
+        } = self
             && ids.len() >= SORTED_INSERT
+            && let Some(order) =
+                direct_entries(ids.clone(), tuple, *column, *base, |id| id as usize + 1)
         {
-            let (c, b) = (*column, *base);
-            let mut order: Vec<(u32, Entry)> = ids
-                .iter()
-                .map(|&id| (tuple(id)[c].0, entry(id, tuple(id), &[c])))
-                .collect();
-            let fits = order
-                .iter()
-                .all(|&(t, [id, _])| kind_base(t) == b && direct_fits(t - b, id as usize + 1));
-            if fits {
-                // Stable: a term's ids stay ascending.
-                crate::radix::sort_by_key(&mut order, |e| u64::from(e.0));
-                if let Index::Direct { slots, .. } = self {
-                    if let Some(max) = order.last().map(|e| (e.0 - b) as usize)
-                        && slots.len() <= max
-                    {
-                        slots.resize_with(max + 1, Ids::new);
-                    }
-                    for (t, e) in order {
-                        slots[(t - b) as usize].push(e);
-                    }
-                }
-                return;
-            }
+            fill_slots(slots, order);
+            return;
         }
-        for &id in ids {
+        for id in ids {
             self.insert(id, tuple(id));
         }
     }

@@ -7,19 +7,29 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// Calls `work` once on each of `jobs`, each moved to whichever of up to `threads` threads
-/// takes it.
-pub(crate) fn for_each_job<T: Send>(threads: usize, jobs: Vec<T>, work: impl Fn(T) + Sync) {
-    let slots: Vec<Mutex<Option<T>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+/// takes it, and returns the results in the jobs' order.
+pub(crate) fn map<T: Send, R: Send>(
+    threads: usize,
+    jobs: Vec<T>,
+    work: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let slots: Vec<Mutex<(Option<T>, Option<R>)>> = jobs
+        .into_iter()
+        .map(|j| Mutex::new((Some(j), None)))
+        .collect();
+    let lock = |i: usize| slots[i].lock().unwrap_or_else(PoisonError::into_inner);
     for_each_index(threads, slots.len(), |i| {
-        let job = slots[i]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let job = lock(i).0.take();
         if let Some(job) = job {
-            work(job);
+            let result = work(job);
+            lock(i).1 = Some(result);
         }
         true
     });
+    slots
+        .into_iter()
+        .filter_map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner).1)
+        .collect()
 }
 
 /// Calls `work(i)` once for each `i` in `0..count`, on up to `threads` threads. `work`

@@ -160,15 +160,14 @@ impl Relation {
         }
         self.len += keys.len() as u32;
         self.runs.push(keys, threads);
-        let ids: Vec<u32> = (first..self.len).collect();
-        self.index_new(&ids, threads);
+        self.index_new(first..self.len, threads);
         first
     }
 
-    /// Adds tuples just appended (ids ascending) to every index, on up to `threads`
+    /// Adds the tuples just appended (`ids`) to every index, on up to `threads`
     /// threads when there are several indexes and many tuples (each index on one); a dense
     /// index (built when the relation was settled) is rebuilt as a growing relation's.
-    fn index_new(&mut self, ids: &[u32], threads: usize) {
+    fn index_new(&mut self, ids: Range<u32>, threads: usize) {
         self.settled = false;
         let arity = self.arity;
         let tuples = &self.tuples[..self.len as usize * arity];
@@ -176,7 +175,7 @@ impl Relation {
             if index.is_dense() {
                 *index = Index::build(tuples, arity, mask, false);
             } else {
-                index.insert_all(ids, tuples, arity);
+                index.insert_all(ids.clone(), tuples, arity);
             }
         };
         if threads < 2 || self.indexes.len() < 2 || ids.len() < PARALLEL_INDEX {
@@ -186,7 +185,7 @@ impl Relation {
             return;
         }
         let jobs: Vec<(&Mask, &mut Index)> = self.indexes.iter_mut().collect();
-        crate::pool::for_each_job(threads, jobs, |(&mask, index)| update(mask, index));
+        crate::pool::map(threads, jobs, |(&mask, index)| update(mask, index));
     }
 
     /// Adds the distinct new tuples among the `n` tuples of `tuples` (a flat array, `arity`
@@ -202,12 +201,13 @@ impl Relation {
                 .map(|i| (pack_small(&tuples[i * arity..(i + 1) * arity]), i as u32))
                 .collect();
             // Often sorted already (a base relation read from the store, in key order).
-            if !cands.windows(2).all(|w| w[0].0 <= w[1].0) {
+            if !cands.is_sorted_by_key(|c| c.0) {
                 crate::radix::sort_by_key(&mut cands, |c| c.0);
             }
             cands.dedup_by_key(|c| c.0);
             return self.insert_sorted(cands);
         }
+        let first = self.len;
         let mut added = Vec::new();
         {
             for pos in 0..n {
@@ -228,8 +228,8 @@ impl Relation {
                 added.push((pos, id));
             }
         }
-        let ids: Vec<u32> = added.iter().map(|&(_, id)| id).collect();
-        self.index_new(&ids, 1);
+        // New tuples take the next ids, so those added are the ids from `first` on.
+        self.index_new(first..self.len, 1);
         added
     }
 

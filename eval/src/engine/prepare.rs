@@ -3,13 +3,11 @@
 //! worker threads.
 
 use std::ops::ControlFlow;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 
 use rustc_hash::FxHashMap;
 
 use super::{EAGER_ROWS, EvalError, Evaluator, part_range};
-use crate::index::Index;
 use crate::ir::RelId;
 use crate::plan::{Plan, Step};
 use crate::relation::{Mask, Relation};
@@ -18,23 +16,13 @@ impl Evaluator<'_, '_> {
     /// Builds the indexes the plans' steps probe that do not exist yet, several at once on
     /// the worker threads.
     pub(super) fn prepare(&mut self, plans: &[Plan]) {
-        fn collect(steps: &[Step], loaded: &[bool], out: &mut Vec<(RelId, Mask)>) {
-            for s in steps {
-                match s {
-                    Step::Atom {
-                        rel, base, mask, ..
-                    }
-                    | Step::Neg {
-                        rel, base, mask, ..
-                    } if !*base || loaded[*rel] => out.push((*rel, *mask)),
-                    Step::Agg { inner, .. } => collect(inner, loaded, out),
-                    _ => {}
-                }
-            }
-        }
         let mut wanted = Vec::new();
         for p in plans {
-            collect(&p.steps, &self.loaded, &mut wanted);
+            each_lookup(&p.steps, &mut |rel, base, mask| {
+                if !base || self.loaded[rel] {
+                    wanted.push((rel, mask));
+                }
+            });
         }
         wanted.sort_unstable();
         wanted.dedup();
@@ -46,23 +34,13 @@ impl Evaluator<'_, '_> {
             }
             return;
         }
-        let built: Vec<Mutex<Option<Index>>> = wanted.iter().map(|_| Mutex::new(None)).collect();
         let relations = &self.relations;
-        crate::pool::for_each_index(threads, wanted.len(), |i| {
-            let (rel, mask) = wanted[i];
-            *built[i]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                relations[rel].missing_index(mask);
-            true
+        let built = crate::pool::map(threads, wanted.clone(), |(rel, mask)| {
+            relations[rel].missing_index(mask)
         });
         for ((rel, mask), index) in wanted.into_iter().zip(built) {
-            let index = index
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match index {
-                Some(index) => self.relations[rel].add_index(mask, index),
-                None => self.relations[rel].ensure_index(mask),
+            if let Some(index) = index {
+                self.relations[rel].add_index(mask, index);
             }
         }
     }
@@ -84,33 +62,20 @@ impl Evaluator<'_, '_> {
             r.settle();
             Ok(work)
         };
-        let jobs: Vec<(usize, (RelId, &mut Relation))> = self
+        let jobs: Vec<(RelId, &mut Relation)> = self
             .relations
             .iter_mut()
             .enumerate()
             .filter(|(rel, _)| rels.contains(rel) && !self.loaded[*rel])
-            .enumerate()
             .collect();
-        let results: Vec<Mutex<Option<Result<u64, EvalError>>>> =
-            jobs.iter().map(|_| Mutex::new(None)).collect();
         let threads = if jobs.len() > 1 {
             self.options.threads.max(1)
         } else {
             1
         };
-        crate::pool::for_each_job(threads, jobs, |(i, (rel, r))| {
-            *results[i]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(read(rel, r));
-        });
         let mut work = 0;
-        for r in results {
-            if let Some(r) = r
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-            {
-                work += r?;
-            }
+        for r in crate::pool::map(threads, jobs, |(rel, r)| read(rel, r)) {
+            work += r?;
         }
         for &rel in rels {
             self.loaded[rel] = true;
@@ -122,24 +87,12 @@ impl Evaluator<'_, '_> {
     /// probed, or will be this round, more than an eighth of their size.
     pub(super) fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
         let mut rels = Vec::new();
-        fn collect(steps: &[Step], out: &mut Vec<RelId>) {
-            for s in steps {
-                match s {
-                    Step::Atom {
-                        rel, base: true, ..
-                    }
-                    | Step::Neg {
-                        rel, base: true, ..
-                    } => {
-                        out.push(*rel);
-                    }
-                    Step::Agg { inner, .. } => collect(inner, out),
-                    _ => {}
-                }
-            }
-        }
         for p in plans {
-            collect(&p.steps, &mut rels);
+            each_lookup(&p.steps, &mut |rel, base, _| {
+                if base {
+                    rels.push(rel);
+                }
+            });
         }
         rels.sort_unstable();
         rels.dedup();
@@ -193,5 +146,22 @@ impl Evaluator<'_, '_> {
             return Ok(());
         }
         self.materialize(&rels)
+    }
+}
+
+/// Calls `visit(relation, base, bound columns)` for every atom and negated atom of `steps`,
+/// an aggregate's inner steps included.
+fn each_lookup(steps: &[Step], visit: &mut impl FnMut(RelId, bool, Mask)) {
+    for s in steps {
+        match s {
+            Step::Atom {
+                rel, base, mask, ..
+            }
+            | Step::Neg {
+                rel, base, mask, ..
+            } => visit(*rel, *base, *mask),
+            Step::Agg { inner, .. } => each_lookup(inner, visit),
+            _ => {}
+        }
     }
 }
