@@ -1,7 +1,7 @@
 //! Programs, modules and their rules: the top-level loop that tells a rule from the goal,
 //! rule heads and bodies, and the comment lines kept as a module rule's doc.
 
-use crate::ast::{Atom, Goal, Head, HeadArg, Literal, Module, Name, Program, Rule, Span, Term};
+use crate::ast::{Atom, Goal, Head, HeadArg, Literal, Module, Program, Rule, Span, Term};
 use crate::error::Diagnostic;
 
 use super::diagnostic::{GOAL_EXAMPLE, aggregate_in_atom, example_head, no_body};
@@ -207,14 +207,7 @@ impl Parser<'_> {
 
     /// A rule's head, or the goal's first atom while it is not yet known which it is.
     pub(super) fn head(&mut self) -> PResult<Head> {
-        let name_token = self.advance();
-        let Tok::Name(text) = name_token.tok else {
-            return Err(Diagnostic::new("expected a relation name", name_token.span));
-        };
-        let relation = Name {
-            text,
-            span: name_token.span,
-        };
+        let relation = self.relation_name()?;
         let (args, end) = self.args(&relation, true)?;
         Ok(Head {
             span: relation.span.to(end),

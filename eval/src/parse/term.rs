@@ -9,16 +9,21 @@ use super::lex::Tok;
 use super::{PResult, Parser};
 
 impl Parser<'_> {
-    /// An atom, from its name.
-    pub(super) fn atom(&mut self) -> PResult<Atom> {
+    /// The relation name an atom or head starts with.
+    pub(super) fn relation_name(&mut self) -> PResult<Name> {
         let name_token = self.advance();
         let Tok::Name(text) = name_token.tok else {
             return Err(Diagnostic::new("expected a relation name", name_token.span));
         };
-        let relation = Name {
+        Ok(Name {
             text,
             span: name_token.span,
-        };
+        })
+    }
+
+    /// An atom, from its name.
+    pub(super) fn atom(&mut self) -> PResult<Atom> {
+        let relation = self.relation_name()?;
         let (args, end) = self.args(&relation, false)?;
         let args = args
             .into_iter()
