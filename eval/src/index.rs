@@ -2,21 +2,22 @@
 //! combination of values, as entries ascending by id (for a binary relation keyed on one
 //! column, an entry also carries the other column's term).
 //!
-//! A relation that still grows (one of the stratum being evaluated) keeps, per key, a list
-//! of entries appended to as tuples arrive: in a slot per term when the column's terms are
-//! dense, else in a hash map from the packed key. A settled relation (a base relation read
-//! into memory, or one of a lower stratum) never changes again, so an index on one of its
-//! columns is laid out in term order (radix-sorted): the entries grouped by term, found
-//! through a bitmap of the terms present with a running count every 64 terms (a rank), so a
-//! term costs one read of its bitmap word and one of its offsets whether the terms are dense
-//! (graph node ids) or sparse (one variable in ten). Probes made in key order (a delta
-//! sorted by the joined column) then read memory in order, as a merge join would.
+//! An index on one column keeps its entries grouped by term in term order
+//! ([`crate::grouped`]): a settled relation (a base relation read into memory, or one of a
+//! lower stratum) in one grouping, a growing one (of the stratum being evaluated) in layers,
+//! a round's new tuples becoming a layer and layers of similar sizes merging, as datafrog
+//! keeps its batches. Either way a probe reads arrays in term order, so probes made in key
+//! order (a delta sorted by the joined column) read memory front to back, as a merge join
+//! would, and a layer costs about 8 bytes an entry where a slot per term cost 24 bytes a
+//! term. An index on several columns, or on a settled column whose terms are too sparse to
+//! rank, is a hash map from the packed key.
 
 use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::grouped::Grouped;
 use crate::value::Term;
 
 /// The most columns an index key packs; further bound columns are checked tuple by tuple.
@@ -38,24 +39,12 @@ pub fn pack(values: impl Iterator<Item = Term>) -> u128 {
     values.fold(0u128, |k, t| k << 32 | u128::from(t.0))
 }
 
-/// A growing relation's direct index may span this many times its tuples (plus a small
-/// constant): its slots then cost at most a few words a tuple.
-const DENSE_SPREAD: usize = 2;
-
-/// At least this many tuples added to a direct index at once are added in term order.
-const SORTED_INSERT: usize = 1 << 12;
-
-/// A settled relation's ranked index is built when the column's terms span at most this
-/// many times the tuples (plus a small constant): its bitmap and ranks (12 bytes per 64
-/// terms) then cost at most 6 bytes a tuple, less than a hash map's entry.
-const RANK_SPREAD: usize = 32;
-
 /// One tuple in an index's list: its id, and for a relation of two columns keyed on one,
 /// the other column's term (0 otherwise). A join over a binary relation then binds from
 /// the index alone and never fetches the tuple, which would be a cache miss per candidate.
 pub(crate) type Entry = [u32; 2];
 
-/// The entries of one key in a hash or direct index (two held inline: most keys have few).
+/// The entries of one key in a hash index (two held inline: most keys have few).
 type Ids = SmallVec<[Entry; 2]>;
 
 /// The entry of tuple `id` (`tuple`) in an index keyed on `columns`.
@@ -87,65 +76,85 @@ pub(crate) enum Index {
         /// The entries of each key.
         map: FxHashMap<u128, Ids>,
     },
-    /// One column of a growing relation whose terms are dense: the ids of term `base + i`
-    /// are `slots[i]`, the slots growing as terms arrive; a term too far past the others,
-    /// or of another kind, turns the index into a hash one.
-    Direct {
+    /// One column of a growing relation: layers of entries grouped by term, each layer
+    /// holding the tuples from its first id to the next layer's. A round's new tuples
+    /// become a layer; a layer at least half the size of the one before it is merged into
+    /// it, so there are `log n` layers, and an entry is copied `log n` times in all.
+    Layered {
         /// The key's column.
         column: usize,
-        /// The first term of the kind the column holds (see [`kind_base`]).
-        base: u32,
-        /// The entries of each term, by its offset from `base`.
-        slots: Vec<Ids>,
+        /// Each layer's first id, and its entries.
+        layers: Vec<(u32, Grouped)>,
     },
-    /// One column of a settled relation: term `lo + i` is present when bit `i % 64` of
-    /// `words[i / 64].0` is set; its rank `r` (the terms present before it) is
-    /// `words[i / 64].1` plus the bits set below it in that word, and its entries are
-    /// `ids[offsets[r]..offsets[r + 1]]`, ascending.
-    Dense {
-        /// The smallest term of the column.
-        lo: u32,
-        /// Per 64 terms: which are present, and how many are present before them.
-        words: Vec<(u64, u32)>,
-        /// Where each present term's ids start, in term order (one more entry than terms).
-        offsets: Vec<u32>,
-        /// Every entry, grouped by term in term order.
-        ids: Vec<Entry>,
-    },
+    /// One column of a settled relation, its terms dense enough to be ranked.
+    Dense(Grouped),
 }
 
-/// The first term of `t`'s kind: texts, numbers and integers each fill a range of their
-/// own from there, densely (dictionary ids, graph node numbers).
-fn kind_base(t: u32) -> u32 {
-    match t >> 30 {
-        0 | 1 => 0,
-        2 => 0x8000_0000,
-        _ => 0xC000_0000,
+/// The entries a lookup finds: one slice per layer that holds some, in id order.
+pub(crate) struct Lookup<'a> {
+    /// The one slice of a hash or dense index (trimmed to the range).
+    one: Option<&'a [Entry]>,
+    /// The layers not yet read.
+    layers: &'a [(u32, Grouped)],
+    term: u32,
+    range: Range<u32>,
+}
+
+impl Lookup<'_> {
+    /// Finds nothing.
+    pub(crate) fn empty() -> Self {
+        Lookup {
+            one: None,
+            layers: &[],
+            term: 0,
+            range: 0..0,
+        }
     }
 }
 
-/// Whether a direct index over `tuples` tuples may reach offset `i`: its slots then cost at
-/// most a few words a tuple.
-fn direct_fits(i: u32, tuples: usize) -> bool {
-    (i as usize) < DENSE_SPREAD * 2 * tuples + (1 << 16)
+/// The entries of `ids` (ascending by id) within `range`.
+fn trim<'a>(ids: &'a [Entry], range: &Range<u32>) -> &'a [Entry] {
+    let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
+        return ids;
+    };
+    if first[0] >= range.start && last[0] < range.end {
+        return ids;
+    }
+    let lo = ids.partition_point(|e| e[0] < range.start);
+    let hi = ids.partition_point(|e| e[0] < range.end);
+    &ids[lo..hi]
 }
 
-/// The direct-index entries of tuples `ids` keyed on column `c`, each with its term's
-/// offset from `base`, or None when a term is of another kind or too far out (a tuple's
-/// `reach`: the tuples the index would then hold, by which [`direct_fits`] judges it).
-fn direct_entries<'t>(
-    ids: impl Iterator<Item = u32>,
-    tuple: impl Fn(u32) -> &'t [Term],
-    c: usize,
-    base: u32,
-    reach: impl Fn(u32) -> usize,
-) -> Option<Vec<(u32, Entry)>> {
-    ids.map(|id| {
-        let t = tuple(id)[c].0;
-        (kind_base(t) == base && direct_fits(t - base, reach(id)))
-            .then(|| (t - base, entry(id, tuple(id), &[c])))
-    })
-    .collect()
+impl<'a> Iterator for Lookup<'a> {
+    type Item = &'a [Entry];
+
+    fn next(&mut self) -> Option<&'a [Entry]> {
+        if let Some(one) = self.one.take() {
+            return Some(one);
+        }
+        while let Some(((first, layer), rest)) = self.layers.split_first() {
+            // A layer holds ids up to the next layer's first (the last one, to the end).
+            let end = rest.first().map_or(u32::MAX, |l| l.0);
+            self.layers = rest;
+            if *first >= self.range.end {
+                self.layers = &[];
+                return None;
+            }
+            if end <= self.range.start {
+                continue;
+            }
+            let ids = layer.get(self.term);
+            let ids = if *first >= self.range.start && end <= self.range.end {
+                ids
+            } else {
+                trim(ids, &self.range)
+            };
+            if !ids.is_empty() {
+                return Some(ids);
+            }
+        }
+        None
+    }
 }
 
 /// Sorts `(term, entry)` pairs by term, stably (a term's ids stay ascending), with a radix
@@ -157,34 +166,24 @@ fn sort_by_term(order: &mut Vec<(u32, Entry)>) {
     }
 }
 
-/// Appends each `(offset, entry)` of `order` to slot `offset`, in offset order, so the slots
-/// are written front to back rather than at random.
-fn fill_slots(slots: &mut Vec<Ids>, mut order: Vec<(u32, Entry)>) {
-    sort_by_term(&mut order);
-    if let Some(&(last, _)) = order.last()
-        && slots.len() <= last as usize
-    {
-        slots.resize_with(last as usize + 1, Ids::new);
-    }
-    for (i, e) in order {
-        slots[i as usize].push(e);
-    }
-}
-
 impl Index {
-    /// The index on `mask` over `tuples` (`arity` terms each); dense
-    /// when the relation is `settled`, the key is one column and its terms are dense.
+    /// The index on `mask` over `tuples` (`arity` terms each): on one column, dense when
+    /// the relation is `settled` and the column's terms are dense, layered when it grows.
     pub(crate) fn build(tuples: &[Term], arity: usize, mask: Mask, settled: bool) -> Index {
         let columns = key_columns(mask);
         let len = tuples.len().checked_div(arity).unwrap_or(0);
         if let [c] = columns[..] {
-            let index = if settled {
-                Index::dense(tuples, arity, len, c)
-            } else {
-                Index::direct(tuples, arity, len, c)
-            };
-            if let Some(index) = index {
+            if !settled {
+                let mut index = Index::Layered {
+                    column: c,
+                    layers: Vec::new(),
+                };
+                index.insert_all(0..len as u32, tuples, arity);
                 return index;
+            }
+            let order = term_order(0..len as u32, tuples, arity, c);
+            if let Some(grouped) = Grouped::build(&order, false) {
+                return Index::Dense(grouped);
             }
         }
         let mut map: FxHashMap<u128, Ids> = FxHashMap::default();
@@ -196,165 +195,96 @@ impl Index {
         Index::Hash { columns, map }
     }
 
-    fn dense(tuples: &[Term], arity: usize, len: usize, c: usize) -> Option<Index> {
-        let column = || tuples.chunks_exact(arity).map(|t| t[c].0);
-        let lo = column().min()?;
-        let hi = column().max()?;
-        let span = (hi - lo) as usize + 1;
-        if span > RANK_SPREAD * len + (1 << 16) {
-            return None;
-        }
-        let mut order: Vec<(u32, Entry)> = tuples
-            .chunks_exact(arity)
-            .enumerate()
-            .map(|(id, t)| (t[c].0 - lo, entry(id as u32, t, &[c])))
-            .collect();
-        sort_by_term(&mut order);
-        let mut words = vec![(0u64, 0u32); span.div_ceil(64)];
-        let mut offsets = Vec::new();
-        let mut ids = Vec::with_capacity(len);
-        for (k, (i, e)) in order.into_iter().enumerate() {
-            let i = i as usize;
-            let bit = 1u64 << (i % 64);
-            if words[i / 64].0 & bit == 0 {
-                words[i / 64].0 |= bit;
-                offsets.push(k as u32);
-            }
-            ids.push(e);
-        }
-        offsets.push(len as u32);
-        let mut present = 0u32;
-        for w in &mut words {
-            w.1 = present;
-            present += w.0.count_ones();
-        }
-        Some(Index::Dense {
-            lo,
-            words,
-            offsets,
-            ids,
-        })
-    }
-
-    fn direct(tuples: &[Term], arity: usize, len: usize, c: usize) -> Option<Index> {
-        let base = tuples.get(c).map_or(0, |t| kind_base(t.0));
-        let tuple = |id: u32| &tuples[id as usize * arity..(id as usize + 1) * arity];
-        let order = direct_entries(0..len as u32, tuple, c, base, |_| len)?;
-        let mut slots = Vec::new();
-        fill_slots(&mut slots, order);
-        Some(Index::Direct {
-            column: c,
-            base,
-            slots,
-        })
-    }
-
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).
     pub(crate) fn is_dense(&self) -> bool {
-        matches!(self, Index::Dense { .. })
+        matches!(self, Index::Dense(_))
     }
 
     /// Adds the tuples `ids` (the newest; `tuples` holds every tuple, `arity` terms each) to
-    /// a hash or direct index. Many added to a direct index are added in term order, so its
-    /// slots are written front to back rather than at random.
+    /// a hash or layered index. A layered index takes them as a new layer, merging layers
+    /// of similar sizes.
     pub(crate) fn insert_all(&mut self, ids: Range<u32>, tuples: &[Term], arity: usize) {
-        let tuple = |id: u32| &tuples[id as usize * arity..(id as usize + 1) * arity];
-        if let Index::Direct {
-            column,
-            base,
-            slots,
-        } = self
-            && ids.len() >= SORTED_INSERT
-            && let Some(order) =
-                direct_entries(ids.clone(), tuple, *column, *base, |id| id as usize + 1)
-        {
-            fill_slots(slots, order);
-            return;
-        }
-        for id in ids {
-            self.insert(id, tuple(id));
-        }
-    }
-
-    /// Adds tuple `id` (the newest) to a hash or direct index.
-    pub(crate) fn insert(&mut self, id: u32, tuple: &[Term]) {
         match self {
-            Index::Hash { columns, map } => map
-                .entry(pack(columns.iter().map(|&c| tuple[c])))
-                .or_default()
-                .push(entry(id, tuple, columns)),
-            Index::Direct {
-                column,
-                base,
-                slots,
-            } => {
-                let t = tuple[*column].0;
-                if kind_base(t) == *base && direct_fits(t - *base, id as usize + 1) {
-                    let i = (t - *base) as usize;
-                    if slots.len() <= i {
-                        slots.resize_with(i + 1, Ids::new);
-                    }
-                    slots[i].push(entry(id, tuple, &[*column]));
+            Index::Hash { columns, map } => {
+                for id in ids {
+                    let t = &tuples[id as usize * arity..(id as usize + 1) * arity];
+                    map.entry(pack(columns.iter().map(|&c| t[c])))
+                        .or_default()
+                        .push(entry(id, t, columns));
+                }
+            }
+            Index::Layered { column, layers } => {
+                if ids.is_empty() {
                     return;
                 }
-                // Too far out, or another kind: from now on a hash index.
-                let mut map: FxHashMap<u128, Ids> = FxHashMap::default();
-                for (i, ids) in std::mem::take(slots).into_iter().enumerate() {
-                    if !ids.is_empty() {
-                        map.insert(u128::from(*base + i as u32), ids);
+                let first = ids.start;
+                let order = term_order(ids, tuples, arity, *column);
+                let Some(layer) = Grouped::build(&order, true) else {
+                    return;
+                };
+                drop(order);
+                layers.push((first, layer));
+                while let [.., (_, older), (_, newer)] = &layers[..]
+                    && newer.len() * 2 >= older.len()
+                {
+                    let merged = older.merge(newer);
+                    layers.pop();
+                    if let Some(last) = layers.last_mut() {
+                        last.1 = merged;
                     }
                 }
-                map.entry(u128::from(t))
-                    .or_default()
-                    .push(entry(id, tuple, &[*column]));
-                *self = Index::Hash {
-                    columns: vec![*column],
-                    map,
-                };
             }
-            Index::Dense { .. } => {}
+            Index::Dense(_) => {}
         }
     }
 
-    /// The entries of the tuples holding `key`, ascending by id.
-    pub(crate) fn get(&self, key: u128) -> &[Entry] {
+    /// The entries within `range` of the tuples holding `key`, ascending by id.
+    pub(crate) fn lookup(&self, key: u128, range: Range<u32>) -> Lookup<'_> {
+        fn one<'a>(ids: &'a [Entry], range: &Range<u32>) -> Option<&'a [Entry]> {
+            let ids = trim(ids, range);
+            (!ids.is_empty()).then_some(ids)
+        }
         match self {
-            Index::Hash { map, .. } => map.get(&key).map_or(&[], |ids| ids.as_slice()),
-            Index::Direct { base, slots, .. } => u32::try_from(key)
-                .ok()
-                .and_then(|t| t.checked_sub(*base))
-                .and_then(|i| slots.get(i as usize))
-                .map_or(&[], |ids| ids.as_slice()),
-            Index::Dense {
-                lo,
-                words,
-                offsets,
-                ids,
-            } => {
-                let Some(i) = u32::try_from(key).ok().and_then(|t| t.checked_sub(*lo)) else {
-                    return &[];
-                };
-                let i = i as usize;
-                let Some(&(bits, before)) = words.get(i / 64) else {
-                    return &[];
-                };
-                let bit = 1u64 << (i % 64);
-                if bits & bit == 0 {
-                    return &[];
-                }
-                let r = before as usize + (bits & (bit - 1)).count_ones() as usize;
-                &ids[offsets[r] as usize..offsets[r + 1] as usize]
-            }
+            Index::Hash { map, .. } => Lookup {
+                one: map.get(&key).and_then(|ids| one(ids, &range)),
+                ..Lookup::empty()
+            },
+            Index::Dense(g) => Lookup {
+                one: u32::try_from(key).ok().and_then(|t| one(g.get(t), &range)),
+                ..Lookup::empty()
+            },
+            Index::Layered { layers, .. } => match u32::try_from(key) {
+                Ok(term) => Lookup {
+                    one: None,
+                    layers,
+                    term,
+                    range,
+                },
+                Err(_) => Lookup::empty(),
+            },
         }
     }
+}
+
+/// The `(term, entry)` pairs of tuples `ids` keyed on column `c`, sorted by term (stably:
+/// a term's ids stay ascending).
+fn term_order(ids: Range<u32>, tuples: &[Term], arity: usize, c: usize) -> Vec<(u32, Entry)> {
+    let mut order: Vec<(u32, Entry)> = ids
+        .map(|id| {
+            let t = &tuples[id as usize * arity..(id as usize + 1) * arity];
+            (t[c].0, entry(id, t, &[c]))
+        })
+        .collect();
+    sort_by_term(&mut order);
+    order
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ids(entries: &[Entry]) -> Vec<u32> {
-        entries.iter().map(|e| e[0]).collect()
+    fn all(index: &Index, key: u128, range: Range<u32>) -> Vec<Entry> {
+        index.lookup(key, range).flatten().copied().collect()
     }
 
     fn flat(rows: &[[u32; 2]]) -> Vec<Term> {
@@ -362,62 +292,75 @@ mod tests {
     }
 
     #[test]
-    fn dense_and_hash_agree() {
+    fn dense_layered_and_hash_agree() {
         let rows: Vec<[u32; 2]> = (0..3000u32).map(|i| [i % 97 + 10, i * 7 % 1000]).collect();
         let tuples = flat(&rows);
         for mask in [0b01, 0b10] {
             let dense = Index::build(&tuples, 2, mask, true);
-            let hash = Index::build(&tuples, 2, mask, false);
+            let layered = Index::build(&tuples, 2, mask, false);
+            let mut hash = Index::Hash {
+                columns: key_columns(mask),
+                map: FxHashMap::default(),
+            };
+            hash.insert_all(0..3000, &tuples, 2);
             assert!(dense.is_dense());
-            assert!(!hash.is_dense());
+            assert!(matches!(layered, Index::Layered { .. }));
             for key in 0..1100u128 {
-                assert_eq!(dense.get(key), hash.get(key), "mask {mask} key {key}");
+                for range in [0..3000, 5..2000, 2999..3000] {
+                    let expected = all(&hash, key, range.clone());
+                    assert_eq!(all(&dense, key, range.clone()), expected, "{mask} {key}");
+                    assert_eq!(all(&layered, key, range), expected, "{mask} {key}");
+                }
             }
-            assert!(dense.get(u128::from(u32::MAX) + 5).is_empty());
+            assert!(all(&dense, u128::from(u32::MAX) + 5, 0..3000).is_empty());
         }
     }
 
     #[test]
-    fn direct_grows_and_turns_into_hash() {
-        let rows: Vec<[u32; 2]> = (0..500u32).map(|i| [0xC000_0000 | (i % 37), i]).collect();
+    fn layers_merge_as_they_grow_and_ranges_cut_across_them() {
+        // Rounds of shrinking then growing sizes, over dense and far-apart terms.
+        let rows: Vec<[u32; 2]> = (0..5000u32)
+            .map(|i| {
+                let term = if i % 11 == 0 { 0xC000_0000 | i } else { i % 37 };
+                [term, i]
+            })
+            .collect();
         let tuples = flat(&rows);
         let mut index = Index::build(&tuples[..2], 2, 0b01, false);
-        assert!(matches!(index, Index::Direct { .. }));
-        for (id, t) in tuples.chunks_exact(2).enumerate().skip(1) {
-            index.insert(id as u32, t);
+        let mut hash = Index::Hash {
+            columns: vec![0],
+            map: FxHashMap::default(),
+        };
+        hash.insert_all(0..1, &tuples, 2);
+        let mut at = 1u32;
+        for size in [900, 400, 100, 1, 1, 50, 1500, 7, 2040] {
+            index.insert_all(at..at + size, &tuples, 2);
+            hash.insert_all(at..at + size, &tuples, 2);
+            at += size;
+            let Index::Layered { layers, .. } = &index else {
+                panic!("not layered");
+            };
+            // Sizes halve from layer to layer, and the first ids ascend.
+            assert!(layers.windows(2).all(|w| w[1].1.len() * 2 < w[0].1.len()));
+            assert!(layers.windows(2).all(|w| w[0].0 < w[1].0));
+            for key in (0..40u128).chain([u128::from(0xC000_0000u32 | 990), 1 << 40]) {
+                for range in [0..at, 0..at / 2, at / 3..at, 17..18] {
+                    assert_eq!(
+                        all(&index, key, range.clone()),
+                        all(&hash, key, range),
+                        "key {key}"
+                    );
+                }
+            }
         }
-        assert!(matches!(index, Index::Direct { .. }));
-        for k in 0..40u32 {
-            let expected: Vec<u32> = (0..500u32).filter(|i| i % 37 == k).collect();
-            assert_eq!(ids(index.get(u128::from(0xC000_0000 | k))), expected);
-        }
-        assert!(index.get(5).is_empty());
-        // A text term in an integer column: the index becomes a hash index, same lists.
-        index.insert(500, &[Term(7), Term(0)]);
-        assert!(matches!(index, Index::Hash { .. }));
-        assert_eq!(index.get(7), &[[500, 0]]);
-        assert_eq!(index.get(0xC000_0000 | 3).len(), 14);
+        assert_eq!(at, 5000);
     }
 
     #[test]
-    fn sparse_terms_are_ranked() {
-        // One term in 300 present, some repeated, across many bitmap words.
-        let rows: Vec<[u32; 2]> = (0..400u32).map(|i| [(i % 150) * 300 + 7, i]).collect();
-        let tuples = flat(&rows);
-        let dense = Index::build(&tuples, 2, 0b01, true);
-        let hash = Index::build(&tuples, 2, 0b01, false);
-        assert!(dense.is_dense());
-        for key in (0..50_000u128).step_by(7).chain([6, 7, 8, 44_707, 44_708]) {
-            assert_eq!(dense.get(key), hash.get(key), "key {key}");
-        }
-        assert_eq!(dense.get(307), &[[1, 1], [151, 151], [301, 301]]);
-    }
-
-    #[test]
-    fn sparse_terms_stay_hashed() {
+    fn sparse_settled_terms_stay_hashed() {
         let tuples = flat(&[[1, 0], [1 << 30, 0]]);
         assert!(!Index::build(&tuples, 2, 0b01, true).is_dense());
         assert!(!Index::build(&tuples, 2, 0b11, true).is_dense());
-        assert!(!Index::build(&[], 2, 0b01, true).is_dense());
+        assert!(Index::build(&[], 2, 0b01, true).is_dense());
     }
 }

@@ -35,6 +35,7 @@ pub mod dict;
 pub mod engine;
 pub mod error;
 pub mod explain;
+mod grouped;
 pub mod index;
 pub mod ir;
 mod linked;

@@ -18,7 +18,7 @@ use std::ops::Range;
 use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::index::{Entry, Index};
+use crate::index::{Index, Lookup};
 use crate::run::Runs;
 use crate::value::Term;
 
@@ -278,21 +278,14 @@ impl Relation {
 
     /// The entries (id, and for a binary relation keyed on one column the other column's
     /// term) within `range` of the tuples whose columns in `mask` hold `key` (packed by
-    /// [`pack`] over [`key_columns`]); columns of `mask` past the key are not checked here.
-    /// The index on `mask` must exist ([`Relation::ensure_index`]).
-    pub(crate) fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> &[Entry] {
-        let Some(ids) = self.indexes.get(&mask).map(|i| i.get(key)) else {
-            return &[];
-        };
-        let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
-            return ids;
-        };
-        if first[0] >= range.start && last[0] < range.end {
-            return ids;
+    /// [`pack`] over [`key_columns`]), as one slice per index layer holding some, in id
+    /// order; columns of `mask` past the key are not checked here. The index on `mask`
+    /// must exist ([`Relation::ensure_index`]).
+    pub(crate) fn lookup(&self, mask: Mask, key: u128, range: Range<u32>) -> Lookup<'_> {
+        match self.indexes.get(&mask) {
+            Some(index) => index.lookup(key, range),
+            None => Lookup::empty(),
         }
-        let lo = ids.partition_point(|e| e[0] < range.start);
-        let hi = ids.partition_point(|e| e[0] < range.end);
-        &ids[lo..hi]
     }
 
     /// Every tuple id in insertion order, with the tuple, over all parts.
@@ -304,6 +297,11 @@ impl Relation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::Entry;
+
+    fn found(r: &Relation, mask: Mask, key: u128, range: Range<u32>) -> Vec<Entry> {
+        r.lookup(mask, key, range).flatten().copied().collect()
+    }
 
     fn t(v: &[u32]) -> Vec<Term> {
         v.iter().map(|&x| Term(x)).collect()
@@ -335,17 +333,17 @@ mod tests {
         r.insert(&t(&[2, 3]));
         r.insert(&t(&[1, 4]));
         let k = pack([Term(1)].into_iter());
-        assert_eq!(r.lookup(0b01, k, 0..4), &[[0, 2], [1, 3], [3, 4]]);
-        assert_eq!(r.lookup(0b01, k, 1..3), &[[1, 3]]);
+        assert_eq!(found(&r, 0b01, k, 0..4), [[0, 2], [1, 3], [3, 4]]);
+        assert_eq!(found(&r, 0b01, k, 1..3), [[1, 3]]);
         r.ensure_index(0b11);
         let k = pack([Term(2), Term(3)].into_iter());
-        assert_eq!(r.lookup(0b11, k, 0..4), &[[2, 0]]);
+        assert_eq!(found(&r, 0b11, k, 0..4), [[2, 0]]);
     }
 
     #[test]
     fn indexes_updated_on_several_threads_match_one_thread() {
         // Rounds large enough that each index takes its new tuples on a thread of its own,
-        // with a dense column (direct index) and a sparse one (turning into a hash index).
+        // with a dense column (ranked layers) and a sparse one (sparse layers).
         let round = |r: usize| -> Vec<u64> {
             let mut keys: Vec<u64> = (0..PARALLEL_INDEX as u64 + 500)
                 .map(|i| {
@@ -376,8 +374,8 @@ mod tests {
             for mask in [0b01, 0b10] {
                 let k = u128::from(t);
                 assert_eq!(
-                    one.lookup(mask, k, 0..one.len()),
-                    two.lookup(mask, k, 0..two.len())
+                    found(&one, mask, k, 0..one.len()),
+                    found(&two, mask, k, 0..two.len())
                 );
             }
         }

@@ -335,11 +335,14 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     return self.join(at, r, range, done);
                 }
                 let key = self.key(cols, *mask);
-                let entries = r.lookup(*mask, key, range);
-                match paired_column(r.arity(), *mask) {
-                    Some(other) => self.join_pairs(at, other, entries, done),
-                    None => self.join(at, r, entries.iter().map(|e| e[0]), done),
+                let other = paired_column(r.arity(), *mask);
+                for entries in r.lookup(*mask, key, range) {
+                    match other {
+                        Some(other) => self.join_pairs(at, other, entries, done)?,
+                        None => self.join(at, r, entries.iter().map(|e| e[0]), done)?,
+                    }
                 }
+                Ok(())
             }
             Step::Neg {
                 rel,
@@ -625,7 +628,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             return Ok(r.iter().any(|(_, t)| agree(t)));
         }
         let key = self.key(cols, mask);
-        Ok(r.lookup(mask, key, 0..r.len()).iter().any(|e| {
+        Ok(r.lookup(mask, key, 0..r.len()).flatten().any(|e| {
             let t = r.tuple(e[0]);
             bound.iter().all(|&(c, x)| t[c] == x) && agree(t)
         }))

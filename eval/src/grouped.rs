@@ -1,0 +1,277 @@
+//! Index entries grouped by term, in term order: the layout of a settled relation's index
+//! on one column, and of each layer of a growing relation's.
+//!
+//! The entries of every term sit together in one array, ascending by id within a term, and
+//! a term's group is found in one of two ways:
+//! - **ranked**, when the terms are dense enough: term `lo + i` is present when bit `i % 64`
+//!   of `words[i / 64].0` is set, and its rank `r` (the terms present before it) is
+//!   `words[i / 64].1` plus the bits set below it in that word; its entries are
+//!   `ids[offsets[r]..offsets[r + 1]]`. A probe reads one bitmap word and two offsets.
+//! - **sparse** otherwise: the present terms ascending in `terms`, found by binary search.
+//!
+//! Probes made in term order (a delta sorted on the joined column) read all three arrays
+//! front to back, as a merge join would.
+
+use crate::index::Entry;
+
+/// A ranked layout is used when the terms span at most this many times the entries (plus a
+/// small constant): its bitmap and ranks (12 bytes per 64 terms) then cost at most 6 bytes
+/// an entry.
+pub(crate) const RANK_SPREAD: usize = 32;
+
+/// Entries grouped by term in term order.
+#[derive(Debug, Default)]
+pub(crate) struct Grouped {
+    /// The smallest term.
+    lo: u32,
+    /// The largest term.
+    hi: u32,
+    /// Ranked layout: per 64 terms from `lo`, which are present and how many are present
+    /// before them. Empty in the sparse layout.
+    words: Vec<(u64, u32)>,
+    /// Sparse layout: the present terms, ascending. Empty in the ranked layout.
+    terms: Vec<u32>,
+    /// Where each present term's entries start, in term order (one more than the terms).
+    offsets: Vec<u32>,
+    /// Every entry, grouped by term in term order.
+    ids: Vec<Entry>,
+}
+
+/// Whether terms from `lo` to `hi` are dense enough among `n` entries to be ranked.
+pub(crate) fn rankable(lo: u32, hi: u32, n: usize) -> bool {
+    ((hi - lo) as usize) < RANK_SPREAD * n + (1 << 16)
+}
+
+/// Builds a [`Grouped`] from groups given in ascending term order.
+struct Builder {
+    g: Grouped,
+    ranked: bool,
+}
+
+impl Builder {
+    /// For terms from `lo` to `hi` and `n` entries in all; ranked when `ranked`.
+    fn new(lo: u32, hi: u32, n: usize, ranked: bool) -> Builder {
+        let words = if ranked {
+            vec![(0u64, 0u32); ((hi - lo) as usize + 1).div_ceil(64)]
+        } else {
+            Vec::new()
+        };
+        Builder {
+            g: Grouped {
+                lo,
+                hi,
+                words,
+                terms: Vec::new(),
+                offsets: Vec::new(),
+                ids: Vec::with_capacity(n),
+            },
+            ranked,
+        }
+    }
+
+    /// Starts the group of `term` (greater than every term so far).
+    fn start(&mut self, term: u32) {
+        let g = &mut self.g;
+        if self.ranked {
+            let i = (term - g.lo) as usize;
+            g.words[i / 64].0 |= 1 << (i % 64);
+        } else {
+            g.terms.push(term);
+        }
+        g.offsets.push(g.ids.len() as u32);
+    }
+
+    fn finish(mut self) -> Grouped {
+        let g = &mut self.g;
+        g.offsets.push(g.ids.len() as u32);
+        let mut present = 0u32;
+        for w in &mut g.words {
+            w.1 = present;
+            present += w.0.count_ones();
+        }
+        self.g
+    }
+}
+
+impl Grouped {
+    /// The grouping of `order`, `(term, entry)` pairs sorted by term (stably: a term's ids
+    /// ascending); ranked when the terms are dense enough, or when `sparse_ok` is false and
+    /// they are not (then None).
+    pub(crate) fn build(order: &[(u32, Entry)], sparse_ok: bool) -> Option<Grouped> {
+        let (Some(&(lo, _)), Some(&(hi, _))) = (order.first(), order.last()) else {
+            return Some(Grouped::default());
+        };
+        let ranked = rankable(lo, hi, order.len());
+        if !ranked && !sparse_ok {
+            return None;
+        }
+        let mut b = Builder::new(lo, hi, order.len(), ranked);
+        let mut last = None;
+        for &(t, e) in order {
+            if last != Some(t) {
+                b.start(t);
+                last = Some(t);
+            }
+            b.g.ids.push(e);
+        }
+        Some(b.finish())
+    }
+
+    /// How many entries it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The entries of `term`, ascending by id.
+    pub(crate) fn get(&self, term: u32) -> &[Entry] {
+        if self.ids.is_empty() || term < self.lo || term > self.hi {
+            return &[];
+        }
+        let r = if self.words.is_empty() {
+            match self.terms.binary_search(&term) {
+                Ok(r) => r,
+                Err(_) => return &[],
+            }
+        } else {
+            let i = (term - self.lo) as usize;
+            let (bits, before) = self.words[i / 64];
+            let bit = 1u64 << (i % 64);
+            if bits & bit == 0 {
+                return &[];
+            }
+            before as usize + (bits & (bit - 1)).count_ones() as usize
+        };
+        &self.ids[self.offsets[r] as usize..self.offsets[r + 1] as usize]
+    }
+
+    /// The present terms in order, each with the start of its entries.
+    fn groups(&self) -> impl Iterator<Item = (u32, &[Entry])> + '_ {
+        let ranked = self
+            .words
+            .iter()
+            .enumerate()
+            .flat_map(move |(w, &(bits, _))| {
+                let base = self.lo + (w as u32) * 64;
+                let mut bits = bits;
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let b = bits.trailing_zeros();
+                        bits &= bits - 1;
+                        base + b
+                    })
+                })
+            });
+        let terms = ranked.chain(self.terms.iter().copied());
+        terms.enumerate().map(move |(r, t)| {
+            (
+                t,
+                &self.ids[self.offsets[r] as usize..self.offsets[r + 1] as usize],
+            )
+        })
+    }
+
+    /// `self` and `newer` (whose ids all follow this one's) as one grouping.
+    pub(crate) fn merge(&self, newer: &Grouped) -> Grouped {
+        if newer.ids.is_empty() {
+            return self.clone_grouped();
+        }
+        if self.ids.is_empty() {
+            return newer.clone_grouped();
+        }
+        let (lo, hi) = (self.lo.min(newer.lo), self.hi.max(newer.hi));
+        let n = self.len() + newer.len();
+        let mut b = Builder::new(lo, hi, n, rankable(lo, hi, n));
+        let mut a = self.groups().peekable();
+        let mut c = newer.groups().peekable();
+        loop {
+            let t = match (a.peek(), c.peek()) {
+                (Some(&(x, _)), Some(&(y, _))) => x.min(y),
+                (Some(&(x, _)), None) => x,
+                (None, Some(&(y, _))) => y,
+                (None, None) => break,
+            };
+            b.start(t);
+            // The older layer's entries first: ids stay ascending.
+            if let Some((_, ids)) = a.next_if(|g| g.0 == t) {
+                b.g.ids.extend_from_slice(ids);
+            }
+            if let Some((_, ids)) = c.next_if(|g| g.0 == t) {
+                b.g.ids.extend_from_slice(ids);
+            }
+        }
+        b.finish()
+    }
+
+    fn clone_grouped(&self) -> Grouped {
+        Grouped {
+            lo: self.lo,
+            hi: self.hi,
+            words: self.words.clone(),
+            terms: self.terms.clone(),
+            offsets: self.offsets.clone(),
+            ids: self.ids.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(pairs: &[(u32, u32)]) -> Vec<(u32, Entry)> {
+        let mut o: Vec<(u32, Entry)> = pairs
+            .iter()
+            .enumerate()
+            .map(|(id, &(t, x))| (t, [id as u32, x]))
+            .collect();
+        o.sort_by_key(|e| e.0);
+        o
+    }
+
+    #[test]
+    fn ranked_and_sparse_find_the_same_groups() {
+        let pairs: Vec<(u32, u32)> = (0..500u32).map(|i| ((i % 60) * 7 + 3, i)).collect();
+        let o = order(&pairs);
+        let ranked = Grouped::build(&o, false).unwrap();
+        assert!(!ranked.words.is_empty());
+        let mut sparse = Grouped::build(&o, true).unwrap();
+        // The same entries in the sparse layout.
+        sparse.words.clear();
+        sparse.terms = o.iter().map(|e| e.0).collect();
+        sparse.terms.dedup();
+        for t in 0..500 {
+            let expected: Vec<Entry> = o.iter().filter(|e| e.0 == t).map(|e| e.1).collect();
+            assert_eq!(ranked.get(t), &expected[..], "term {t}");
+            assert_eq!(sparse.get(t), &expected[..], "term {t}");
+        }
+        let groups: Vec<u32> = ranked.groups().map(|g| g.0).collect();
+        assert_eq!(groups, sparse.terms);
+    }
+
+    #[test]
+    fn far_apart_terms_are_sparse_or_refused() {
+        let o = order(&[(1, 0), (1 << 30, 1), (1 << 30, 2)]);
+        assert!(Grouped::build(&o, false).is_none());
+        let g = Grouped::build(&o, true).unwrap();
+        assert!(g.words.is_empty());
+        assert_eq!(g.get(1 << 30), &[[1, 1], [2, 2]]);
+        assert_eq!(g.get(1), &[[0, 0]]);
+        assert!(g.get(2).is_empty());
+        assert!(Grouped::build(&[], false).unwrap().get(0).is_empty());
+    }
+
+    #[test]
+    fn merge_keeps_ids_ascending_within_a_term() {
+        let older = order(&[(5, 0), (9, 1), (5, 2), (700_000, 3)]);
+        let newer: Vec<(u32, Entry)> = vec![(2, [4, 0]), (5, [5, 0]), (9, [6, 0])];
+        let a = Grouped::build(&older, true).unwrap();
+        let b = Grouped::build(&newer, true).unwrap();
+        let m = a.merge(&b);
+        assert_eq!(m.len(), 7);
+        assert_eq!(m.get(5), &[[0, 0], [2, 2], [5, 0]]);
+        assert_eq!(m.get(9), &[[1, 1], [6, 0]]);
+        assert_eq!(m.get(2), &[[4, 0]]);
+        assert_eq!(m.get(700_000), &[[3, 3]]);
+        assert!(m.get(6).is_empty());
+    }
+}
