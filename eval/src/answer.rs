@@ -429,24 +429,34 @@ fn premises_of(
     let Some((_, premises)) = w.derivation(rel, id) else {
         return Ok(Vec::new());
     };
-    visible(ir, &premises)
+    visible(ir, w, &premises)
         .into_iter()
         .map(|p| node(ir, ev, w, p))
         .collect()
 }
 
-/// The premises a witness shows: all but the demand rewrite's magic facts.
-fn visible(ir: &Ir, premises: &[Premise]) -> Vec<Premise> {
-    premises
-        .iter()
-        .copied()
-        .filter(|p| match p {
-            Premise::Tuple { rel, .. } | Premise::Base { rel, .. } => {
-                !crate::magic::is_internal(&ir.relations[*rel as usize].name)
+/// The premises a witness shows: all but the demand rewrite's magic facts, and in place of
+/// a join intermediate's tuple, the premises it was derived from (so a rule shows the
+/// premises of its literals as written).
+fn visible(ir: &Ir, w: &Witnesses, premises: &[Premise]) -> Vec<Premise> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Premise> = premises.iter().rev().copied().collect();
+    while let Some(p) = stack.pop() {
+        match p {
+            Premise::Tuple { rel, id } if ir.is_join(rel as usize) => {
+                if let Some((_, inner)) = w.derivation(rel as usize, id) {
+                    stack.extend(inner.into_iter().rev());
+                }
             }
-            Premise::None => false,
-        })
-        .collect()
+            Premise::Tuple { rel, .. } | Premise::Base { rel, .. } => {
+                if !crate::magic::is_internal(&ir.relations[rel as usize].name) {
+                    out.push(p);
+                }
+            }
+            Premise::None => {}
+        }
+    }
+    out
 }
 
 /// The tree of one premise. Iterative: a derivation through a long chain is deep.
@@ -463,7 +473,7 @@ fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<No
                     .collect::<Result<_, _>>()?;
                 let children = w
                     .derivation(rel, id)
-                    .map_or(Vec::new(), |(_, ps)| visible(ir, &ps));
+                    .map_or(Vec::new(), |(_, ps)| visible(ir, w, &ps));
                 (ir.relations[rel].name.clone(), values, children)
             }
             Premise::Base { rel, start } => {

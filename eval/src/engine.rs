@@ -353,17 +353,20 @@ impl Evaluator<'_, '_> {
     /// Adds to a budget error the rules that spent most of the work.
     fn annotate(&self, e: EvalError) -> EvalError {
         let top = || {
-            let mut by: Vec<(usize, u64)> = self
-                .rule_work
-                .iter()
+            // A join intermediate's work is its reader's, as written.
+            let mut spent = vec![0u64; self.rule_work.len()];
+            for (r, w) in self.rule_work.iter().enumerate() {
+                spent[self.ir.owner(r)] += w.load(Ordering::Relaxed);
+            }
+            let mut by: Vec<(usize, u64)> = spent
+                .into_iter()
                 .enumerate()
-                .map(|(r, w)| (r, w.load(Ordering::Relaxed)))
                 .filter(|(_, w)| *w > 0)
                 .collect();
             by.sort_by_key(|&(r, w)| (std::cmp::Reverse(w), r));
             by.into_iter()
                 .take(3)
-                .map(|(r, w)| (self.ir.rule_text(&self.ir.rules[r]), w))
+                .map(|(r, w)| (self.ir.rule_text(&self.ir.written(&self.ir.rules[r])), w))
                 .collect()
         };
         match e {

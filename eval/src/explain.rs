@@ -131,18 +131,27 @@ impl Report {
                 continue;
             }
             let own = profile(ri, usize::MAX);
-            let literals = rule
-                .body
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| !matches!(l, Lit::Pos { rel, .. } if is_internal(&ir.relations[*rel].name)))
-                .map(|(pos, l)| LiteralReport {
-                    text: ir.literal_text(rule, l),
-                    profile: profile(ri, pos),
-                })
-                .collect();
+            // A join intermediate's literals, with its rule's figures, in its place.
+            let mut literals = Vec::new();
+            let mut stack: Vec<(usize, usize)> =
+                (0..rule.body.len()).rev().map(|p| (ri, p)).collect();
+            while let Some((r, pos)) = stack.pop() {
+                let l = &ir.rules[r].body[pos];
+                match l {
+                    Lit::Pos { rel, .. } if ir.is_join(*rel) => {
+                        if let Some((inner, x)) = ir.rules_of(*rel).next() {
+                            stack.extend((0..x.body.len()).rev().map(|p| (inner, p)));
+                        }
+                    }
+                    Lit::Pos { rel, .. } if is_internal(&ir.relations[*rel].name) => {}
+                    _ => literals.push(LiteralReport {
+                        text: ir.literal_text(&ir.rules[r], l),
+                        profile: profile(r, pos),
+                    }),
+                }
+            }
             rules.push(RuleReport {
-                text: ir.rule_text(rule),
+                text: ir.rule_text(&ir.written(rule)),
                 runs: own.runs,
                 solutions: own.passed,
                 literals,
@@ -282,7 +291,9 @@ fn demand_of(ir: &Ir, ev: &Evaluation<'_>, id: usize) -> Option<How> {
         .iter()
         .filter(|r| r.head == id)
         .find_map(|r| match r.body.first() {
-            Some(Lit::Pos { rel, .. }) if is_internal(&ir.relations[*rel].name) => {
+            Some(Lit::Pos { rel, .. })
+                if is_internal(&ir.relations[*rel].name) && !ir.is_join(*rel) =>
+            {
                 let name = &ir.relations[*rel].name;
                 let pattern = name.rsplit('.').next().unwrap_or("");
                 let bound = pattern

@@ -15,7 +15,7 @@
 use crate::index::Entry;
 
 /// A ranked layout is used when the terms span at most this many times the entries (plus a
-/// small constant): its bitmap and ranks (12 bytes per 64 terms) then cost at most 6 bytes
+/// small constant): its bitmap and ranks (16 bytes per 64 terms) then cost at most 8 bytes
 /// an entry.
 pub(crate) const RANK_SPREAD: usize = 32;
 

@@ -255,6 +255,77 @@ impl Ir {
         simple.then_some(*rel)
     }
 
+    /// For each relation, the relations it depends on through one rule or more
+    /// (`reaches()[a][b]`: some rule of `a` reads `b`, or reads a relation that depends on
+    /// `b`). Two relations are on a cycle when each reaches the other.
+    pub fn reaches(&self) -> Vec<Vec<bool>> {
+        let n = self.relations.len();
+        let mut reads: Vec<Vec<RelId>> = vec![Vec::new(); n];
+        for r in &self.rules {
+            let mut lits: Vec<&Lit> = r.body.iter().collect();
+            while let Some(l) = lits.pop() {
+                match l {
+                    Lit::Pos { rel, .. } | Lit::Neg { rel, .. } => reads[r.head].push(*rel),
+                    Lit::Agg { body, .. } => lits.extend(body.iter()),
+                    _ => {}
+                }
+            }
+        }
+        (0..n)
+            .map(|a| {
+                let mut seen = vec![false; n];
+                let mut stack = reads[a].clone();
+                while let Some(b) = stack.pop() {
+                    if !seen[b] {
+                        seen[b] = true;
+                        stack.extend(reads[b].iter().copied());
+                    }
+                }
+                seen
+            })
+            .collect()
+    }
+
+    /// Whether `rel` is a join intermediate ([`crate::split`]).
+    pub fn is_join(&self, rel: RelId) -> bool {
+        self.relations[rel].name.starts_with(crate::split::PREFIX)
+    }
+
+    /// `rule` as written: each join intermediate it reads replaced by the literals it joins
+    /// (the variables are shared, so the rule reads as the program wrote it).
+    pub fn written(&self, rule: &Rule) -> Rule {
+        let mut body = Vec::new();
+        for l in &rule.body {
+            match l {
+                Lit::Pos { rel, .. } if self.is_join(*rel) => {
+                    if let Some((_, inner)) = self.rules_of(*rel).next() {
+                        body.extend(self.written(inner).body);
+                    }
+                }
+                other => body.push(other.clone()),
+            }
+        }
+        Rule {
+            body,
+            ..rule.clone()
+        }
+    }
+
+    /// The rule whose work rule `r` does, as written: the rule reading a join
+    /// intermediate for the intermediate's rule, else `r` itself.
+    pub fn owner(&self, r: usize) -> usize {
+        let head = self.rules[r].head;
+        if !self.is_join(head) {
+            return r;
+        }
+        let reader = self.rules.iter().position(|x| {
+            x.body
+                .iter()
+                .any(|l| matches!(l, Lit::Pos { rel, .. } if *rel == head))
+        });
+        reader.map_or(r, |x| self.owner(x))
+    }
+
     /// The base relations the program reads.
     pub fn base_relations(&self) -> Vec<&str> {
         self.relations

@@ -54,6 +54,7 @@ pub mod run;
 mod safety;
 pub mod schema;
 mod source;
+pub mod split;
 pub mod strata;
 mod suggest;
 pub mod value;

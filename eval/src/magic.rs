@@ -91,7 +91,7 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
     // cycle's calls ask of it feeds the whole computation, so demand would trim only what
     // nothing asks for, at the price of a magic relation as large as the calls (Andersen
     // points-to: `heap` called with its object bound from `pt`, which is asked for whole).
-    let reach = reachability(ir);
+    let reach = ir.reaches();
     for a in 0..free.len() {
         if free[a] {
             continue;
@@ -102,36 +102,6 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
     }
     let second = Rewriter::run(ir, free);
     (!second.magic.is_empty()).then_some(second.out)
-}
-
-/// For each relation, the relations it depends on through one rule or more (`reach[a][b]`:
-/// some rule of `a` reads `b`, or reads a relation that depends on `b`).
-fn reachability(ir: &Ir) -> Vec<Vec<bool>> {
-    let n = ir.relations.len();
-    let mut reads: Vec<Vec<RelId>> = vec![Vec::new(); n];
-    for r in &ir.rules {
-        let mut lits: Vec<&Lit> = r.body.iter().collect();
-        while let Some(l) = lits.pop() {
-            match l {
-                Lit::Pos { rel, .. } | Lit::Neg { rel, .. } => reads[r.head].push(*rel),
-                Lit::Agg { body, .. } => lits.extend(body.iter()),
-                _ => {}
-            }
-        }
-    }
-    (0..n)
-        .map(|a| {
-            let mut seen = vec![false; n];
-            let mut stack = reads[a].clone();
-            while let Some(b) = stack.pop() {
-                if !seen[b] {
-                    seen[b] = true;
-                    stack.extend(reads[b].iter().copied());
-                }
-            }
-            seen
-        })
-        .collect()
 }
 
 impl<'a> Rewriter<'a> {

@@ -129,7 +129,10 @@ impl Query {
         } else {
             None
         };
+        let demand = rewritten.is_some();
         let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
+        let split = crate::split::rewrite(ir);
+        let ir = split.as_ref().unwrap_or(ir);
         // A goal that only restates a derived relation is answered from it, not copied.
         let alias = if options.why { None } else { ir.goal_alias() };
         let unaliased;
@@ -171,7 +174,7 @@ impl Query {
             work: ev.work,
             rounds: ev.rounds,
             elapsed: started.elapsed(),
-            demand: rewritten.is_some(),
+            demand,
             derived,
             why,
         })
@@ -190,6 +193,8 @@ impl Query {
             None
         };
         let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
+        let split = crate::split::rewrite(ir);
+        let ir = split.as_ref().unwrap_or(ir);
         let mut engine_options = options.engine.clone();
         engine_options.profile = true;
         engine_options.witnesses = false;
