@@ -41,6 +41,8 @@ pub struct Relation {
     recent: u32,
     /// Settled: computed whole and never to change (indexes may be dense).
     settled: bool,
+    /// Filled by [`Relation::load`]: tuples sorted by key, distinct, with no runs.
+    loaded: bool,
 }
 
 fn hash_tuple(t: &[Term]) -> u64 {
@@ -65,6 +67,7 @@ impl Relation {
             stable: 0,
             recent: 0,
             settled: false,
+            loaded: false,
         }
     }
 
@@ -104,10 +107,23 @@ impl Relation {
         0..self.recent
     }
 
-    /// Whether the relation holds `tuple` (in any part, including the newest).
+    /// Whether the relation holds `tuple` (in any part, including the newest; a relation
+    /// filled by [`Relation::load`] answers from its tuples).
     pub fn contains(&self, tuple: &[Term]) -> bool {
         if self.arity <= 2 {
             let k = pack_small(tuple);
+            if self.loaded {
+                let (mut lo, mut hi) = (0, self.len);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    match pack_small(self.tuple(mid)).cmp(&k) {
+                        std::cmp::Ordering::Less => lo = mid + 1,
+                        std::cmp::Ordering::Greater => hi = mid,
+                        std::cmp::Ordering::Equal => return true,
+                    }
+                }
+                return false;
+            }
             return self.runs.contains(k);
         }
         let h = hash_tuple(tuple);
@@ -124,6 +140,10 @@ impl Relation {
     /// position; returns the position and id of each one that was new.
     pub fn insert_sorted(&mut self, mut cands: Vec<(u64, u32)>) -> Vec<(usize, u32)> {
         debug_assert!(self.arity <= 2);
+        debug_assert!(
+            !self.loaded,
+            "a loaded base relation never takes new tuples"
+        );
         debug_assert!(cands.windows(2).all(|w| w[0].0 < w[1].0));
         self.retain_absent(&mut cands, |c| c.0);
         let first = self.append_keys(cands.iter().map(|c| c.0).collect(), 1);
@@ -233,6 +253,37 @@ impl Relation {
         added
     }
 
+    /// Fills an empty relation with the `n` facts of a base relation in `tuples` (`arity`
+    /// terms each) and settles it. Nothing is ever added to it afterwards, so a relation of
+    /// one or two columns keeps no membership runs: its facts are sorted by key and made
+    /// distinct once (a wider one goes through [`Relation::insert_all`]).
+    pub fn load(&mut self, tuples: &[Term], n: usize) {
+        debug_assert!(self.is_empty());
+        let arity = self.arity;
+        if arity == 0 || arity > 2 || !self.is_empty() {
+            self.insert_all(tuples, n);
+            self.settle();
+            return;
+        }
+        let mut keys: Vec<u64> = tuples.chunks_exact(arity).map(pack_small).collect();
+        if !keys.is_sorted() {
+            crate::radix::sort_by_key(&mut keys, |&k| k);
+        }
+        keys.dedup();
+        self.tuples.reserve_exact(keys.len() * arity);
+        for &k in &keys {
+            match arity {
+                2 => self
+                    .tuples
+                    .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
+                _ => self.tuples.push(Term(k as u32)),
+            }
+        }
+        self.len = keys.len() as u32;
+        self.loaded = true;
+        self.settle();
+    }
+
     /// Ends a round: the tuples added since the last call become recent, the recent ones
     /// stable. Returns whether any tuple was added.
     pub fn advance(&mut self) -> bool {
@@ -322,6 +373,26 @@ mod tests {
         assert!(!r.advance());
         assert!(r.contains(&t(&[2, 3])));
         assert!(!r.contains(&t(&[3, 3])));
+    }
+
+    #[test]
+    fn a_loaded_relation_is_sorted_distinct_and_answers_membership() {
+        let mut r = Relation::new(2);
+        r.load(&t(&[5, 1, 2, 9, 5, 1, 2, 3]), 4);
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.visible(), 0..3);
+        assert_eq!(r.tuple(0), &t(&[2, 3])[..]);
+        assert_eq!(r.tuple(2), &t(&[5, 1])[..]);
+        for (tuple, held) in [
+            ([2, 9], true),
+            ([5, 1], true),
+            ([2, 3], true),
+            ([5, 2], false),
+        ] {
+            assert_eq!(r.contains(&t(&tuple)), held, "{tuple:?}");
+        }
+        r.ensure_index(0b01);
+        assert_eq!(found(&r, 0b01, 2, 0..3), [[0, 3], [1, 9]]);
     }
 
     #[test]

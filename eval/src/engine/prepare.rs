@@ -58,8 +58,7 @@ impl Evaluator<'_, '_> {
                 work += 1;
                 ControlFlow::Continue(())
             })?;
-            r.insert_all(&rows, work as usize);
-            r.settle();
+            r.load(&rows, work as usize);
             Ok(work)
         };
         let jobs: Vec<(RelId, &mut Relation)> = self
