@@ -19,6 +19,9 @@ use crate::index::Entry;
 /// an entry.
 pub(crate) const RANK_SPREAD: usize = 32;
 
+/// At least this many entries merged are merged on two threads (when there are two).
+const PARALLEL_MERGE: usize = 1 << 18;
+
 /// Entries grouped by term in term order.
 #[derive(Debug, Default)]
 pub(crate) struct Grouped {
@@ -144,25 +147,50 @@ impl Grouped {
         &self.ids[self.offsets[r] as usize..self.offsets[r + 1] as usize]
     }
 
-    /// The present terms in order, each with the start of its entries.
-    fn groups(&self) -> impl Iterator<Item = (u32, &[Entry])> + '_ {
-        let ranked = self
-            .words
-            .iter()
-            .enumerate()
-            .flat_map(move |(w, &(bits, _))| {
-                let base = self.lo + (w as u32) * 64;
-                let mut bits = bits;
-                std::iter::from_fn(move || {
-                    (bits != 0).then(|| {
-                        let b = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        base + b
+    /// How many terms are present below `term`.
+    fn rank_of(&self, term: u32) -> usize {
+        if self.ids.is_empty() || term <= self.lo {
+            return 0;
+        }
+        if term > self.hi {
+            return self.offsets.len() - 1;
+        }
+        if self.words.is_empty() {
+            return self.terms.partition_point(|&t| t < term);
+        }
+        let i = (term - self.lo) as usize;
+        let (bits, before) = self.words[i / 64];
+        before as usize + (bits & ((1u64 << (i % 64)) - 1)).count_ones() as usize
+    }
+
+    /// The present terms from `from` on, in order, each with its entries.
+    fn groups_from(&self, from: u32) -> impl Iterator<Item = (u32, &[Entry])> + '_ {
+        let first = self.rank_of(from);
+        let skip = (from.max(self.lo) - self.lo) as usize;
+        let ranked =
+            self.words
+                .iter()
+                .enumerate()
+                .skip(skip / 64)
+                .flat_map(move |(w, &(bits, _))| {
+                    let base = self.lo + (w as u32) * 64;
+                    // In the first word, only the terms from `from` on.
+                    let mut bits = if w == skip / 64 {
+                        bits & !((1u64 << (skip % 64)) - 1)
+                    } else {
+                        bits
+                    };
+                    std::iter::from_fn(move || {
+                        (bits != 0).then(|| {
+                            let b = bits.trailing_zeros();
+                            bits &= bits - 1;
+                            base + b
+                        })
                     })
-                })
-            });
-        let terms = ranked.chain(self.terms.iter().copied());
+                });
+        let terms = ranked.chain(self.terms[self.terms.len().min(first)..].iter().copied());
         terms.enumerate().map(move |(r, t)| {
+            let r = first + r;
             (
                 t,
                 &self.ids[self.offsets[r] as usize..self.offsets[r + 1] as usize],
@@ -170,8 +198,9 @@ impl Grouped {
         })
     }
 
-    /// `self` and `newer` (whose ids all follow this one's) as one grouping.
-    pub(crate) fn merge(&self, newer: &Grouped) -> Grouped {
+    /// `self` and `newer` (whose ids all follow this one's) as one grouping; a large merge
+    /// is cut in two term ranges merged on two threads when `threads` allows.
+    pub(crate) fn merge_on(&self, newer: &Grouped, threads: usize) -> Grouped {
         if newer.ids.is_empty() {
             return self.clone_grouped();
         }
@@ -180,9 +209,51 @@ impl Grouped {
         }
         let (lo, hi) = (self.lo.min(newer.lo), self.hi.max(newer.hi));
         let n = self.len() + newer.len();
-        let mut b = Builder::new(lo, hi, n, rankable(lo, hi, n));
-        let mut a = self.groups().peekable();
-        let mut c = newer.groups().peekable();
+        let ranked = rankable(lo, hi, n);
+        // The middle of the span, on a word boundary so the halves' bitmaps join.
+        let split = lo + (hi - lo) / 2 / 64 * 64;
+        if threads < 2 || n < PARALLEL_MERGE || split <= lo {
+            return self.merge_range(newer, (lo, hi), lo, None, ranked);
+        }
+        let halves = crate::pool::map(2, vec![false, true], |upper| {
+            if upper {
+                self.merge_range(newer, (split, hi), split, None, ranked)
+            } else {
+                self.merge_range(newer, (lo, split - 1), lo, Some(split), ranked)
+            }
+        });
+        let mut halves = halves.into_iter();
+        let (Some(mut low), Some(high)) = (halves.next(), halves.next()) else {
+            return self.merge_range(newer, (lo, hi), lo, None, ranked);
+        };
+        // The upper half's ranks and offsets count on from the lower half's.
+        let terms = (low.offsets.len() - 1) as u32;
+        let entries = low.ids.len() as u32;
+        low.offsets.pop();
+        low.offsets
+            .extend(high.offsets.iter().map(|&o| o + entries));
+        low.words
+            .extend(high.words.iter().map(|&(bits, r)| (bits, r + terms)));
+        low.terms.extend_from_slice(&high.terms);
+        low.ids.extend_from_slice(&high.ids);
+        low.hi = hi;
+        low
+    }
+
+    /// The merge of the groups of terms from `from` up to `to` (excluded; None: the last),
+    /// laid out for terms from `span.0` to `span.1`.
+    fn merge_range(
+        &self,
+        newer: &Grouped,
+        span: (u32, u32),
+        from: u32,
+        to: Option<u32>,
+        ranked: bool,
+    ) -> Grouped {
+        let below = |g: &(u32, &[Entry])| to.is_none_or(|to| g.0 < to);
+        let mut b = Builder::new(span.0, span.1, self.len() + newer.len(), ranked);
+        let mut a = self.groups_from(from).take_while(below).peekable();
+        let mut c = newer.groups_from(from).take_while(below).peekable();
         loop {
             let t = match (a.peek(), c.peek()) {
                 (Some(&(x, _)), Some(&(y, _))) => x.min(y),
@@ -244,7 +315,7 @@ mod tests {
             assert_eq!(ranked.get(t), &expected[..], "term {t}");
             assert_eq!(sparse.get(t), &expected[..], "term {t}");
         }
-        let groups: Vec<u32> = ranked.groups().map(|g| g.0).collect();
+        let groups: Vec<u32> = ranked.groups_from(0).map(|g| g.0).collect();
         assert_eq!(groups, sparse.terms);
     }
 
@@ -266,12 +337,57 @@ mod tests {
         let newer: Vec<(u32, Entry)> = vec![(2, [4, 0]), (5, [5, 0]), (9, [6, 0])];
         let a = Grouped::build(&older, true).unwrap();
         let b = Grouped::build(&newer, true).unwrap();
-        let m = a.merge(&b);
+        let m = a.merge_on(&b, 1);
         assert_eq!(m.len(), 7);
         assert_eq!(m.get(5), &[[0, 0], [2, 2], [5, 0]]);
         assert_eq!(m.get(9), &[[1, 1], [6, 0]]);
         assert_eq!(m.get(2), &[[4, 0]]);
         assert_eq!(m.get(700_000), &[[3, 3]]);
         assert!(m.get(6).is_empty());
+    }
+
+    #[test]
+    fn a_merge_on_two_threads_equals_one_on_one() {
+        // Past PARALLEL_MERGE entries: dense terms (ranked) and terms spread far (sparse).
+        let mut x: u64 = 7;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for spread in [3u64, 1 << 30] {
+            let n = PARALLEL_MERGE as u32;
+            let mut older: Vec<(u32, Entry)> = (0..n)
+                .map(|id| {
+                    (
+                        (next() % (u64::from(n) * spread / 4 + 1)) as u32 + 9,
+                        [id, id],
+                    )
+                })
+                .collect();
+            older.sort_by_key(|e| e.0);
+            let mut newer: Vec<(u32, Entry)> = (n..n + 1000)
+                .map(|id| ((next() % (u64::from(n) * spread / 4 + 1)) as u32, [id, 0]))
+                .collect();
+            newer.sort_by_key(|e| e.0);
+            let (a, b) = (
+                Grouped::build(&older, true).unwrap(),
+                Grouped::build(&newer, true).unwrap(),
+            );
+            let (one, two) = (a.merge_on(&b, 1), a.merge_on(&b, 2));
+            assert_eq!(one.words.is_empty(), spread > 3);
+            assert_eq!(one.len(), two.len());
+            assert_eq!((one.lo, one.hi), (two.lo, two.hi));
+            assert_eq!(one.words.len(), two.words.len());
+            assert!(one.words.iter().zip(&two.words).all(|(p, q)| p == q));
+            assert_eq!(one.terms, two.terms);
+            assert_eq!(one.offsets, two.offsets);
+            assert_eq!(one.ids, two.ids);
+            for e in newer.iter().chain(&older).step_by(97) {
+                assert_eq!(one.get(e.0), two.get(e.0));
+                assert!(one.get(e.0).contains(&e.1));
+            }
+        }
     }
 }

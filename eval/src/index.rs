@@ -178,7 +178,7 @@ impl Index {
                     column: c,
                     layers: Vec::new(),
                 };
-                index.insert_all(0..len as u32, tuples, arity);
+                index.insert_all(0..len as u32, tuples, arity, 1);
                 return index;
             }
             let order = term_order(0..len as u32, tuples, arity, c);
@@ -202,8 +202,14 @@ impl Index {
 
     /// Adds the tuples `ids` (the newest; `tuples` holds every tuple, `arity` terms each) to
     /// a hash or layered index. A layered index takes them as a new layer, merging layers
-    /// of similar sizes.
-    pub(crate) fn insert_all(&mut self, ids: Range<u32>, tuples: &[Term], arity: usize) {
+    /// of similar sizes (a large merge on two threads when `threads` allows).
+    pub(crate) fn insert_all(
+        &mut self,
+        ids: Range<u32>,
+        tuples: &[Term],
+        arity: usize,
+        threads: usize,
+    ) {
         match self {
             Index::Hash { columns, map } => {
                 for id in ids {
@@ -227,7 +233,7 @@ impl Index {
                 while let [.., (_, older), (_, newer)] = &layers[..]
                     && newer.len() * 2 >= older.len()
                 {
-                    let merged = older.merge(newer);
+                    let merged = older.merge_on(newer, threads);
                     layers.pop();
                     if let Some(last) = layers.last_mut() {
                         last.1 = merged;
@@ -302,7 +308,7 @@ mod tests {
                 columns: key_columns(mask),
                 map: FxHashMap::default(),
             };
-            hash.insert_all(0..3000, &tuples, 2);
+            hash.insert_all(0..3000, &tuples, 2, 1);
             assert!(dense.is_dense());
             assert!(matches!(layered, Index::Layered { .. }));
             for key in 0..1100u128 {
@@ -331,11 +337,11 @@ mod tests {
             columns: vec![0],
             map: FxHashMap::default(),
         };
-        hash.insert_all(0..1, &tuples, 2);
+        hash.insert_all(0..1, &tuples, 2, 1);
         let mut at = 1u32;
         for size in [900, 400, 100, 1, 1, 50, 1500, 7, 2040] {
-            index.insert_all(at..at + size, &tuples, 2);
-            hash.insert_all(at..at + size, &tuples, 2);
+            index.insert_all(at..at + size, &tuples, 2, 1);
+            hash.insert_all(at..at + size, &tuples, 2, 1);
             at += size;
             let Index::Layered { layers, .. } = &index else {
                 panic!("not layered");

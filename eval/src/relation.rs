@@ -191,21 +191,22 @@ impl Relation {
         self.settled = false;
         let arity = self.arity;
         let tuples = &self.tuples[..self.len as usize * arity];
-        let update = |mask: Mask, index: &mut Index| {
+        let update = |mask: Mask, index: &mut Index, threads: usize| {
             if index.is_dense() {
                 *index = Index::build(tuples, arity, mask, false);
             } else {
-                index.insert_all(ids.clone(), tuples, arity);
+                index.insert_all(ids.clone(), tuples, arity, threads);
             }
         };
         if threads < 2 || self.indexes.len() < 2 || ids.len() < PARALLEL_INDEX {
+            // One index (or few tuples): its own large merges may use the threads.
             for (&mask, index) in self.indexes.iter_mut() {
-                update(mask, index);
+                update(mask, index, threads);
             }
             return;
         }
         let jobs: Vec<(&Mask, &mut Index)> = self.indexes.iter_mut().collect();
-        crate::pool::map(threads, jobs, |(&mask, index)| update(mask, index));
+        crate::pool::map(threads, jobs, |(&mask, index)| update(mask, index, 1));
     }
 
     /// Adds the distinct new tuples among the `n` tuples of `tuples` (a flat array, `arity`
