@@ -472,10 +472,17 @@ impl Evaluator<'_, '_> {
                 let fresh = new_keys(outputs, &outs, threads, |k, o| (k, o), |e| e.0);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
                 let first = self.relations[rel].append_keys(keys, threads);
-                // The new tuples' ids follow `first` in key order: each derivation is
-                // recorded straight from its origin, with no list of (origin, id) pairs.
+                // Each task's premise words are kept as a block (they are those of the
+                // candidates it kept); the new tuples' ids follow `first` in key order, and
+                // each points into its origin's block.
+                let mut starts = vec![0usize; outputs.len()];
+                for &o in outs.iter().filter(|&&o| !outputs[o].sorted.is_empty()) {
+                    starts[o] = w.adopt(&outputs[o].premises, &outputs[o].base_terms);
+                }
                 for (i, &(_, (o, k))) in fresh.iter().enumerate() {
-                    record(w, self.ir, rel, &outputs[o as usize], k, first + i as u32);
+                    let out = &outputs[o as usize];
+                    let at = starts[o as usize] + k as usize * out.stride;
+                    w.derived_at(rel, first + i as u32, out.rule, at);
                 }
                 continue;
             }

@@ -177,6 +177,33 @@ impl Witnesses {
         d[id as usize] = u64::from(rule) << 32 | start;
     }
 
+    /// Appends a block of premise words as a task left them (a derivation's words in a
+    /// row, base facts' terms in `base_terms`), for derivations recorded with
+    /// [`Witnesses::derived_at`]; returns where the block starts. Copying a task's block
+    /// whole reads and writes memory in order, where recording each derivation in the
+    /// order of its tuple's id would gather its words from the tasks at random.
+    pub fn adopt(&mut self, words: &[Word], base_terms: &[Term]) -> usize {
+        let start = self.premises.len();
+        let shift = self.base_terms.len();
+        self.premises
+            .extend(words.iter().map(|&w| match w.arena_offset() {
+                Some(s) => Word::arena(s + shift),
+                None => w,
+            }));
+        self.base_terms.extend_from_slice(base_terms);
+        start
+    }
+
+    /// Records the derivation of tuple `id` of `rel` by `rule`, its premise words at
+    /// `start` of a block added by [`Witnesses::adopt`].
+    pub fn derived_at(&mut self, rel: usize, id: u32, rule: u32, start: usize) {
+        let d = &mut self.derivs[rel];
+        if d.len() <= id as usize {
+            d.resize(id as usize + 1, NONE);
+        }
+        d[id as usize] = u64::from(rule) << 32 | start as u64;
+    }
+
     /// The derivation of tuple `id` of `rel`, if one was recorded: its rule, and its
     /// premises in the order of the rule's positive literals.
     pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, Vec<Premise>)> {
