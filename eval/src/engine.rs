@@ -465,11 +465,15 @@ impl Evaluator<'_, '_> {
             if arity <= 2 {
                 let Some(w) = self.witnesses.as_mut() else {
                     // Keys alone: no origin to carry.
-                    let keys = new_keys(outputs, &outs, threads, |k, _| k, |&k| k);
+                    let runs: Vec<(usize, &[u64])> =
+                        outs.iter().map(|&o| (o, &outputs[o].keys[..])).collect();
+                    let keys = new_keys(&runs, |&k| (k, 0), threads, |k, _| k, |&k| k);
                     self.relations[rel].append_keys(keys, threads);
                     continue;
                 };
-                let fresh = new_keys(outputs, &outs, threads, |k, o| (k, o), |e| e.0);
+                let runs: Vec<(usize, &[(u64, u32)])> =
+                    outs.iter().map(|&o| (o, &outputs[o].sorted[..])).collect();
+                let fresh = new_keys(&runs, |&e| e, threads, |k, o| (k, o), |e| e.0);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
                 let first = self.relations[rel].append_keys(keys, threads);
                 // Each task's premise words are kept as a block (they are those of the
@@ -573,32 +577,33 @@ fn record(w: &mut Witnesses, ir: &Ir, rel: RelId, out: &Output, k: u32, id: u32)
 type Origin = (u32, u32);
 
 /// The keys the tasks emitted for one narrow relation, sorted and distinct, each with the
-/// (task, index) of its first occurrence in task order. The tasks dropped the keys the
-/// relation held already ([`run_tasks`]), so these are all new. With several threads and
-/// enough keys, the key space is cut into ranges merged in parallel; the result is the same.
-fn new_keys<T: Copy + Send>(
-    outputs: &[Output],
-    outs: &[usize],
+/// (task, index) of its first occurrence in task order: `runs` holds each task's output
+/// (its index among the round's outputs, and its entries, of which `parts` reads the key
+/// and index). The tasks dropped the keys the relation held already ([`run_tasks`]), so
+/// these are all new. With several threads and enough keys, the key space is cut into
+/// ranges merged in parallel; the result is the same.
+fn new_keys<E: Copy + Sync, T: Copy + Send>(
+    runs: &[(usize, &[E])],
+    parts: impl Fn(&E) -> (u64, u32) + Sync,
     threads: usize,
     item: impl Fn(u64, Origin) -> T + Sync,
     key: impl Fn(&T) -> u64 + Sync,
 ) -> Vec<T> {
-    let total: usize = outs.iter().map(|&o| outputs[o].sorted.len()).sum();
+    let total: usize = runs.iter().map(|r| r.1.len()).sum();
     let ranges = if threads > 1 && total >= 1 << 16 {
         threads * 2
     } else {
         1
     };
     if ranges == 1 {
-        return merge_sorted(outputs, outs, 0, u64::MAX, true, &item, &key);
+        return merge_sorted(runs, &parts, 0, u64::MAX, true, &item, &key);
     }
     // Split points: quantiles of the largest run (a good sample of the keys).
-    let Some(&big) = outs.iter().max_by_key(|&&o| outputs[o].sorted.len()) else {
+    let Some(&(_, sample)) = runs.iter().max_by_key(|r| r.1.len()) else {
         return Vec::new();
     };
-    let sample = &outputs[big].sorted;
     let mut bounds: Vec<u64> = (1..ranges)
-        .map(|i| sample[i * sample.len() / ranges].0)
+        .map(|i| parts(&sample[i * sample.len() / ranges]).0)
         .collect();
     bounds.dedup();
     let mut pieces: Vec<(u64, u64, bool)> = Vec::new();
@@ -609,7 +614,7 @@ fn new_keys<T: Copy + Send>(
     }
     pieces.push((lo, u64::MAX, true));
     crate::pool::map(threads, pieces, |(lo, hi, last)| {
-        merge_sorted(outputs, outs, lo, hi, last, &item, &key)
+        merge_sorted(runs, &parts, lo, hi, last, &item, &key)
     })
     .into_iter()
     .flatten()
@@ -624,31 +629,33 @@ fn new_keys<T: Copy + Send>(
 /// The runs are laid end to end in task order and sorted by key with the standard library's
 /// stable sort, which finds the runs already there and merges them; being stable, it keeps
 /// equal keys in task order, so the first of each is the earliest.
-fn merge_sorted<T: Copy>(
-    outputs: &[Output],
-    outs: &[usize],
+fn merge_sorted<E: Copy, T: Copy>(
+    runs: &[(usize, &[E])],
+    parts: &impl Fn(&E) -> (u64, u32),
     lo: u64,
     hi: u64,
     last: bool,
     item: &impl Fn(u64, Origin) -> T,
     key: &impl Fn(&T) -> u64,
 ) -> Vec<T> {
-    let slice = |o: usize| {
-        let run = &outputs[o].sorted;
-        let a = run.partition_point(|e| e.0 < lo);
+    let slice = |run: &'_ [E]| -> std::ops::Range<usize> {
+        let a = run.partition_point(|e| parts(e).0 < lo);
         let b = if last {
             run.len()
         } else {
-            run.partition_point(|e| e.0 < hi)
+            run.partition_point(|e| parts(e).0 < hi)
         };
-        &run[a..b]
+        a..b
     };
-    let total: usize = outs.iter().map(|&o| slice(o).len()).sum();
+    let total: usize = runs.iter().map(|r| slice(r.1).len()).sum();
     let mut merged = Vec::with_capacity(total);
-    for &o in outs {
-        merged.extend(slice(o).iter().map(|&(k, i)| item(k, (o as u32, i))));
+    for &(o, run) in runs {
+        merged.extend(run[slice(run)].iter().map(|e| {
+            let (k, i) = parts(e);
+            item(k, (o as u32, i))
+        }));
     }
-    if outs.len() > 1 {
+    if runs.len() > 1 {
         merged.sort_by_key(key);
         merged.dedup_by_key(|e| key(e));
     }

@@ -51,6 +51,10 @@ pub(crate) struct Output {
     /// sorted (so the merge of a round is a merge of sorted runs, and the sorting happens on
     /// the worker threads).
     pub(crate) sorted: Vec<(u64, u32)>,
+    /// Without witnesses, the emitted tuples of a head of arity 2 or less as keys alone
+    /// (then sorted, distinct and new, as `sorted` is): no index to carry, so half the
+    /// bytes to sort, filter and merge.
+    pub(crate) keys: Vec<u64>,
     /// With witnesses: the premises of each emitted tuple, `stride` (the rule's positive
     /// literals) a tuple, in emission order.
     pub(crate) premises: Vec<Word>,
@@ -120,10 +124,15 @@ pub(crate) fn run_tasks(
         w.emit_plan(p)?;
         w.flush_work()?;
         // Sort here, on the worker thread: the merge is then a merge of sorted runs.
+        crate::radix::sort_by_key(&mut w.out.keys, |&k| k);
+        w.out.keys.dedup();
         crate::radix::sort_by_key(&mut w.out.sorted, |e| e.0);
         w.out.sorted.dedup_by_key(|e| e.0);
         // And drop what the head holds already, in parallel: the merge then sees only keys
         // that are new to the relation (which cannot change during the round).
+        if !w.out.keys.is_empty() {
+            ctx.relations[w.out.head].retain_absent(&mut w.out.keys, |&k| k);
+        }
         if !w.out.sorted.is_empty() {
             ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
             if ctx.witnesses {
@@ -275,7 +284,11 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 }
             }
             if narrow {
-                w.out.sorted.push((key, w.out.count as u32));
+                if ctx.witnesses {
+                    w.out.sorted.push((key, w.out.count as u32));
+                } else {
+                    w.out.keys.push(key);
+                }
             }
             w.out.count += 1;
             if !ctx.witnesses {
