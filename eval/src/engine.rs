@@ -24,8 +24,8 @@ use crate::relation::{Mask, Relation};
 use crate::source::{FactSource, SourceError};
 use crate::strata::{Stratum, Unstratifiable, stratify};
 use crate::value::Term;
-use crate::witness::Witnesses;
-use crate::worker::{Ctx, Output, Worker, aggregate, run_tasks};
+use crate::witness::{Witnesses, Word};
+use crate::worker::{Candidate, Ctx, Output, Worker, aggregate, run_tasks};
 
 mod prepare;
 
@@ -471,22 +471,39 @@ impl Evaluator<'_, '_> {
                     self.relations[rel].append_keys(keys, threads);
                     continue;
                 };
-                let runs: Vec<(usize, &[(u64, u32)])> =
+                let runs: Vec<(usize, &[Candidate])> =
                     outs.iter().map(|&o| (o, &outputs[o].sorted[..])).collect();
                 let fresh = new_keys(&runs, |&e| e, threads, |k, o| (k, o), |e| e.0);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
                 let first = self.relations[rel].append_keys(keys, threads);
-                // Each task's premise words are kept as a block (they are those of the
-                // candidates it kept); the new tuples' ids follow `first` in key order, and
-                // each points into its origin's block.
+                // The new tuples' ids follow `first` in key order. A candidate of a rule of
+                // few literals carries its premise words, recorded in order; otherwise each
+                // task's premise words are kept as a block (those of the candidates it
+                // kept), and a tuple points into its origin's block.
                 let mut starts = vec![0usize; outputs.len()];
-                for &o in outs.iter().filter(|&&o| !outputs[o].sorted.is_empty()) {
-                    starts[o] = w.adopt(&outputs[o].premises, &outputs[o].base_terms);
+                for &o in &outs {
+                    let out = &outputs[o];
+                    if !out.inline() && !out.sorted.is_empty() {
+                        starts[o] = w.adopt(&out.premises, &out.base_terms);
+                    }
                 }
-                for (i, &(_, (o, k))) in fresh.iter().enumerate() {
+                for (i, &(_, (o, words))) in fresh.iter().enumerate() {
                     let out = &outputs[o as usize];
-                    let at = starts[o as usize] + k as usize * out.stride;
-                    w.derived_at(rel, first + i as u32, out.rule, at);
+                    let id = first + i as u32;
+                    if out.inline() {
+                        let words = words.map(Word::from_raw);
+                        w.record(
+                            rel,
+                            id,
+                            out.rule,
+                            &words[..out.stride],
+                            &out.base_terms,
+                            self.ir,
+                        );
+                    } else {
+                        let at = starts[o as usize] + words[0] as usize * out.stride;
+                        w.derived_at(rel, id, out.rule, at);
+                    }
                 }
                 continue;
             }
@@ -573,20 +590,17 @@ fn record(w: &mut Witnesses, ir: &Ir, rel: RelId, out: &Output, k: u32, id: u32)
     w.record(rel, id, out.rule, premises, &out.base_terms, ir);
 }
 
-/// Where an emitted tuple came from: the task's output and its index there.
-type Origin = (u32, u32);
-
 /// The keys the tasks emitted for one narrow relation, sorted and distinct, each with the
 /// (task, index) of its first occurrence in task order: `runs` holds each task's output
 /// (its index among the round's outputs, and its entries, of which `parts` reads the key
 /// and index). The tasks dropped the keys the relation held already ([`run_tasks`]), so
 /// these are all new. With several threads and enough keys, the key space is cut into
 /// ranges merged in parallel; the result is the same.
-fn new_keys<E: Copy + Sync, T: Copy + Send>(
+fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
     runs: &[(usize, &[E])],
-    parts: impl Fn(&E) -> (u64, u32) + Sync,
+    parts: impl Fn(&E) -> (u64, P) + Sync,
     threads: usize,
-    item: impl Fn(u64, Origin) -> T + Sync,
+    item: impl Fn(u64, (u32, P)) -> T + Sync,
     key: impl Fn(&T) -> u64 + Sync,
 ) -> Vec<T> {
     let total: usize = runs.iter().map(|r| r.1.len()).sum();
@@ -629,13 +643,13 @@ fn new_keys<E: Copy + Sync, T: Copy + Send>(
 /// The runs are laid end to end in task order and sorted by key with the standard library's
 /// stable sort, which finds the runs already there and merges them; being stable, it keeps
 /// equal keys in task order, so the first of each is the earliest.
-fn merge_sorted<E: Copy, T: Copy>(
+fn merge_sorted<E: Copy, P, T: Copy>(
     runs: &[(usize, &[E])],
-    parts: &impl Fn(&E) -> (u64, u32),
+    parts: &impl Fn(&E) -> (u64, P),
     lo: u64,
     hi: u64,
     last: bool,
-    item: &impl Fn(u64, Origin) -> T,
+    item: &impl Fn(u64, (u32, P)) -> T,
     key: &impl Fn(&T) -> u64,
 ) -> Vec<T> {
     let slice = |run: &'_ [E]| -> std::ops::Range<usize> {

@@ -50,6 +50,16 @@ impl Word {
         }
     }
 
+    /// The word's bits, to carry it in a plain `u32`.
+    pub fn raw(self) -> u32 {
+        self.0
+    }
+
+    /// The word whose bits [`Word::raw`] gave.
+    pub fn from_raw(bits: u32) -> Word {
+        Word(bits)
+    }
+
     /// Where the base fact's terms start, for an arena word.
     pub fn arena_offset(self) -> Option<usize> {
         (self != Word::MISSING && self.0 & ARENA != 0).then_some((self.0 & !ARENA) as usize)

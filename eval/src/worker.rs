@@ -38,6 +38,14 @@ pub(crate) struct Ctx<'a, 's> {
     pub(crate) rule_work: &'a [AtomicU64],
 }
 
+/// Premise words a narrow candidate carries inline (two: a 16-byte entry, as a key and an
+/// index take with alignment).
+pub(crate) const INLINE: usize = 2;
+
+/// A narrow candidate with witnesses: its packed key, and its premise words (or its index
+/// among the task's derivations, see [`Output::sorted`]).
+pub(crate) type Candidate = (u64, [u32; INLINE]);
+
 /// A task's output: derived tuples in order, with their derivations.
 #[derive(Default)]
 pub(crate) struct Output {
@@ -47,10 +55,12 @@ pub(crate) struct Output {
     pub(crate) count: usize,
     /// The emitted tuples, for a head wider than two columns.
     pub(crate) terms: Vec<Term>,
-    /// For a head of arity 2 or less: each emitted tuple packed in a u64 with its index,
+    /// With witnesses, for a head of arity 2 or less: each emitted tuple packed in a u64,
     /// sorted (so the merge of a round is a merge of sorted runs, and the sorting happens on
-    /// the worker threads).
-    pub(crate) sorted: Vec<(u64, u32)>,
+    /// the worker threads), with its derivation: when the rule has at most [`INLINE`]
+    /// positive literals, the premise words themselves (no separate list to keep in step,
+    /// and the merge reads them in order), else its index among the task's derivations.
+    pub(crate) sorted: Vec<Candidate>,
     /// Without witnesses, the emitted tuples of a head of arity 2 or less as keys alone
     /// (then sorted, distinct and new, as `sorted` is): no index to carry, so half the
     /// bytes to sort, filter and merge.
@@ -72,14 +82,43 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// Whether the candidates carry their premise words inline.
+    pub(crate) fn inline(&self) -> bool {
+        self.stride <= INLINE
+    }
+
     /// Keeps only the derivations of the candidates left in `sorted` (the rest were
     /// duplicates or already held), renumbering them: a task holds on to the derivations
-    /// the merge can use, not one per candidate.
+    /// the merge can use, not one per candidate. Inline words stay where they are; only
+    /// the base facts' terms they point to are kept, renumbered.
     fn compact(&mut self) {
         let stride = self.stride;
+        if self.inline() {
+            if self.base_terms.is_empty() {
+                return;
+            }
+            let mut base_terms = Vec::new();
+            for e in &mut self.sorted {
+                for (slot, &arity) in e.1[..stride].iter_mut().zip(&self.arities) {
+                    let Some(s) = Word::from_raw(*slot).arena_offset() else {
+                        continue;
+                    };
+                    *slot = match self.base_terms.get(s..s + arity) {
+                        Some(t) => {
+                            let at = base_terms.len();
+                            base_terms.extend_from_slice(t);
+                            Word::arena(at).raw()
+                        }
+                        None => Word::MISSING.raw(),
+                    };
+                }
+            }
+            self.base_terms = base_terms;
+            return;
+        }
         let mut keep = vec![u32::MAX; self.count];
         for e in &self.sorted {
-            keep[e.1 as usize] = 0;
+            keep[e.1[0] as usize] = 0;
         }
         let mut premises = Vec::with_capacity(self.sorted.len() * stride);
         let mut base_terms = Vec::new();
@@ -99,7 +138,7 @@ impl Output {
             );
         }
         for e in &mut self.sorted {
-            e.1 = keep[e.1 as usize];
+            e.1[0] = keep[e.1[0] as usize];
         }
         self.premises = premises;
         self.base_terms = base_terms;
@@ -283,24 +322,34 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     w.out.terms.push(t);
                 }
             }
-            if narrow {
-                if ctx.witnesses {
-                    w.out.sorted.push((key, w.out.count as u32));
-                } else {
-                    w.out.keys.push(key);
-                }
+            if narrow && !ctx.witnesses {
+                w.out.keys.push(key);
             }
+            let k = w.out.count;
             w.out.count += 1;
             if !ctx.witnesses {
                 return Ok(());
             }
-            for &pos in &p.premises {
+            let inline = narrow && w.out.inline();
+            let mut words = [Word::MISSING.raw(); INLINE];
+            for (i, &pos) in p.premises.iter().enumerate() {
                 let premise = w.premises[pos];
                 let at = w.out.base_terms.len();
                 if let Premise::Base { .. } = premise {
                     w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
                 }
-                w.out.premises.push(Word::encode(premise, at));
+                let word = Word::encode(premise, at);
+                if inline {
+                    words[i] = word.raw();
+                } else {
+                    w.out.premises.push(word);
+                }
+            }
+            if narrow {
+                if !inline {
+                    words[0] = k as u32;
+                }
+                w.out.sorted.push((key, words));
             }
             Ok(())
         })

@@ -931,3 +931,30 @@ fn points_to_witnesses_show_the_rules_as_written() {
         "{by_rule:?}"
     );
 }
+
+#[test]
+fn witnesses_of_facts_read_through_the_source_rederive() {
+    // e is large and probed ten times: it is read through lookups, so the rule's premises
+    // include base facts whose terms the tasks carry; every witness must still re-derive.
+    let e: Vec<(u32, u32)> = (0..70_000u32).map(|i| (i % 7000, i)).collect();
+    let w = strata_fixtures::workloads::Workload {
+        name: "through the source".to_owned(),
+        relations: vec![
+            ("e".to_owned(), e),
+            ("s".to_owned(), (0..10u32).map(|i| (i, i)).collect()),
+        ],
+        program: String::new(),
+    };
+    let program = "r(?x, ?y) :- s(?x, ?x), e(?x, ?y);\nr(?x, ?y) => ?x, ?y";
+    same_at_any_thread_count(&w, program, 0, 99);
+    // The witness text names the base facts as stored.
+    let src = common::workload_source(&w);
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = strata_eval::query::Query::prepare(&vocab, program, &[]).unwrap();
+    let text = q
+        .run(&src, &strata_eval::query::RunOptions::default())
+        .unwrap()
+        .answer
+        .text();
+    assert!(text.contains("   e(3, 7003)"), "{text}");
+}
