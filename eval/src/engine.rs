@@ -19,13 +19,14 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::budget::{Budget, Cancel};
 use crate::dict::Dict;
 use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
+use crate::output::{Candidate, Output};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
 use crate::relation::{Mask, Relation};
 use crate::source::{FactSource, SourceError};
 use crate::strata::{Stratum, Unstratifiable, stratify};
 use crate::value::Term;
 use crate::witness::{Witnesses, Word};
-use crate::worker::{Candidate, Ctx, Output, Worker, aggregate, run_tasks};
+use crate::worker::{Ctx, Worker, aggregate, run_tasks};
 
 mod prepare;
 

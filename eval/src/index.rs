@@ -3,7 +3,7 @@
 //! column, an entry also carries the other column's term).
 //!
 //! An index on one column keeps its entries grouped by term in term order
-//! ([`crate::grouped`]): a settled relation (a base relation read into memory, or one of a
+//! (module `grouped`): a settled relation (a base relation read into memory, or one of a
 //! lower stratum) in one grouping, a growing one (of the stratum being evaluated) in layers,
 //! a round's new tuples becoming a layer and layers of similar sizes merging, as datafrog
 //! keeps its batches. Either way a probe reads arrays in term order, so probes made in key

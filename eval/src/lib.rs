@@ -43,6 +43,7 @@ mod lower;
 pub mod magic;
 mod memory;
 pub mod naive;
+mod output;
 pub mod parse;
 pub mod plan;
 mod pool;
