@@ -258,29 +258,35 @@ impl Relation {
     /// terms each) and settles it. Nothing is ever added to it afterwards, so a relation of
     /// one or two columns keeps no membership runs: its facts are sorted by key and made
     /// distinct once (a wider one goes through [`Relation::insert_all`]).
-    pub fn load(&mut self, tuples: &[Term], n: usize) {
+    pub fn load(&mut self, tuples: Vec<Term>, n: usize) {
         debug_assert!(self.is_empty());
         let arity = self.arity;
         if arity == 0 || arity > 2 || !self.is_empty() {
-            self.insert_all(tuples, n);
+            self.insert_all(&tuples, n);
             self.settle();
             return;
         }
-        let mut keys: Vec<u64> = tuples.chunks_exact(arity).map(pack_small).collect();
-        if !keys.is_sorted() {
+        let rows = || tuples.chunks_exact(arity).map(pack_small);
+        // Already sorted and distinct (as a store yields them): taken as they are.
+        if rows().is_sorted_by(|a, b| a < b) {
+            self.tuples = tuples;
+            self.len = n as u32;
+        } else {
+            let mut keys: Vec<u64> = rows().collect();
+            drop(tuples);
             crate::radix::sort_by_key(&mut keys, |&k| k);
-        }
-        keys.dedup();
-        self.tuples.reserve_exact(keys.len() * arity);
-        for &k in &keys {
-            match arity {
-                2 => self
-                    .tuples
-                    .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
-                _ => self.tuples.push(Term(k as u32)),
+            keys.dedup();
+            self.tuples.reserve_exact(keys.len() * arity);
+            for &k in &keys {
+                match arity {
+                    2 => self
+                        .tuples
+                        .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
+                    _ => self.tuples.push(Term(k as u32)),
+                }
             }
+            self.len = keys.len() as u32;
         }
-        self.len = keys.len() as u32;
         self.loaded = true;
         self.settle();
     }
@@ -379,7 +385,7 @@ mod tests {
     #[test]
     fn a_loaded_relation_is_sorted_distinct_and_answers_membership() {
         let mut r = Relation::new(2);
-        r.load(&t(&[5, 1, 2, 9, 5, 1, 2, 3]), 4);
+        r.load(t(&[5, 1, 2, 9, 5, 1, 2, 3]), 4);
         assert_eq!(r.len(), 3);
         assert_eq!(r.visible(), 0..3);
         assert_eq!(r.tuple(0), &t(&[2, 3])[..]);
@@ -394,6 +400,12 @@ mod tests {
         }
         r.ensure_index(0b01);
         assert_eq!(found(&r, 0b01, 2, 0..3), [[0, 3], [1, 9]]);
+        // Sorted and distinct already: the same relation.
+        let mut sorted = Relation::new(2);
+        sorted.load(t(&[2, 3, 2, 9, 5, 1]), 3);
+        assert_eq!(sorted.len(), 3);
+        assert!((0..3).all(|id| sorted.tuple(id) == r.tuple(id)));
+        assert!(sorted.contains(&t(&[2, 9])) && !sorted.contains(&t(&[2, 4])));
     }
 
     #[test]

@@ -58,7 +58,7 @@ impl Evaluator<'_, '_> {
                 work += 1;
                 ControlFlow::Continue(())
             })?;
-            r.load(&rows, work as usize);
+            r.load(rows, work as usize);
             Ok(work)
         };
         let jobs: Vec<(RelId, &mut Relation)> = self
