@@ -167,10 +167,18 @@ impl Relation {
         if keys.is_empty() {
             return first;
         }
-        let arity = self.arity;
-        self.tuples.reserve(keys.len() * arity);
-        for &k in &keys {
-            match arity {
+        self.push_keys(&keys);
+        self.runs.push(keys, threads);
+        self.index_new(first..self.len, threads);
+        first
+    }
+
+    /// Appends the tuples packed in `keys` (arity 2 or less) to the tuples, without
+    /// touching the runs or the indexes.
+    fn push_keys(&mut self, keys: &[u64]) {
+        self.tuples.reserve(keys.len() * self.arity);
+        for &k in keys {
+            match self.arity {
                 2 => self
                     .tuples
                     .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
@@ -179,9 +187,6 @@ impl Relation {
             }
         }
         self.len += keys.len() as u32;
-        self.runs.push(keys, threads);
-        self.index_new(first..self.len, threads);
-        first
     }
 
     /// Adds the tuples just appended (`ids`) to every index, on up to `threads`
@@ -276,16 +281,7 @@ impl Relation {
             drop(tuples);
             crate::radix::sort_by_key(&mut keys, |&k| k);
             keys.dedup();
-            self.tuples.reserve_exact(keys.len() * arity);
-            for &k in &keys {
-                match arity {
-                    2 => self
-                        .tuples
-                        .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
-                    _ => self.tuples.push(Term(k as u32)),
-                }
-            }
-            self.len = keys.len() as u32;
+            self.push_keys(&keys);
         }
         self.loaded = true;
         self.settle();
