@@ -520,7 +520,9 @@ impl Evaluator<'_, '_> {
             if let Some(w) = self.witnesses.as_mut() {
                 for (pos, id) in added {
                     let (o, k) = refs[pos];
-                    record(w, self.ir, rel, &outputs[o], k, id);
+                    let out = &outputs[o];
+                    let premises = out.premises_of(k as usize);
+                    w.record(rel, id, out.rule, premises, &out.base_terms, self.ir);
                 }
             }
         }
@@ -583,12 +585,6 @@ impl Evaluator<'_, '_> {
         self.relations[rule.head].insert_all(&flat, n);
         Ok(())
     }
-}
-
-/// Records, as tuple `id` of `rel`, the derivation of the `k`th tuple `out` emitted.
-fn record(w: &mut Witnesses, ir: &Ir, rel: RelId, out: &Output, k: u32, id: u32) {
-    let premises = out.premises_of(k as usize);
-    w.record(rel, id, out.rule, premises, &out.base_terms, ir);
 }
 
 /// The keys the tasks emitted for one narrow relation, sorted and distinct, each with the

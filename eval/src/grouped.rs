@@ -23,7 +23,7 @@ pub(crate) const RANK_SPREAD: usize = 32;
 const PARALLEL_MERGE: usize = 1 << 18;
 
 /// Entries grouped by term in term order.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Grouped {
     /// The smallest term.
     lo: u32,
@@ -202,10 +202,10 @@ impl Grouped {
     /// is cut in two term ranges merged on two threads when `threads` allows.
     pub(crate) fn merge_on(&self, newer: &Grouped, threads: usize) -> Grouped {
         if newer.ids.is_empty() {
-            return self.clone_grouped();
+            return self.clone();
         }
         if self.ids.is_empty() {
-            return newer.clone_grouped();
+            return newer.clone();
         }
         let (lo, hi) = (self.lo.min(newer.lo), self.hi.max(newer.hi));
         let n = self.len() + newer.len();
@@ -271,17 +271,6 @@ impl Grouped {
             }
         }
         b.finish()
-    }
-
-    fn clone_grouped(&self) -> Grouped {
-        Grouped {
-            lo: self.lo,
-            hi: self.hi,
-            words: self.words.clone(),
-            terms: self.terms.clone(),
-            offsets: self.offsets.clone(),
-            ids: self.ids.clone(),
-        }
     }
 }
 

@@ -186,13 +186,12 @@ impl Index {
                 return Index::Dense(grouped);
             }
         }
-        let mut map: FxHashMap<u128, Ids> = FxHashMap::default();
-        for (id, t) in tuples.chunks_exact(arity.max(1)).enumerate() {
-            map.entry(pack(columns.iter().map(|&c| t[c])))
-                .or_default()
-                .push(entry(id as u32, t, &columns));
-        }
-        Index::Hash { columns, map }
+        let mut index = Index::Hash {
+            columns,
+            map: FxHashMap::default(),
+        };
+        index.insert_all(0..len as u32, tuples, arity, 1);
+        index
     }
 
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).

@@ -255,37 +255,6 @@ impl Ir {
         simple.then_some(*rel)
     }
 
-    /// For each relation, the relations it depends on through one rule or more
-    /// (`reaches()[a][b]`: some rule of `a` reads `b`, or reads a relation that depends on
-    /// `b`). Two relations are on a cycle when each reaches the other.
-    pub fn reaches(&self) -> Vec<Vec<bool>> {
-        let n = self.relations.len();
-        let mut reads: Vec<Vec<RelId>> = vec![Vec::new(); n];
-        for r in &self.rules {
-            let mut lits: Vec<&Lit> = r.body.iter().collect();
-            while let Some(l) = lits.pop() {
-                match l {
-                    Lit::Pos { rel, .. } | Lit::Neg { rel, .. } => reads[r.head].push(*rel),
-                    Lit::Agg { body, .. } => lits.extend(body.iter()),
-                    _ => {}
-                }
-            }
-        }
-        (0..n)
-            .map(|a| {
-                let mut seen = vec![false; n];
-                let mut stack = reads[a].clone();
-                while let Some(b) = stack.pop() {
-                    if !seen[b] {
-                        seen[b] = true;
-                        stack.extend(reads[b].iter().copied());
-                    }
-                }
-                seen
-            })
-            .collect()
-    }
-
     /// Whether `rel` is a join intermediate ([`crate::split`]).
     pub fn is_join(&self, rel: RelId) -> bool {
         self.relations[rel].name.starts_with(crate::split::PREFIX)

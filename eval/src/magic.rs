@@ -91,14 +91,13 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
     // cycle's calls ask of it feeds the whole computation, so demand would trim only what
     // nothing asks for, at the price of a magic relation as large as the calls (Andersen
     // points-to: `heap` called with its object bound from `pt`, which is asked for whole).
-    let reach = ir.reaches();
-    for a in 0..free.len() {
-        if free[a] {
-            continue;
-        }
-        if (0..free.len()).any(|b| free[b] && reach[a][b] && reach[b][a]) {
-            free[a] = true;
-        }
+    let cycles = crate::strata::cycles(ir);
+    let whole: Vec<usize> = (0..free.len())
+        .filter(|&b| free[b])
+        .filter_map(|b| cycles[b])
+        .collect();
+    for (f, c) in free.iter_mut().zip(&cycles) {
+        *f |= c.is_some_and(|c| whole.contains(&c));
     }
     let second = Rewriter::run(ir, free);
     (!second.magic.is_empty()).then_some(second.out)

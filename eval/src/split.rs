@@ -30,10 +30,9 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
     // A rule of four literals or more may be split again: its intermediate is one of the
     // rest's first two literals next time.
     loop {
-        let reach = out.reaches();
-        let on_cycle = |head: usize, rel: usize| {
-            reach.get(head).is_some_and(|r| r[rel]) && reach.get(rel).is_some_and(|r| r[head])
-        };
+        let cycles = crate::strata::cycles(&out);
+        let on_cycle =
+            |head: usize, rel: usize| cycles[head].is_some() && cycles[head] == cycles[rel];
         let Some(ri) = (0..out.rules.len()).find(|&ri| qualifies(&out, &out.rules[ri], &on_cycle))
         else {
             break;

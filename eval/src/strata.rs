@@ -42,6 +42,25 @@ fn edges(ir: &Ir) -> Vec<(RelId, RelId, bool)> {
     out
 }
 
+/// For each relation, the recursive component it is on (an index), if any: two relations
+/// are on a cycle together when they share one (a relation alone on one reads itself).
+pub fn cycles(ir: &Ir) -> Vec<Option<usize>> {
+    let n = ir.relations.len();
+    let mut succ = vec![Vec::new(); n];
+    for (h, b, _) in edges(ir) {
+        succ[h].push(b);
+    }
+    let mut out = vec![None; n];
+    for (i, comp) in tarjan(n, &succ).into_iter().enumerate() {
+        if comp.len() > 1 || succ[comp[0]].contains(&comp[0]) {
+            for r in comp {
+                out[r] = Some(i);
+            }
+        }
+    }
+    out
+}
+
 /// The strata of the derived relations, dependencies first; or the first cycle through
 /// negation or an aggregate.
 pub fn stratify(ir: &Ir) -> Result<Vec<Stratum>, Unstratifiable> {

@@ -166,7 +166,7 @@ impl Witnesses {
         base_terms: &[Term],
         ir: &Ir,
     ) {
-        let start = self.premises.len() as u64;
+        let start = self.premises.len();
         let arities = self
             .rules
             .get(rule as usize)
@@ -180,11 +180,7 @@ impl Witnesses {
             &mut self.premises,
             &mut self.base_terms,
         );
-        let d = &mut self.derivs[rel];
-        if d.len() <= id as usize {
-            d.resize(id as usize + 1, NONE);
-        }
-        d[id as usize] = u64::from(rule) << 32 | start;
+        self.derived_at(rel, id, rule, start);
     }
 
     /// Appends a block of premise words as a task left them (a derivation's words in a
