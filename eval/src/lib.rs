@@ -44,6 +44,7 @@ pub mod magic;
 mod memory;
 pub mod naive;
 mod output;
+mod pair;
 pub mod parse;
 pub mod plan;
 mod pool;

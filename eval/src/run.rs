@@ -198,7 +198,11 @@ impl Run {
             }
             let start = (f - 1) * BLOCK;
             let end = (start + BLOCK).min(self.keys.len());
-            self.keys[start..end].binary_search(&k).is_err()
+            // No early exit: the compares run side by side and no branch is mispredicted,
+            // so the next candidates' blocks are read while this one is compared.
+            !self.keys[start..end]
+                .iter()
+                .fold(false, |seen, &x| seen | (x == k))
         });
     }
 }

@@ -181,7 +181,6 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
 
     pub(crate) fn emit_plan(&mut self, p: &Plan) -> Result<(), EvalError> {
         let rule = &self.ctx.ir.rules[p.rule];
-        let narrow = rule.args.len() <= 2;
         self.out.head = rule.head;
         self.out.rule = p.rule as u32;
         self.out.stride = p.premises.len();
@@ -193,55 +192,63 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 _ => 0,
             })
             .collect();
-        self.run(&p.steps, 0, &mut |w| {
-            let ctx = w.ctx;
-            // Duplicates are dropped when the output is merged: probing the head relation
-            // here, once per candidate, costs more than carrying them. A narrow tuple is
-            // carried as its packed key alone.
-            let mut key = 0u64;
-            for a in &rule.args {
-                let t = match a {
-                    HeadArg::Arg(Arg::Var(v)) => w.env[*v],
-                    HeadArg::Arg(Arg::Const(c)) => ctx.constants[*c],
-                    _ => Term::ABSENT,
-                };
-                if narrow {
-                    key = key << 32 | u64::from(t.0);
-                } else {
-                    w.out.terms.push(t);
-                }
-            }
-            if narrow && !ctx.witnesses {
-                w.out.keys.push(key);
-            }
-            let k = w.out.count;
-            w.out.count += 1;
-            if !ctx.witnesses {
-                return Ok(());
-            }
-            let inline = narrow && w.out.inline();
-            let mut words = [Word::MISSING.raw(); INLINE];
-            for (i, &pos) in p.premises.iter().enumerate() {
-                let premise = w.premises[pos];
-                let at = w.out.base_terms.len();
-                if let Premise::Base { .. } = premise {
-                    w.out.base_terms.extend_from_slice(&w.base_rows[pos]);
-                }
-                let word = Word::encode(premise, at);
-                if inline {
-                    words[i] = word.raw();
-                } else {
-                    w.out.premises.push(word);
-                }
-            }
+        if let Some(join) = crate::pair::PairJoin::of(self.ctx, p) {
+            return self.pair_join(&join, p);
+        }
+        self.run(&p.steps, 0, &mut |w| w.emit(p))
+    }
+
+    /// Emits the head tuple of plan `p` for the current bindings (and premises).
+    pub(crate) fn emit(&mut self, p: &Plan) -> Result<(), EvalError> {
+        let ctx = self.ctx;
+        let rule = &ctx.ir.rules[p.rule];
+        let narrow = rule.args.len() <= 2;
+        // Duplicates are dropped when the output is merged: probing the head relation
+        // here, once per candidate, costs more than carrying them. A narrow tuple is
+        // carried as its packed key alone.
+        let mut key = 0u64;
+        for a in &rule.args {
+            let t = match a {
+                HeadArg::Arg(Arg::Var(v)) => self.env[*v],
+                HeadArg::Arg(Arg::Const(c)) => ctx.constants[*c],
+                _ => Term::ABSENT,
+            };
             if narrow {
-                if !inline {
-                    words[0] = k as u32;
-                }
-                w.out.sorted.push((key, words));
+                key = key << 32 | u64::from(t.0);
+            } else {
+                self.out.terms.push(t);
             }
-            Ok(())
-        })
+        }
+        if narrow && !ctx.witnesses {
+            self.out.keys.push(key);
+        }
+        let k = self.out.count;
+        self.out.count += 1;
+        if !ctx.witnesses {
+            return Ok(());
+        }
+        let inline = narrow && self.out.inline();
+        let mut words = [Word::MISSING.raw(); INLINE];
+        for (i, &pos) in p.premises.iter().enumerate() {
+            let premise = self.premises[pos];
+            let at = self.out.base_terms.len();
+            if let Premise::Base { .. } = premise {
+                self.out.base_terms.extend_from_slice(&self.base_rows[pos]);
+            }
+            let word = Word::encode(premise, at);
+            if inline {
+                words[i] = word.raw();
+            } else {
+                self.out.premises.push(word);
+            }
+        }
+        if narrow {
+            if !inline {
+                words[0] = k as u32;
+            }
+            self.out.sorted.push((key, words));
+        }
+        Ok(())
     }
 
     /// Runs `steps[i..]` for the current bindings, calling `done` for each solution.
@@ -406,12 +413,8 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             if top && self.ctx.profile {
                 self.stats[i][1] += 1;
             }
-            let term = Term(term);
-            match col {
-                Col::Bind(v) => self.env[v] = term,
-                Col::Same(v) | Col::Bound(v) if self.env[v] != term => continue,
-                Col::Const(k) if self.ctx.constants[k] != term => continue,
-                _ => {}
+            if !self.match_column(col, Term(term)) {
+                continue;
             }
             if self.record {
                 self.note(pos, rel, id);
@@ -419,6 +422,19 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             self.run(steps, i + 1, done)?;
         }
         Ok(())
+    }
+
+    /// Matches `term` against column use `col`, binding it when `col` binds. Returns
+    /// whether it matches.
+    #[inline]
+    pub(crate) fn match_column(&mut self, col: Col, term: Term) -> bool {
+        match col {
+            Col::Bind(v) => self.env[v] = term,
+            Col::Same(v) | Col::Bound(v) => return self.env[v] == term,
+            Col::Const(k) => return self.ctx.constants[k] == term,
+            Col::Wild => {}
+        }
+        true
     }
 
     /// Records the fact matched at body position `pos`, for the witness: tuple `id` of the
