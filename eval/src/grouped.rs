@@ -250,6 +250,9 @@ impl Grouped {
         to: Option<u32>,
         ranked: bool,
     ) -> Grouped {
+        if ranked && span.0 == from && self.is_ranked() && newer.is_ranked() {
+            return self.merge_words(newer, span, to);
+        }
         let below = |g: &(u32, &[Entry])| to.is_none_or(|to| g.0 < to);
         let mut b = Builder::new(span.0, span.1, self.len() + newer.len(), ranked);
         let mut a = self.groups_from(from).take_while(below).peekable();
@@ -268,6 +271,76 @@ impl Grouped {
             }
             if let Some((_, ids)) = c.next_if(|g| g.0 == t) {
                 b.g.ids.extend_from_slice(ids);
+            }
+        }
+        b.finish()
+    }
+}
+
+impl Grouped {
+    /// Whether it is laid out ranked (an empty grouping counts as ranked).
+    fn is_ranked(&self) -> bool {
+        self.ids.is_empty() || !self.words.is_empty()
+    }
+
+    /// The presence bits of terms `base` to `base + 63` (ranked layout): bit `i` is set
+    /// when term `base + i` has entries.
+    fn window(&self, base: u64) -> u64 {
+        let (lo, hi) = (u64::from(self.lo), u64::from(self.hi));
+        if self.ids.is_empty() || base > hi || base + 63 < lo {
+            return 0;
+        }
+        if base < lo {
+            return self.words[0].0 << (lo - base);
+        }
+        let off = (base - lo) as usize;
+        let (w, s) = (off / 64, off % 64);
+        let low = self.words[w].0 >> s;
+        match self.words.get(w + 1) {
+            Some(&(next, _)) if s > 0 => low | next << (64 - s),
+            _ => low,
+        }
+    }
+
+    /// [`Grouped::merge_range`] of two ranked groupings into a ranked one starting at
+    /// `span.0`: the output's bitmap is the union of the inputs' a word at a time, and
+    /// each input's groups are read in order (their ranks count up), with no search.
+    fn merge_words(&self, newer: &Grouped, span: (u32, u32), to: Option<u32>) -> Grouped {
+        let from = span.0;
+        let (mut ra, mut rc) = (self.rank_of(from), newer.rank_of(from));
+        let (ea, ec) = match to {
+            Some(to) => (self.rank_of(to), newer.rank_of(to)),
+            None => (self.offsets.len() - 1, newer.offsets.len() - 1),
+        };
+        let entries = |g: &Grouped, r: usize, e: usize| {
+            g.offsets
+                .get(e)
+                .zip(g.offsets.get(r))
+                .map_or(0, |(e, r)| (e - r) as usize)
+        };
+        let n = entries(self, ra, ea) + entries(newer, rc, ec);
+        let mut b = Builder::new(span.0, span.1, n, true);
+        b.g.offsets.reserve(ea - ra + ec - rc + 1);
+        for w in 0..b.g.words.len() {
+            let base = u64::from(from) + 64 * w as u64;
+            let (x, y) = (self.window(base), newer.window(base));
+            let mut bits = x | y;
+            b.g.words[w].0 = bits;
+            while bits != 0 {
+                let bit = bits & bits.wrapping_neg();
+                bits ^= bit;
+                b.g.offsets.push(b.g.ids.len() as u32);
+                // The older layer's entries first: ids stay ascending.
+                if x & bit != 0 {
+                    let (s, e) = (self.offsets[ra] as usize, self.offsets[ra + 1] as usize);
+                    b.g.ids.extend_from_slice(&self.ids[s..e]);
+                    ra += 1;
+                }
+                if y & bit != 0 {
+                    let (s, e) = (newer.offsets[rc] as usize, newer.offsets[rc + 1] as usize);
+                    b.g.ids.extend_from_slice(&newer.ids[s..e]);
+                    rc += 1;
+                }
             }
         }
         b.finish()
@@ -376,6 +449,61 @@ mod tests {
             for e in newer.iter().chain(&older).step_by(97) {
                 assert_eq!(one.get(e.0), two.get(e.0));
                 assert!(one.get(e.0).contains(&e.1));
+            }
+        }
+    }
+
+    #[test]
+    fn ranked_layers_merged_word_by_word_hold_every_group() {
+        // Layers whose first terms fall anywhere in a word, below, inside and above each
+        // other, merged on one thread and (past PARALLEL_MERGE) on two.
+        let mut x: u64 = 11;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        // (older entries, newer entries, newer's offset, older's spread): the layers' first
+        // terms 0, 1, 63 and 95 apart modulo a word.
+        let sizes = [
+            (40, 300, 0, 5),
+            (3, 300, 100, 7),
+            (2000, 500, 6, 2),
+            (2000, 500, 68, 2),
+            (PARALLEL_MERGE as u32, 2000, 37, 1),
+        ];
+        for (n, m, shift, span) in sizes {
+            let mut older: Vec<(u32, Entry)> = (0..n)
+                .map(|id| ((next(u64::from(n) * span) as u32) + 5, [id, id]))
+                .collect();
+            older.sort_by_key(|e| e.0);
+            let mut newer: Vec<(u32, Entry)> = (n..n + m)
+                .map(|id| (next(u64::from(m) * 3) as u32 + shift, [id, 1]))
+                .collect();
+            newer.sort_by_key(|e| e.0);
+            let (a, b) = (
+                Grouped::build(&older, false).unwrap(),
+                Grouped::build(&newer, false).unwrap(),
+            );
+            for (merged, threads) in [(a.merge_on(&b, 1), 1), (b.merge_on(&a, 2), 2)] {
+                assert!(!merged.words.is_empty());
+                assert_eq!(merged.len(), (n + m) as usize);
+                let (first, second) = if threads == 1 {
+                    (&older, &newer)
+                } else {
+                    (&newer, &older)
+                };
+                let mut expected: std::collections::BTreeMap<u32, Vec<Entry>> =
+                    std::collections::BTreeMap::new();
+                for e in first.iter().chain(second.iter()) {
+                    expected.entry(e.0).or_default().push(e.1);
+                }
+                let hi = expected.keys().last().copied().unwrap_or(0);
+                for t in 0..=hi + 70 {
+                    let expected = expected.get(&t).map_or(&[][..], |v| &v[..]);
+                    assert_eq!(merged.get(t), expected, "term {t}, {threads} threads");
+                }
             }
         }
     }

@@ -121,6 +121,10 @@ impl Worker<'_, '_, '_> {
             range = range.start.max(c.start)..range.end.min(c.end);
         }
         let probe_range = part_range(probed, probe_part);
+        // No index: nothing matches (as in the generic path).
+        let Some(index) = probed.index(join.mask) else {
+            return Ok(());
+        };
         if profile {
             self.stats[0][0] += 1;
         }
@@ -145,7 +149,7 @@ impl Worker<'_, '_, '_> {
             let key = self.env[join.key];
             if last != Some(key) {
                 found.clear();
-                found.extend(probed.lookup(join.mask, u128::from(key.0), probe_range.clone()));
+                found.extend(index.lookup(u128::from(key.0), probe_range.clone()));
                 last = Some(key);
             }
             for entries in &found {

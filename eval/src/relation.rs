@@ -330,6 +330,11 @@ impl Relation {
         self.indexes.entry(mask).or_insert(index);
     }
 
+    /// Its index on `mask`, when it has one ([`Relation::ensure_index`]).
+    pub(crate) fn index(&self, mask: Mask) -> Option<&Index> {
+        self.indexes.get(&mask)
+    }
+
     /// The entries (id, and for a binary relation keyed on one column the other column's
     /// term) within `range` of the tuples whose columns in `mask` hold `key` (packed by
     /// [`pack`] over [`key_columns`]), as one slice per index layer holding some, in id
