@@ -186,12 +186,12 @@ pub fn memory_source(w: &Workload) -> BenchResult<MemorySource> {
     let mut src = MemorySource::new();
     for (name, pairs) in &w.relations {
         src.add_relation(name, &["a", "b"]);
-        for &(a, b) in pairs {
-            src.insert(
-                name,
-                &[Value::Number(f64::from(a)), Value::Number(f64::from(b))],
-            )?;
-        }
+        src.extend(
+            name,
+            pairs
+                .iter()
+                .map(|&(a, b)| [Value::Number(f64::from(a)), Value::Number(f64::from(b))]),
+        )?;
     }
     Ok(src)
 }
