@@ -126,6 +126,31 @@ pub struct Answer {
     pub total: u64,
 }
 
+/// The solutions of one group of an aggregating answer, by goal tuple id.
+enum Members {
+    /// Every solution (no group variable): ids `0..n`.
+    All(u32),
+    /// These.
+    Ids(Vec<u32>),
+}
+
+impl Members {
+    fn len(&self) -> usize {
+        match self {
+            Members::All(n) => *n as usize,
+            Members::Ids(ids) => ids.len(),
+        }
+    }
+
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        let (all, ids) = match self {
+            Members::All(n) => (0..*n, &[][..]),
+            Members::Ids(ids) => (0..0, &ids[..]),
+        };
+        all.chain(ids.iter().copied())
+    }
+}
+
 /// One row before paging: its cells, and the goal tuple it was projected from.
 struct Full {
     cells: Vec<Cell>,
@@ -183,12 +208,9 @@ impl Answer {
                 })
                 .collect();
             let mut by_terms: FxHashMap<Vec<Term>, Vec<u32>> = FxHashMap::default();
-            if group_vars.is_empty() {
-                // One group: every solution (no key to hash per solution).
-                if !goal.is_empty() {
-                    by_terms.insert(Vec::new(), (0..goal.len()).collect());
-                }
-            } else {
+            // With no group variable, one group: every solution, not listed (no key to hash
+            // per solution, and no list of every id to keep).
+            if !group_vars.is_empty() {
                 for (id, t) in goal.iter() {
                     let key: Vec<Term> = group_vars
                         .iter()
@@ -197,22 +219,25 @@ impl Answer {
                     by_terms.entry(key).or_default().push(id);
                 }
             }
-            let mut groups: std::collections::BTreeMap<Vec<Value>, Vec<u32>> =
+            let mut groups: std::collections::BTreeMap<Vec<Value>, Members> =
                 std::collections::BTreeMap::new();
             for (terms, members) in by_terms {
                 let key = terms
                     .into_iter()
                     .map(value)
                     .collect::<Result<Vec<_>, _>>()?;
-                groups.entry(key).or_default().extend(members);
+                match groups.entry(key).or_insert(Members::Ids(Vec::new())) {
+                    Members::Ids(ids) => ids.extend(members),
+                    Members::All(_) => {}
+                }
             }
-            if groups.is_empty() && group_vars.is_empty() {
-                groups.insert(Vec::new(), Vec::new());
+            if group_vars.is_empty() {
+                groups.insert(Vec::new(), Members::All(goal.len()));
             }
-            let member_values = |members: &[u32], var: usize| -> Result<Vec<Value>, EvalError> {
+            let member_values = |members: &Members, var: usize| -> Result<Vec<Value>, EvalError> {
                 members
-                    .iter()
-                    .map(|&id| value(goal.tuple(id).get(var).copied().unwrap_or(Term::ABSENT)))
+                    .ids()
+                    .map(|id| value(goal.tuple(id).get(var).copied().unwrap_or(Term::ABSENT)))
                     .collect()
             };
             'groups: for (key, members) in groups {
