@@ -140,6 +140,15 @@ fn aggregates_group_and_count() {
         answer(r#"deps.depends_on("util", ?d) => count(?d)"#, &[], 100),
         "columns: count(d)\n1. 0\n1 row"
     );
+    // One group of every solution: aggregates read each solution's values.
+    assert_eq!(
+        answer(
+            r#"deps.depends_on(?p, ?d) => count(?d), count(distinct ?d), min(?d), list(distinct ?p)"#,
+            &[],
+            100
+        ),
+        "columns: count(d), count(distinct d), min(d), list(distinct p)\n1. 5, 3, api, [\"api\", \"app\"]\n1 row"
+    );
 }
 
 #[test]
