@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::budget::{Budget, Cancel};
 use crate::dict::Dict;
 use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
-use crate::output::{Candidate, Output};
+use crate::output::{Candidate, INLINE, Output};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
 use crate::relation::{Mask, Relation};
 use crate::source::{FactSource, SourceError};
@@ -476,36 +476,31 @@ impl Evaluator<'_, '_> {
                     outs.iter().map(|&o| (o, &outputs[o].sorted[..])).collect();
                 let fresh = new_keys(&runs, |&e| e, threads, |k, o| (k, o), |e| e.0);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
-                let first = self.relations[rel].append_keys(keys, threads);
-                // The new tuples' ids follow `first` in key order. A candidate of a rule of
-                // few literals carries its premise words, recorded in order; otherwise each
-                // task's premise words are kept as a block (those of the candidates it
-                // kept), and a tuple points into its origin's block.
-                let mut starts = vec![0usize; outputs.len()];
-                for &o in &outs {
-                    let out = &outputs[o];
-                    if !out.inline() && !out.sorted.is_empty() {
-                        starts[o] = w.adopt(&out.premises, &out.base_terms);
-                    }
+                // The new tuples' ids follow the relation's length, in key order: their
+                // derivations are recorded while the relation takes them (on two threads
+                // when there are two).
+                let relation = &mut self.relations[rel];
+                let first = relation.len();
+                let ir = self.ir;
+                let record = |w: &mut Witnesses| {
+                    record_fresh(w, ir, rel, first, &fresh, outputs, &outs);
+                };
+                if threads < 2 || fresh.len() < PARALLEL_RECORD {
+                    relation.append_keys(keys, threads);
+                    record(w);
+                    continue;
                 }
-                for (i, &(_, (o, words))) in fresh.iter().enumerate() {
-                    let out = &outputs[o as usize];
-                    let id = first + i as u32;
-                    if out.inline() {
-                        let words = words.map(Word::from_raw);
-                        w.record(
-                            rel,
-                            id,
-                            out.rule,
-                            &words[..out.stride],
-                            &out.base_terms,
-                            self.ir,
-                        );
-                    } else {
-                        let at = starts[o as usize] + words[0] as usize * out.stride;
-                        w.derived_at(rel, id, out.rule, at);
-                    }
+                enum Job<'j> {
+                    Append(&'j mut Relation, Vec<u64>),
+                    Record(&'j mut Witnesses),
                 }
+                let jobs = vec![Job::Append(relation, keys), Job::Record(w)];
+                crate::pool::map(2, jobs, |job| match job {
+                    Job::Append(r, keys) => {
+                        r.append_keys(keys, 1);
+                    }
+                    Job::Record(w) => record(w),
+                });
                 continue;
             }
             let mut flat = Vec::new();
@@ -584,6 +579,51 @@ impl Evaluator<'_, '_> {
         let flat: Vec<Term> = out.into_iter().flatten().collect();
         self.relations[rule.head].insert_all(&flat, n);
         Ok(())
+    }
+}
+
+/// At least this many new tuples of a round have their derivations recorded on a thread
+/// of their own while the relation takes them.
+const PARALLEL_RECORD: usize = 1 << 14;
+
+/// Records the derivations of a round's new tuples of `rel`, `fresh` (key order, ids from
+/// `first` on), from the tasks' outputs `outs`. A candidate of a rule of few literals
+/// carries its premise words, recorded in order; otherwise each task's premise words are
+/// kept as a block (those of the candidates it kept), and a tuple points into its
+/// origin's block.
+fn record_fresh(
+    w: &mut Witnesses,
+    ir: &Ir,
+    rel: RelId,
+    first: u32,
+    fresh: &[(u64, (u32, [u32; INLINE]))],
+    outputs: &[Output],
+    outs: &[usize],
+) {
+    let words = outs
+        .iter()
+        .filter(|&&o| outputs[o].inline())
+        .map(|&o| outputs[o].stride)
+        .max()
+        .unwrap_or(0);
+    w.reserve(rel, first + fresh.len() as u32, fresh.len() * words);
+    let mut starts = vec![0usize; outputs.len()];
+    for &o in outs {
+        let out = &outputs[o];
+        if !out.inline() && !out.sorted.is_empty() {
+            starts[o] = w.adopt(&out.premises, &out.base_terms);
+        }
+    }
+    for (i, &(_, (o, words))) in fresh.iter().enumerate() {
+        let out = &outputs[o as usize];
+        let id = first + i as u32;
+        if out.inline() {
+            let words = words.map(Word::from_raw);
+            w.record(rel, id, out.rule, &words[..out.stride], &out.base_terms, ir);
+        } else {
+            let at = starts[o as usize] + words[0] as usize * out.stride;
+            w.derived_at(rel, id, out.rule, at);
+        }
     }
 }
 

@@ -168,8 +168,25 @@ impl Relation {
             return first;
         }
         self.push_keys(&keys);
-        self.runs.push(keys, threads);
-        self.index_new(first..self.len, threads);
+        if threads < 2 || self.indexes.is_empty() || keys.len() < PARALLEL_INDEX {
+            self.runs.push(keys, threads);
+            self.index_new(first..self.len, threads);
+            return first;
+        }
+        // The runs take the keys on one thread while the indexes take the new tuples on
+        // another (each may still split a large merge of its own in two).
+        let mut runs = std::mem::take(&mut self.runs);
+        let ids = first..self.len;
+        enum Job<'r> {
+            Runs(&'r mut Runs, Vec<u64>),
+            Indexes(&'r mut Relation),
+        }
+        let jobs = vec![Job::Runs(&mut runs, keys), Job::Indexes(self)];
+        crate::pool::map(2, jobs, |job| match job {
+            Job::Runs(runs, keys) => runs.push(keys, 1),
+            Job::Indexes(r) => r.index_new(ids.clone(), 1),
+        });
+        self.runs = runs;
         first
     }
 
@@ -455,6 +472,15 @@ mod tests {
         };
         let (one, two) = (build(1), build(2));
         assert_eq!(one.len(), two.len());
+        // Every tuple is in both indexes (the runs and the indexes take a round's tuples
+        // on two threads at once).
+        for r in [&one, &two] {
+            for (id, t) in r.iter() {
+                let (a, b) = (u128::from(t[0].0), u128::from(t[1].0));
+                assert!(found(r, 0b01, a, 0..r.len()).contains(&[id, t[1].0]));
+                assert!(found(r, 0b10, b, 0..r.len()).contains(&[id, t[0].0]));
+            }
+        }
         for t in (0..50_000u32).step_by(37).chain([5, 976, 1_000_003]) {
             for mask in [0b01, 0b10] {
                 let k = u128::from(t);

@@ -167,6 +167,12 @@ impl Witnesses {
         ir: &Ir,
     ) {
         let start = self.premises.len();
+        if base_terms.is_empty() {
+            // No base fact's terms to copy: every word is a tuple id (or missing).
+            self.premises.extend_from_slice(words);
+            self.derived_at(rel, id, rule, start);
+            return;
+        }
         let arities = self
             .rules
             .get(rule as usize)
@@ -198,6 +204,18 @@ impl Witnesses {
             }));
         self.base_terms.extend_from_slice(base_terms);
         start
+    }
+
+    /// Makes room for the derivations of `rel`'s tuples up to id `ids` (excluded) and
+    /// `words` more premise words: a round's new tuples are then recorded without growing
+    /// either list tuple by tuple.
+    pub fn reserve(&mut self, rel: usize, ids: u32, words: usize) {
+        if let Some(d) = self.derivs.get_mut(rel)
+            && d.len() < ids as usize
+        {
+            d.resize(ids as usize, NONE);
+        }
+        self.premises.reserve(words);
     }
 
     /// Records the derivation of tuple `id` of `rel` by `rule`, its premise words at
