@@ -113,7 +113,7 @@ impl Lookup<'_> {
 }
 
 /// The entries of `ids` (ascending by id) within `range`.
-fn trim<'a>(ids: &'a [Entry], range: &Range<u32>) -> &'a [Entry] {
+pub(crate) fn trim<'a>(ids: &'a [Entry], range: &Range<u32>) -> &'a [Entry] {
     let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
         return ids;
     };
@@ -197,6 +197,14 @@ impl Index {
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).
     pub(crate) fn is_dense(&self) -> bool {
         matches!(self, Index::Dense(_))
+    }
+
+    /// Its one grouping, when it is dense.
+    pub(crate) fn dense(&self) -> Option<&Grouped> {
+        match self {
+            Index::Dense(g) => Some(g),
+            _ => None,
+        }
     }
 
     /// Adds the tuples `ids` (the newest; `tuples` holds every tuple, `arity` terms each) to

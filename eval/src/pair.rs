@@ -16,11 +16,14 @@
 //! property tests against the naive oracle and the golden work counts run through it.
 
 use crate::engine::{EvalError, part_range};
+use crate::index::trim;
 use crate::index::{Entry, paired_column};
-use crate::ir::{RelId, VarId};
+use crate::ir::{Arg, HeadArg, RelId, VarId};
+use crate::output::INLINE;
 use crate::plan::{Col, Part, Plan, Step};
 use crate::relation::Mask;
 use crate::value::Term;
+use crate::witness::Word;
 use crate::worker::{Ctx, Worker};
 
 /// A plan of the pair join's shape, taken apart.
@@ -38,6 +41,18 @@ pub(crate) struct PairJoin {
     key: VarId,
     /// How the probed relation's other column is used.
     other: Col,
+    /// The head's arguments, when the head has at most two and each is a variable or a
+    /// constant: its packed key is then made here ([`Worker::emit`] makes the same).
+    head: Option<Vec<Source>>,
+}
+
+/// Where a head argument's term comes from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// A variable's binding.
+    Var(VarId),
+    /// A constant.
+    Term(Term),
 }
 
 impl PairJoin {
@@ -76,7 +91,23 @@ impl PairJoin {
             Some(&Col::Bound(v)) if binds.contains(&Some(v)) => v,
             _ => return None,
         };
+        let rule = &ctx.ir.rules[p.rule];
+        let head = (rule.args.len() <= 2)
+            .then(|| {
+                rule.args
+                    .iter()
+                    .map(|a| match a {
+                        HeadArg::Arg(Arg::Var(v)) => Some(Source::Var(*v)),
+                        HeadArg::Arg(Arg::Const(c)) => {
+                            ctx.constants.get(*c).map(|&t| Source::Term(t))
+                        }
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<Source>>>()
+            })
+            .flatten();
         Some(PairJoin {
+            head,
             scan: (scan_pos, scan_rel, scan_part),
             binds,
             probe: (pos, rel, part),
@@ -107,6 +138,17 @@ fn atom(step: &Step) -> Option<AtomParts<'_>> {
 }
 
 impl Worker<'_, '_, '_> {
+    /// The packed key of a narrow head whose arguments come from `sources`.
+    fn pack(&self, sources: &[Source]) -> u64 {
+        sources.iter().fold(0u64, |k, s| {
+            let t = match *s {
+                Source::Var(v) => self.env[v],
+                Source::Term(t) => t,
+            };
+            k << 32 | u64::from(t.0)
+        })
+    }
+
     /// Runs plan `p`, of the shape `join` took apart, emitting each solution: what
     /// [`Worker::run`] would do, step for step.
     pub(crate) fn pair_join(&mut self, join: &PairJoin, p: &Plan) -> Result<(), EvalError> {
@@ -121,10 +163,21 @@ impl Worker<'_, '_, '_> {
             range = range.start.max(c.start)..range.end.min(c.end);
         }
         let probe_range = part_range(probed, probe_part);
-        // No index: nothing matches (as in the generic path).
         let Some(index) = probed.index(join.mask) else {
-            return Ok(());
+            // Every planned probe has its index; without one, the step interpreter.
+            return self.run(&p.steps, 0, &mut |w| w.emit(p));
         };
+        // A settled index is one grouping: its slice is read directly.
+        let dense = index.dense();
+        // Without witnesses, a narrow head's key is packed here from its sources.
+        let head = join.head.as_deref().filter(|_| !ctx.witnesses);
+        // With witnesses, a narrow head of a rule whose premises are the two literals
+        // carries their tuple ids inline ([`Worker::emit`] makes the same words).
+        let inline = join.head.as_deref().filter(|_| {
+            self.record
+                && p.premises.len() <= INLINE
+                && p.premises.iter().all(|&q| q == scan_pos || q == probe_pos)
+        });
         if profile {
             self.stats[0][0] += 1;
         }
@@ -149,7 +202,15 @@ impl Worker<'_, '_, '_> {
             let key = self.env[join.key];
             if last != Some(key) {
                 found.clear();
-                found.extend(index.lookup(u128::from(key.0), probe_range.clone()));
+                match dense {
+                    Some(g) => {
+                        let entries = trim(g.get(key.0), &probe_range);
+                        if !entries.is_empty() {
+                            found.push(entries);
+                        }
+                    }
+                    None => found.extend(index.lookup(u128::from(key.0), probe_range.clone())),
+                }
                 last = Some(key);
             }
             for entries in &found {
@@ -167,7 +228,22 @@ impl Worker<'_, '_, '_> {
                     if profile {
                         self.stats[2][0] += 1;
                     }
-                    self.emit(p)?;
+                    if let Some(sources) = head {
+                        let key = self.pack(sources);
+                        self.out.keys.push(key);
+                        self.out.count += 1;
+                    } else if let Some(sources) = inline {
+                        let key = self.pack(sources);
+                        let mut words = [Word::MISSING.raw(); INLINE];
+                        for (word, &q) in words.iter_mut().zip(&p.premises) {
+                            let premise = if q == scan_pos { id } else { probed_id };
+                            *word = Word::tuple(premise).raw();
+                        }
+                        self.out.sorted.push((key, words));
+                        self.out.count += 1;
+                    } else {
+                        self.emit(p)?;
+                    }
                 }
             }
         }
