@@ -16,8 +16,7 @@
 //! property tests against the naive oracle and the golden work counts run through it.
 
 use crate::engine::{EvalError, part_range};
-use crate::index::trim;
-use crate::index::{Entry, paired_column};
+use crate::index::{Entry, paired_column, trim};
 use crate::ir::{Arg, HeadArg, RelId, VarId};
 use crate::output::INLINE;
 use crate::plan::{Col, Part, Plan, Step};
