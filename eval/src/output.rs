@@ -100,8 +100,8 @@ impl Output {
                 &self.premises[k * stride..(k + 1) * stride],
                 self.arities.iter().copied(),
                 &self.base_terms,
-                &mut premises,
                 &mut base_terms,
+                |w| premises.push(w),
             );
         }
         for e in &mut self.sorted {

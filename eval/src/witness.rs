@@ -89,54 +89,163 @@ impl Word {
     }
 }
 
-/// Copies the premise words of one derivation from a task's arena into `terms`, moving each
-/// base fact's terms (of `arities[i]` terms) along.
+/// Copies the premise words of one derivation from a task's arena: each word is handed to
+/// `out`, and each base fact's terms (of `arities[i]` terms) are moved along into `terms`.
 pub fn copy_words(
     words: &[Word],
     arities: impl Iterator<Item = usize>,
     from: &[Term],
-    to_words: &mut Vec<Word>,
     terms: &mut Vec<Term>,
+    mut out: impl FnMut(Word),
 ) {
     for (w, arity) in words.iter().zip(arities) {
         match w.arena_offset() {
             Some(s) => match from.get(s..s + arity) {
                 Some(t) => {
-                    to_words.push(Word::arena(terms.len()));
+                    out(Word::arena(terms.len()));
                     terms.extend_from_slice(t);
                 }
-                None => to_words.push(Word::MISSING),
+                None => out(Word::MISSING),
             },
-            None => to_words.push(*w),
+            None => out(*w),
         }
     }
 }
 
-/// Every derivation of one evaluation, packed: per derived tuple 8 bytes (its rule and
-/// where its premises start) and 4 bytes a premise. A premise's relation is the one its
-/// rule's positive literal names, so only the tuple's id is kept; a base fact read through
-/// the source (not held in memory) keeps its terms in an arena, and its premise word holds
-/// the offset with the top bit set.
+/// A start position in the shared list of premise words, as two words.
+fn split(start: usize) -> [Word; 2] {
+    [Word(start as u32), Word((start >> 32) as u32)]
+}
+
+/// Every derivation of one evaluation, packed: per derived tuple 12 bytes, its rule and,
+/// for a rule of at most two positive literals, its premise words themselves (else where
+/// its words start in a shared list, 4 bytes a premise). A premise's relation is the one
+/// its rule's positive literal names, so only the tuple's id is kept; a base fact read
+/// through the source (not held in memory) keeps its terms in an arena, and its premise
+/// word holds the offset with the top bit set.
 #[derive(Debug, Default)]
 pub struct Witnesses {
-    /// Per relation, per tuple id: `rule << 32 | start`, or [`NONE`] when none was recorded.
-    derivs: Vec<Vec<u64>>,
+    /// Per relation, per tuple id.
+    derivs: Vec<Derivs>,
     /// Per rule, the relation of each positive body literal (its premises' relations).
     rules: Vec<Vec<u32>>,
     premises: Vec<Word>,
     base_terms: Vec<Term>,
 }
 
-/// No derivation recorded.
-const NONE: u64 = u64::MAX;
+/// The derivations of one relation's tuples, by id. When every rule deriving the relation
+/// has at most two positive literals, an entry holds the rule and the premise words (12
+/// bytes, one array); otherwise the rule and where its words start in the shared list
+/// (8 bytes).
+#[derive(Clone, Debug)]
+enum Derivs {
+    /// Entries with their words inline.
+    Inline(Vec<Deriv>),
+    /// `rule << 32 | start`, or [`NONE_BLOCK`].
+    Block(Vec<u64>),
+}
+
+/// One tuple's derivation, inline.
+#[derive(Clone, Copy, Debug)]
+struct Deriv {
+    /// The rule, with [`BLOCK`] set when the words are in the shared list; [`NONE`] when no
+    /// derivation was recorded.
+    rule: u32,
+    /// The premise words (unused ones [`Word::MISSING`]), or with [`BLOCK`] the start of
+    /// the words in the shared list (low half, high half).
+    words: [Word; 2],
+}
+
+/// No derivation recorded (inline).
+const NONE: u32 = u32::MAX;
+/// No derivation recorded (by block).
+const NONE_BLOCK: u64 = u64::MAX;
+/// A derivation's flag: its premise words are in the shared list.
+const BLOCK: u32 = 1 << 31;
 /// A premise word's flag: the premise is a base fact whose terms are in the arena.
 const ARENA: u32 = 1 << 31;
+
+impl Derivs {
+    /// Room for ids below `n`.
+    fn grow(&mut self, n: usize) {
+        match self {
+            Derivs::Inline(d) if d.len() < n => {
+                let none = Deriv {
+                    rule: NONE,
+                    words: [Word::MISSING; 2],
+                };
+                d.resize(n, none);
+            }
+            Derivs::Block(d) if d.len() < n => d.resize(n, NONE_BLOCK),
+            _ => {}
+        }
+    }
+
+    /// Records tuple `id`'s derivation: by `rule` with `words`, or, with [`BLOCK`] set in
+    /// `rule`, with its words at `start` of the shared list.
+    fn set(&mut self, id: u32, rule: u32, words: [Word; 2], start: usize) {
+        let i = id as usize;
+        self.grow(i + 1);
+        match self {
+            Derivs::Inline(d) => {
+                let words = if rule & BLOCK != 0 {
+                    split(start)
+                } else {
+                    words
+                };
+                d[i] = Deriv { rule, words };
+            }
+            Derivs::Block(d) => d[i] = u64::from(rule & !BLOCK) << 32 | start as u64,
+        }
+    }
+
+    /// Tuple `id`'s rule, and its words inline or the start of its words in the list.
+    fn get(&self, id: u32) -> Option<(u32, Result<[Word; 2], usize>)> {
+        match self {
+            Derivs::Inline(d) => {
+                let e = d.get(id as usize)?;
+                if e.rule == NONE {
+                    return None;
+                }
+                if e.rule & BLOCK != 0 {
+                    let start = e.words[0].0 as usize | (e.words[1].0 as usize) << 32;
+                    return Some((e.rule & !BLOCK, Err(start)));
+                }
+                Some((e.rule, Ok(e.words)))
+            }
+            Derivs::Block(d) => {
+                let w = *d.get(id as usize)?;
+                (w != NONE_BLOCK).then_some(((w >> 32) as u32, Err(w as u32 as usize)))
+            }
+        }
+    }
+}
 
 impl Witnesses {
     /// Room for the relations and rules of `ir`.
     pub fn new(ir: &Ir) -> Witnesses {
+        let mut widest = vec![0usize; ir.relations.len()];
+        for r in &ir.rules {
+            let n = r
+                .body
+                .iter()
+                .filter(|l| matches!(l, crate::ir::Lit::Pos { .. }))
+                .count();
+            if let Some(w) = widest.get_mut(r.head) {
+                *w = (*w).max(n);
+            }
+        }
         Witnesses {
-            derivs: vec![Vec::new(); ir.relations.len()],
+            derivs: widest
+                .into_iter()
+                .map(|n| {
+                    if n <= 2 {
+                        Derivs::Inline(Vec::new())
+                    } else {
+                        Derivs::Block(Vec::new())
+                    }
+                })
+                .collect(),
             rules: ir
                 .rules
                 .iter()
@@ -166,27 +275,36 @@ impl Witnesses {
         base_terms: &[Term],
         ir: &Ir,
     ) {
-        let start = self.premises.len();
-        if base_terms.is_empty() {
-            // No base fact's terms to copy: every word is a tuple id (or missing).
-            self.premises.extend_from_slice(words);
-            self.derived_at(rel, id, rule, start);
-            return;
-        }
         let arities = self
             .rules
             .get(rule as usize)
             .into_iter()
             .flatten()
             .map(|&r| ir.relations[r as usize].arity);
-        copy_words(
-            words,
-            arities,
-            base_terms,
-            &mut self.premises,
-            &mut self.base_terms,
-        );
-        self.derived_at(rel, id, rule, start);
+        let Some(d) = self.derivs.get_mut(rel) else {
+            return;
+        };
+        if words.len() <= 2 && matches!(d, Derivs::Inline(_)) {
+            let mut inline = [Word::MISSING; 2];
+            if base_terms.is_empty() {
+                // No base fact's terms to copy: every word is a tuple id (or missing).
+                inline[..words.len()].copy_from_slice(words);
+            } else {
+                let mut at = 0;
+                copy_words(words, arities, base_terms, &mut self.base_terms, |w| {
+                    inline[at] = w;
+                    at += 1;
+                });
+            }
+            d.set(id, rule, inline, 0);
+            return;
+        }
+        let start = self.premises.len();
+        let premises = &mut self.premises;
+        copy_words(words, arities, base_terms, &mut self.base_terms, |w| {
+            premises.push(w);
+        });
+        d.set(id, rule | BLOCK, [Word::MISSING; 2], start);
     }
 
     /// Appends a block of premise words as a task left them (a derivation's words in a
@@ -207,13 +325,11 @@ impl Witnesses {
     }
 
     /// Makes room for the derivations of `rel`'s tuples up to id `ids` (excluded) and
-    /// `words` more premise words: a round's new tuples are then recorded without growing
-    /// either list tuple by tuple.
+    /// `words` more premise words in the shared list: a round's new tuples are then
+    /// recorded without growing either list tuple by tuple.
     pub fn reserve(&mut self, rel: usize, ids: u32, words: usize) {
-        if let Some(d) = self.derivs.get_mut(rel)
-            && d.len() < ids as usize
-        {
-            d.resize(ids as usize, NONE);
+        if let Some(d) = self.derivs.get_mut(rel) {
+            d.grow(ids as usize);
         }
         self.premises.reserve(words);
     }
@@ -221,23 +337,24 @@ impl Witnesses {
     /// Records the derivation of tuple `id` of `rel` by `rule`, its premise words at
     /// `start` of a block added by [`Witnesses::adopt`].
     pub fn derived_at(&mut self, rel: usize, id: u32, rule: u32, start: usize) {
-        let d = &mut self.derivs[rel];
-        if d.len() <= id as usize {
-            d.resize(id as usize + 1, NONE);
+        if let Some(d) = self.derivs.get_mut(rel) {
+            d.set(id, rule | BLOCK, [Word::MISSING; 2], start);
         }
-        d[id as usize] = u64::from(rule) << 32 | start as u64;
     }
 
     /// The derivation of tuple `id` of `rel`, if one was recorded: its rule, and its
     /// premises in the order of the rule's positive literals.
     pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, Vec<Premise>)> {
-        let word = *self.derivs.get(rel)?.get(id as usize)?;
-        if word == NONE {
-            return None;
-        }
-        let (rule, start) = ((word >> 32) as u32, word as u32 as usize);
+        let (rule, at) = self.derivs.get(rel)?.get(id)?;
         let rels = self.rules.get(rule as usize)?;
-        let words = self.premises.get(start..start + rels.len())?;
+        let inline;
+        let words = match at {
+            Ok(pair) => {
+                inline = pair;
+                inline.get(..rels.len())?
+            }
+            Err(start) => self.premises.get(start..start + rels.len())?,
+        };
         let premises = rels
             .iter()
             .zip(words)
@@ -255,7 +372,13 @@ impl Witnesses {
 
     /// Bytes held, roughly.
     pub fn bytes(&self) -> usize {
-        self.derivs.iter().map(|d| d.len() * 8).sum::<usize>()
+        self.derivs
+            .iter()
+            .map(|d| match d {
+                Derivs::Inline(v) => v.len() * 12,
+                Derivs::Block(v) => v.len() * 8,
+            })
+            .sum::<usize>()
             + self.premises.len() * 4
             + self.base_terms.len() * 4
     }
