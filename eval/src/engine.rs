@@ -490,17 +490,12 @@ impl Evaluator<'_, '_> {
                     record(w);
                     continue;
                 }
-                enum Job<'j> {
-                    Append(&'j mut Relation, Vec<u64>),
-                    Record(&'j mut Witnesses),
-                }
-                let jobs = vec![Job::Append(relation, keys), Job::Record(w)];
-                crate::pool::map(2, jobs, |job| match job {
-                    Job::Append(r, keys) => {
-                        r.append_keys(keys, 1);
-                    }
-                    Job::Record(w) => record(w),
-                });
+                crate::pool::join(
+                    || record(w),
+                    || {
+                        relation.append_keys(keys, 1);
+                    },
+                );
                 continue;
             }
             let mut flat = Vec::new();
@@ -600,13 +595,7 @@ fn record_fresh(
     outputs: &[Output],
     outs: &[usize],
 ) {
-    let words = outs
-        .iter()
-        .filter(|&&o| outputs[o].inline())
-        .map(|&o| outputs[o].stride)
-        .max()
-        .unwrap_or(0);
-    w.reserve(rel, first + fresh.len() as u32, fresh.len() * words);
+    w.reserve(rel, first + fresh.len() as u32);
     let mut starts = vec![0usize; outputs.len()];
     for &o in outs {
         let out = &outputs[o];

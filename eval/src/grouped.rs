@@ -215,17 +215,11 @@ impl Grouped {
         if threads < 2 || n < PARALLEL_MERGE || split <= lo {
             return self.merge_range(newer, (lo, hi), lo, None, ranked);
         }
-        let halves = crate::pool::map(2, vec![false, true], |upper| {
-            if upper {
-                self.merge_range(newer, (split, hi), split, None, ranked)
-            } else {
-                self.merge_range(newer, (lo, split - 1), lo, Some(split), ranked)
-            }
-        });
-        let mut halves = halves.into_iter();
-        let (Some(mut low), Some(high)) = (halves.next(), halves.next()) else {
-            return self.merge_range(newer, (lo, hi), lo, None, ranked);
-        };
+        let (mut low, mut high) = (Grouped::default(), Grouped::default());
+        crate::pool::join(
+            || low = self.merge_range(newer, (lo, split - 1), lo, Some(split), ranked),
+            || high = self.merge_range(newer, (split, hi), split, None, ranked),
+        );
         // The upper half's ranks and offsets count on from the lower half's.
         let terms = (low.offsets.len() - 1) as u32;
         let entries = low.ids.len() as u32;

@@ -64,6 +64,27 @@ pub(crate) fn for_each_index(threads: usize, count: usize, work: impl Fn(usize) 
     });
 }
 
+/// Runs `a` and `b` at once: `a` on the calling thread, `b` on a scoped thread (named
+/// `strata-worker`). When the system refuses the thread, the calling thread runs `b` after
+/// `a`. Each closure hands its result back through what it captures.
+pub(crate) fn join(a: impl FnOnce() + Send, b: impl FnOnce() + Send) {
+    let b = Mutex::new(Some(b));
+    let run_b = || {
+        let job = b.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(job) = job {
+            job();
+        }
+    };
+    std::thread::scope(|s| {
+        let _ = std::thread::Builder::new()
+            .name("strata-worker".to_owned())
+            .spawn_scoped(s, run_b);
+        a();
+        // Nothing left when the helper took it.
+        run_b();
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +108,12 @@ mod tests {
             i < 9
         });
         assert_eq!(started.load(Ordering::Relaxed), 10);
+    }
+
+    #[test]
+    fn join_runs_both() {
+        let (mut a, mut b) = (0, 0);
+        join(|| a = 1, || b = 2);
+        assert_eq!((a, b), (1, 2));
     }
 }

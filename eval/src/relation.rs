@@ -113,16 +113,16 @@ impl Relation {
         if self.arity <= 2 {
             let k = pack_small(tuple);
             if self.loaded {
-                let (mut lo, mut hi) = (0, self.len);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    match pack_small(self.tuple(mid)).cmp(&k) {
-                        std::cmp::Ordering::Less => lo = mid + 1,
-                        std::cmp::Ordering::Greater => hi = mid,
-                        std::cmp::Ordering::Equal => return true,
-                    }
-                }
-                return false;
+                // Sorted by key; a loaded relation has one or two columns.
+                let tuples = &self.tuples[..];
+                let found = match self.arity {
+                    2 => tuples
+                        .as_chunks::<2>()
+                        .0
+                        .binary_search_by_key(&k, |t| pack_small(t)),
+                    _ => tuples.binary_search_by_key(&k, |t| pack_small(std::slice::from_ref(t))),
+                };
+                return found.is_ok();
             }
             return self.runs.contains(k);
         }
@@ -177,15 +177,7 @@ impl Relation {
         // another (each may still split a large merge of its own in two).
         let mut runs = std::mem::take(&mut self.runs);
         let ids = first..self.len;
-        enum Job<'r> {
-            Runs(&'r mut Runs, Vec<u64>),
-            Indexes(&'r mut Relation),
-        }
-        let jobs = vec![Job::Runs(&mut runs, keys), Job::Indexes(self)];
-        crate::pool::map(2, jobs, |job| match job {
-            Job::Runs(runs, keys) => runs.push(keys, 1),
-            Job::Indexes(r) => r.index_new(ids.clone(), 1),
-        });
+        crate::pool::join(|| runs.push(keys, 1), || self.index_new(ids, 1));
         self.runs = runs;
         first
     }

@@ -112,9 +112,13 @@ pub fn copy_words(
     }
 }
 
-/// A start position in the shared list of premise words, as two words.
-fn split(start: usize) -> [Word; 2] {
-    [Word(start as u32), Word((start >> 32) as u32)]
+/// Where a derivation's premise words are.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    /// In its entry (unused ones [`Word::MISSING`]).
+    Words([Word; 2]),
+    /// From this position of the shared list.
+    Start(usize),
 }
 
 /// Every derivation of one evaluation, packed: per derived tuple 12 bytes, its rule and,
@@ -181,26 +185,27 @@ impl Derivs {
         }
     }
 
-    /// Records tuple `id`'s derivation: by `rule` with `words`, or, with [`BLOCK`] set in
-    /// `rule`, with its words at `start` of the shared list.
-    fn set(&mut self, id: u32, rule: u32, words: [Word; 2], start: usize) {
+    /// Records tuple `id`'s derivation by `rule`, its words `at`. A block relation holds
+    /// only starts (its callers never hand it words).
+    fn set(&mut self, id: u32, rule: u32, at: At) {
         let i = id as usize;
         self.grow(i + 1);
-        match self {
-            Derivs::Inline(d) => {
-                let words = if rule & BLOCK != 0 {
-                    split(start)
-                } else {
-                    words
+        match (self, at) {
+            (Derivs::Inline(d), At::Words(words)) => d[i] = Deriv { rule, words },
+            (Derivs::Inline(d), At::Start(start)) => {
+                let words = [Word(start as u32), Word((start >> 32) as u32)];
+                d[i] = Deriv {
+                    rule: rule | BLOCK,
+                    words,
                 };
-                d[i] = Deriv { rule, words };
             }
-            Derivs::Block(d) => d[i] = u64::from(rule & !BLOCK) << 32 | start as u64,
+            (Derivs::Block(d), At::Start(start)) => d[i] = u64::from(rule) << 32 | start as u64,
+            (Derivs::Block(_), At::Words(_)) => {}
         }
     }
 
-    /// Tuple `id`'s rule, and its words inline or the start of its words in the list.
-    fn get(&self, id: u32) -> Option<(u32, Result<[Word; 2], usize>)> {
+    /// Tuple `id`'s rule, and where its words are.
+    fn get(&self, id: u32) -> Option<(u32, At)> {
         match self {
             Derivs::Inline(d) => {
                 let e = d.get(id as usize)?;
@@ -209,13 +214,13 @@ impl Derivs {
                 }
                 if e.rule & BLOCK != 0 {
                     let start = e.words[0].0 as usize | (e.words[1].0 as usize) << 32;
-                    return Some((e.rule & !BLOCK, Err(start)));
+                    return Some((e.rule & !BLOCK, At::Start(start)));
                 }
-                Some((e.rule, Ok(e.words)))
+                Some((e.rule, At::Words(e.words)))
             }
             Derivs::Block(d) => {
                 let w = *d.get(id as usize)?;
-                (w != NONE_BLOCK).then_some(((w >> 32) as u32, Err(w as u32 as usize)))
+                (w != NONE_BLOCK).then_some(((w >> 32) as u32, At::Start(w as u32 as usize)))
             }
         }
     }
@@ -296,7 +301,7 @@ impl Witnesses {
                     at += 1;
                 });
             }
-            d.set(id, rule, inline, 0);
+            d.set(id, rule, At::Words(inline));
             return;
         }
         let start = self.premises.len();
@@ -304,7 +309,7 @@ impl Witnesses {
         copy_words(words, arities, base_terms, &mut self.base_terms, |w| {
             premises.push(w);
         });
-        d.set(id, rule | BLOCK, [Word::MISSING; 2], start);
+        d.set(id, rule, At::Start(start));
     }
 
     /// Appends a block of premise words as a task left them (a derivation's words in a
@@ -324,21 +329,19 @@ impl Witnesses {
         start
     }
 
-    /// Makes room for the derivations of `rel`'s tuples up to id `ids` (excluded) and
-    /// `words` more premise words in the shared list: a round's new tuples are then
-    /// recorded without growing either list tuple by tuple.
-    pub fn reserve(&mut self, rel: usize, ids: u32, words: usize) {
+    /// Makes room for the derivations of `rel`'s tuples up to id `ids` (excluded): a
+    /// round's new tuples are then recorded without growing the list tuple by tuple.
+    pub fn reserve(&mut self, rel: usize, ids: u32) {
         if let Some(d) = self.derivs.get_mut(rel) {
             d.grow(ids as usize);
         }
-        self.premises.reserve(words);
     }
 
     /// Records the derivation of tuple `id` of `rel` by `rule`, its premise words at
     /// `start` of a block added by [`Witnesses::adopt`].
     pub fn derived_at(&mut self, rel: usize, id: u32, rule: u32, start: usize) {
         if let Some(d) = self.derivs.get_mut(rel) {
-            d.set(id, rule | BLOCK, [Word::MISSING; 2], start);
+            d.set(id, rule, At::Start(start));
         }
     }
 
@@ -349,11 +352,11 @@ impl Witnesses {
         let rels = self.rules.get(rule as usize)?;
         let inline;
         let words = match at {
-            Ok(pair) => {
+            At::Words(pair) => {
                 inline = pair;
                 inline.get(..rels.len())?
             }
-            Err(start) => self.premises.get(start..start + rels.len())?,
+            At::Start(start) => self.premises.get(start..start + rels.len())?,
         };
         let premises = rels
             .iter()
