@@ -370,10 +370,10 @@ impl Answer {
                     ir,
                     ev,
                     w,
-                    Premise::Tuple {
+                    Fact::Recorded(Premise::Tuple {
                         rel: solutions as u32,
                         id,
-                    },
+                    }),
                 )?],
                 (Some(id), Some(w)) => premises_of(ir, ev, w, ir.goal, id)?,
                 _ => Vec::new(),
@@ -443,6 +443,37 @@ impl Answer {
     }
 }
 
+/// A premise as a tree shows it: one recorded during evaluation, or a base fact rebuilt
+/// from the rest of its derivation ([`crate::witness::recorded`]), with its terms.
+#[derive(Clone, Debug)]
+enum Fact {
+    /// A recorded premise.
+    Recorded(Premise),
+    /// A fact of `rel` holding `terms`.
+    Terms { rel: u32, terms: Vec<Term> },
+}
+
+/// The premises of tuple `id` of `rel`, in the order its rule writes them (none when no
+/// derivation was recorded).
+fn facts_of(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, rel: usize, id: u32) -> Vec<Fact> {
+    let Some(d) = w.derivation(rel, id, &ev.relations, &ev.constants) else {
+        return Vec::new();
+    };
+    d.premises
+        .iter()
+        .map(|&p| match p {
+            Premise::Implied { rel, start } => {
+                let arity = ir.relations.get(rel as usize).map_or(0, |r| r.arity);
+                Fact::Terms {
+                    rel,
+                    terms: d.implied_terms(start, arity).to_vec(),
+                }
+            }
+            p => Fact::Recorded(p),
+        })
+        .collect()
+}
+
 /// The trees of the premises of tuple `id` of `rel`.
 fn premises_of(
     ir: &Ir,
@@ -451,10 +482,8 @@ fn premises_of(
     rel: usize,
     id: u32,
 ) -> Result<Vec<Node>, EvalError> {
-    let Some((_, premises)) = w.derivation(rel, id) else {
-        return Ok(Vec::new());
-    };
-    visible(ir, w, &premises)
+    let facts = facts_of(ir, ev, w, rel, id);
+    visible(ir, ev, w, facts)
         .into_iter()
         .map(|p| node(ir, ev, w, p))
         .collect()
@@ -463,59 +492,61 @@ fn premises_of(
 /// The premises a witness shows: all but the demand rewrite's magic facts, and in place of
 /// a join intermediate's tuple, the premises it was derived from (so a rule shows the
 /// premises of its literals as written).
-fn visible(ir: &Ir, w: &Witnesses, premises: &[Premise]) -> Vec<Premise> {
+fn visible(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, premises: Vec<Fact>) -> Vec<Fact> {
     let mut out = Vec::new();
-    let mut stack: Vec<Premise> = premises.iter().rev().copied().collect();
+    let mut stack: Vec<Fact> = premises.into_iter().rev().collect();
     while let Some(p) = stack.pop() {
-        match p {
-            Premise::Tuple { rel, id } if ir.is_join(rel as usize) => {
-                if let Some((_, inner)) = w.derivation(rel as usize, id) {
-                    stack.extend(inner.into_iter().rev());
-                }
+        let rel = match p {
+            Fact::Recorded(Premise::Tuple { rel, id }) if ir.is_join(rel as usize) => {
+                stack.extend(facts_of(ir, ev, w, rel as usize, id).into_iter().rev());
+                continue;
             }
-            Premise::Tuple { rel, .. } | Premise::Base { rel, .. } => {
-                if !crate::magic::is_internal(&ir.relations[rel as usize].name) {
-                    out.push(p);
-                }
-            }
-            Premise::None => {}
+            Fact::Recorded(Premise::Tuple { rel, .. } | Premise::Base { rel, .. })
+            | Fact::Terms { rel, .. } => rel,
+            Fact::Recorded(Premise::Implied { .. } | Premise::None) => continue,
+        };
+        if !crate::magic::is_internal(&ir.relations[rel as usize].name) {
+            out.push(p);
         }
     }
     out
 }
 
 /// The tree of one premise. Iterative: a derivation through a long chain is deep.
-fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Premise) -> Result<Node, EvalError> {
+fn node(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, root: Fact) -> Result<Node, EvalError> {
     let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
-    let fact = |p: Premise| -> Result<(String, Vec<Value>, Vec<Premise>), EvalError> {
+    let name = |rel: u32| ir.relations[rel as usize].name.clone();
+    let fact = |p: Fact| -> Result<(String, Vec<Value>, Vec<Fact>), EvalError> {
         Ok(match p {
-            Premise::Tuple { rel, id } => {
-                let rel = rel as usize;
-                let values = ev.relations[rel]
+            Fact::Recorded(Premise::Tuple { rel, id }) => {
+                let values = ev.relations[rel as usize]
                     .tuple(id)
                     .iter()
                     .map(|&t| value(t))
                     .collect::<Result<_, _>>()?;
-                let children = w
-                    .derivation(rel, id)
-                    .map_or(Vec::new(), |(_, ps)| visible(ir, w, &ps));
-                (ir.relations[rel].name.clone(), values, children)
+                let children = facts_of(ir, ev, w, rel as usize, id);
+                (name(rel), values, visible(ir, ev, w, children))
             }
-            Premise::Base { rel, start } => {
-                let rel = rel as usize;
+            Fact::Recorded(Premise::Base { rel, start }) => {
                 let values = w
-                    .base_terms(start, ir.relations[rel].arity)
+                    .base_terms(start, ir.relations[rel as usize].arity)
                     .iter()
                     .map(|&t| value(t))
                     .collect::<Result<_, _>>()?;
-                (ir.relations[rel].name.clone(), values, Vec::new())
+                (name(rel), values, Vec::new())
             }
-            Premise::None => (String::new(), Vec::new(), Vec::new()),
+            Fact::Terms { rel, terms } => {
+                let values = terms.iter().map(|&t| value(t)).collect::<Result<_, _>>()?;
+                (name(rel), values, Vec::new())
+            }
+            Fact::Recorded(Premise::Implied { .. } | Premise::None) => {
+                (String::new(), Vec::new(), Vec::new())
+            }
         })
     };
     // Build bottom-up with an explicit stack of (premise, children still to build).
     let (name, values, children) = fact(root)?;
-    let mut stack: Vec<(Node, Vec<Premise>)> = vec![(
+    let mut stack: Vec<(Node, Vec<Fact>)> = vec![(
         Node {
             relation: name,
             values,

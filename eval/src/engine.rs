@@ -481,9 +481,8 @@ impl Evaluator<'_, '_> {
                 // when there are two).
                 let relation = &mut self.relations[rel];
                 let first = relation.len();
-                let ir = self.ir;
                 let record = |w: &mut Witnesses| {
-                    record_fresh(w, ir, rel, first, &fresh, outputs, &outs);
+                    record_fresh(w, rel, first, &fresh, outputs, &outs);
                 };
                 if threads < 2 || fresh.len() < PARALLEL_RECORD {
                     relation.append_keys(keys, threads);
@@ -512,7 +511,7 @@ impl Evaluator<'_, '_> {
                     let (o, k) = refs[pos];
                     let out = &outputs[o];
                     let premises = out.premises_of(k as usize);
-                    w.record(rel, id, out.rule, premises, &out.base_terms, self.ir);
+                    w.record(rel, id, out.rule, premises, &out.base_terms);
                 }
             }
         }
@@ -588,7 +587,6 @@ const PARALLEL_RECORD: usize = 1 << 14;
 /// origin's block.
 fn record_fresh(
     w: &mut Witnesses,
-    ir: &Ir,
     rel: RelId,
     first: u32,
     fresh: &[(u64, (u32, [u32; INLINE]))],
@@ -608,7 +606,7 @@ fn record_fresh(
         let id = first + i as u32;
         if out.inline() {
             let words = words.map(Word::from_raw);
-            w.record(rel, id, out.rule, &words[..out.stride], &out.base_terms, ir);
+            w.record(rel, id, out.rule, &words[..out.stride], &out.base_terms);
         } else {
             let at = starts[o as usize] + words[0] as usize * out.stride;
             w.derived_at(rel, id, out.rule, at);

@@ -131,7 +131,8 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// The body position of each step, as written.
     pub positions: Vec<usize>,
-    /// The body positions of the positive atoms, as written: a witness's premises.
+    /// The body positions of the positive atoms whose facts a witness records, as written
+    /// ([`crate::witness::recorded`]).
     pub premises: Vec<usize>,
 }
 
@@ -435,13 +436,7 @@ pub fn plan(
     };
     let outer = outer_vars(rule);
     let (steps, positions) = order(ir, &rule.body, &mut bound, delta, &part_of, sizes, &outer);
-    let premises = rule
-        .body
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| matches!(l, Lit::Pos { .. }))
-        .map(|(i, _)| i)
-        .collect();
+    let premises = crate::witness::recorded(ir, rule);
     Plan {
         rule: rule_index,
         delta,

@@ -1,8 +1,88 @@
 //! Witnesses: for each derived tuple, the first derivation found (a rule and its premises),
 //! recorded compactly during evaluation; trees are built only for the rows answered.
+//!
+//! A derivation records only the premises it cannot do without ([`recorded`]): a fact of a
+//! base relation that the derived tuple and the other premises pin down whole is rebuilt
+//! from them when a tree is built, so `tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z)` keeps one
+//! word a tuple, not two.
 
-use crate::ir::Ir;
+use crate::ir::{Arg, HeadArg, Ir, Lit, RelKind, Rule, VarId};
+use crate::relation::Relation;
 use crate::value::{Term, Value};
+
+/// The body positions of `rule`'s positive literals whose facts a derivation records, in
+/// the order written. A literal over a base relation whose every argument is a constant or
+/// a variable that the head or a recorded literal binds is left out: the rule matched a
+/// stored fact there, and that fact holds exactly those terms, so
+/// [`Witnesses::derivation`] rebuilds it from the derived tuple and the recorded premises.
+/// Literals of derived relations are always recorded (their own derivations hang below).
+///
+/// In `tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z)` only `tc(?x, ?y)` (position 0) is recorded;
+/// in `tc(?x, ?y) :- e(?x, ?y)`, nothing.
+pub fn recorded(ir: &Ir, rule: &Rule) -> Vec<usize> {
+    let positives: Vec<(usize, bool, &[Arg])> = rule
+        .body
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l {
+            Lit::Pos { rel, args } => Some((
+                i,
+                ir.relations
+                    .get(*rel)
+                    .is_some_and(|r| r.kind == RelKind::Base),
+                &args[..],
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut bound = vec![false; rule.vars];
+    let bind = |args: &[Arg], bound: &mut Vec<bool>| {
+        for a in args {
+            if let Arg::Var(v) = a
+                && let Some(b) = bound.get_mut(*v)
+            {
+                *b = true;
+            }
+        }
+    };
+    let head: Vec<Arg> = rule
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            HeadArg::Arg(a) => Some(*a),
+            HeadArg::Agg { .. } => None,
+        })
+        .collect();
+    bind(&head, &mut bound);
+    let mut kept: Vec<bool> = positives.iter().map(|&(_, base, _)| !base).collect();
+    for (&(_, _, args), _) in positives.iter().zip(&kept).filter(|(_, k)| **k) {
+        bind(args, &mut bound);
+    }
+    // A base literal with an argument nothing binds is recorded, which may bind the
+    // arguments of others; until every unrecorded one is pinned down.
+    loop {
+        let pinned = |args: &[Arg], bound: &[bool]| {
+            args.iter().all(|a| match a {
+                Arg::Var(v) => bound.get(*v).copied().unwrap_or(false),
+                Arg::Const(_) => true,
+                Arg::Wild => false,
+            })
+        };
+        let next = positives
+            .iter()
+            .zip(&kept)
+            .position(|(&(_, _, args), &k)| !k && !pinned(args, &bound));
+        let Some(i) = next else { break };
+        kept[i] = true;
+        bind(positives[i].2, &mut bound);
+    }
+    positives
+        .iter()
+        .zip(kept)
+        .filter(|(_, k)| *k)
+        .map(|(&(i, _, _), _)| i)
+        .collect()
+}
 
 /// A premise of a derivation: the fact a positive body literal matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +105,35 @@ pub enum Premise {
         /// Where its terms start.
         start: u32,
     },
+    /// A base fact of `rel` not recorded but rebuilt ([`recorded`]), its terms at `start`
+    /// of [`Derivation::terms`].
+    Implied {
+        /// The relation.
+        rel: u32,
+        /// Where its terms start.
+        start: u32,
+    },
+}
+
+/// One tuple's derivation: its rule and a premise for each positive literal of the rule,
+/// in the order written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Derivation {
+    /// The rule.
+    pub rule: u32,
+    /// The premises.
+    pub premises: Vec<Premise>,
+    /// The terms of the [`Premise::Implied`] premises.
+    pub terms: Vec<Term>,
+}
+
+impl Derivation {
+    /// The terms of an implied premise of a relation of `arity` columns.
+    pub fn implied_terms(&self, start: u32, arity: usize) -> &[Term] {
+        self.terms
+            .get(start as usize..start as usize + arity)
+            .unwrap_or(&[])
+    }
 }
 
 /// A premise packed in 4 bytes, its relation left to the rule's literal: a tuple id of an
@@ -84,7 +193,7 @@ impl Word {
         match premise {
             Premise::Tuple { id, .. } => Word::tuple(id),
             Premise::Base { .. } => Word::arena(at),
-            Premise::None => Word::MISSING,
+            Premise::Implied { .. } | Premise::None => Word::MISSING,
         }
     }
 }
@@ -121,43 +230,106 @@ enum At {
     Start(usize),
 }
 
-/// Every derivation of one evaluation, packed: per derived tuple 12 bytes, its rule and,
-/// for a rule of at most two positive literals, its premise words themselves (else where
-/// its words start in a shared list, 4 bytes a premise). A premise's relation is the one
-/// its rule's positive literal names, so only the tuple's id is kept; a base fact read
-/// through the source (not held in memory) keeps its terms in an arena, and its premise
-/// word holds the offset with the top bit set.
+/// Every derivation of one evaluation, packed: per derived tuple its rule and, when the
+/// rules deriving its relation record at most two premises each, the premise words
+/// themselves (8 bytes a tuple for one word, 12 for two); otherwise where its words start
+/// in a shared list (8 bytes, and 4 a premise in the list). A premise's relation is the one
+/// its rule's literal names, so only the tuple's id is kept; a base fact read through the
+/// source (not held in memory) keeps its terms in an arena, and its premise word holds the
+/// offset with the top bit set. Base facts the rest of a derivation pins down are not
+/// recorded at all ([`recorded`]).
 #[derive(Debug, Default)]
 pub struct Witnesses {
     /// Per relation, per tuple id.
     derivs: Vec<Derivs>,
-    /// Per rule, the relation of each positive body literal (its premises' relations).
-    rules: Vec<Vec<u32>>,
+    /// Per rule, what its derivations record and how the rest is rebuilt.
+    rules: Vec<Shape>,
     premises: Vec<Word>,
     base_terms: Vec<Term>,
 }
 
-/// The derivations of one relation's tuples, by id. When every rule deriving the relation
-/// has at most two positive literals, an entry holds the rule and the premise words (12
-/// bytes, one array); otherwise the rule and where its words start in the shared list
-/// (8 bytes).
+/// What a derivation by one rule records, and how its unrecorded premises are rebuilt.
+#[derive(Debug, Default)]
+struct Shape {
+    /// Each head argument's variable, if it is one.
+    head: Vec<Option<VarId>>,
+    /// The positive literals, in the order written.
+    literals: Vec<Literal>,
+    /// The relations of the recorded literals, in order: the premise words' relations.
+    recorded: Vec<u32>,
+    /// The rule's variable slots.
+    vars: usize,
+}
+
+/// A positive literal of a rule, as [`Shape`] keeps it.
+#[derive(Debug)]
+struct Literal {
+    rel: u32,
+    arity: usize,
+    args: Vec<Arg>,
+    /// Whether its premise is recorded (else rebuilt from the others).
+    recorded: bool,
+}
+
+impl Shape {
+    fn of(ir: &Ir, rule: &Rule) -> Shape {
+        let kept = recorded(ir, rule);
+        let literals: Vec<Literal> = rule
+            .body
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| match l {
+                Lit::Pos { rel, args } => Some(Literal {
+                    rel: *rel as u32,
+                    arity: ir.relations.get(*rel).map_or(0, |r| r.arity),
+                    args: args.clone(),
+                    recorded: kept.contains(&i),
+                }),
+                _ => None,
+            })
+            .collect();
+        Shape {
+            head: rule
+                .args
+                .iter()
+                .map(|a| match a {
+                    HeadArg::Arg(Arg::Var(v)) => Some(*v),
+                    _ => None,
+                })
+                .collect(),
+            recorded: literals
+                .iter()
+                .filter(|l| l.recorded)
+                .map(|l| l.rel)
+                .collect(),
+            literals,
+            vars: rule.vars,
+        }
+    }
+}
+
+/// The derivations of one relation's tuples, by id, laid out for the most premises any of
+/// its rules records: an entry holds the rule and one or two premise words, or (for wider
+/// rules) the rule and where its words start in the shared list.
 #[derive(Clone, Debug)]
 enum Derivs {
-    /// Entries with their words inline.
-    Inline(Vec<Deriv>),
+    /// Entries with one word inline (8 bytes).
+    One(Vec<Deriv<1>>),
+    /// Entries with two words inline (12 bytes).
+    Two(Vec<Deriv<2>>),
     /// `rule << 32 | start`, or [`NONE_BLOCK`].
     Block(Vec<u64>),
 }
 
 /// One tuple's derivation, inline.
 #[derive(Clone, Copy, Debug)]
-struct Deriv {
+struct Deriv<const N: usize> {
     /// The rule, with [`BLOCK`] set when the words are in the shared list; [`NONE`] when no
     /// derivation was recorded.
     rule: u32,
     /// The premise words (unused ones [`Word::MISSING`]), or with [`BLOCK`] the start of
-    /// the words in the shared list (low half, high half).
-    words: [Word; 2],
+    /// the words in the shared list (low half, then high half when there is room).
+    words: [Word; N],
 }
 
 /// No derivation recorded (inline).
@@ -169,59 +341,119 @@ const BLOCK: u32 = 1 << 31;
 /// A premise word's flag: the premise is a base fact whose terms are in the arena.
 const ARENA: u32 = 1 << 31;
 
+impl<const N: usize> Deriv<N> {
+    const EMPTY: Deriv<N> = Deriv {
+        rule: NONE,
+        words: [Word::MISSING; N],
+    };
+
+    /// The entry of a derivation by `rule`, its words `at`; `None` when the words do not
+    /// fit (more than `N`, or a start past what `N` words hold).
+    fn new(rule: u32, at: At) -> Option<Deriv<N>> {
+        let mut words = [Word::MISSING; N];
+        match at {
+            At::Words(given) => {
+                let (fits, rest) = given.split_at(N.min(2));
+                if rest.iter().any(|&w| w != Word::MISSING) {
+                    return None;
+                }
+                words[..fits.len()].copy_from_slice(fits);
+                Some(Deriv { rule, words })
+            }
+            At::Start(start) => {
+                let halves = [start as u32, (start >> 32) as u32];
+                if N < 2 && halves[1] != 0 {
+                    return None;
+                }
+                for (w, h) in words.iter_mut().zip(halves) {
+                    *w = Word(h);
+                }
+                Some(Deriv {
+                    rule: rule | BLOCK,
+                    words,
+                })
+            }
+        }
+    }
+
+    /// The rule and where the words are, unless none was recorded.
+    fn get(&self) -> Option<(u32, At)> {
+        if self.rule == NONE {
+            return None;
+        }
+        let word = |i: usize| self.words.get(i).copied().unwrap_or(Word::MISSING);
+        if self.rule & BLOCK != 0 {
+            let high = self.words.get(1).map_or(0, |w| w.0 as usize);
+            let start = word(0).0 as usize | high << 32;
+            return Some((self.rule & !BLOCK, At::Start(start)));
+        }
+        Some((self.rule, At::Words([word(0), word(1)])))
+    }
+}
+
 impl Derivs {
+    /// The layout for rules recording at most `widest` premises.
+    fn for_width(widest: usize) -> Derivs {
+        match widest {
+            0 | 1 => Derivs::One(Vec::new()),
+            2 => Derivs::Two(Vec::new()),
+            _ => Derivs::Block(Vec::new()),
+        }
+    }
+
+    /// Whether an entry holds `n` premise words inline.
+    fn holds_inline(&self, n: usize) -> bool {
+        match self {
+            Derivs::One(_) => n <= 1,
+            Derivs::Two(_) => n <= 2,
+            Derivs::Block(_) => false,
+        }
+    }
+
     /// Room for ids below `n`.
     fn grow(&mut self, n: usize) {
         match self {
-            Derivs::Inline(d) if d.len() < n => {
-                let none = Deriv {
-                    rule: NONE,
-                    words: [Word::MISSING; 2],
-                };
-                d.resize(n, none);
-            }
+            Derivs::One(d) if d.len() < n => d.resize(n, Deriv::EMPTY),
+            Derivs::Two(d) if d.len() < n => d.resize(n, Deriv::EMPTY),
             Derivs::Block(d) if d.len() < n => d.resize(n, NONE_BLOCK),
             _ => {}
         }
     }
 
-    /// Records tuple `id`'s derivation by `rule`, its words `at`. A block relation holds
-    /// only starts (its callers never hand it words).
+    /// Records tuple `id`'s derivation by `rule`, its words `at`. Words that do not fit
+    /// the layout are never handed to it (its callers keep them in the shared list).
     fn set(&mut self, id: u32, rule: u32, at: At) {
         let i = id as usize;
         self.grow(i + 1);
-        match (self, at) {
-            (Derivs::Inline(d), At::Words(words)) => d[i] = Deriv { rule, words },
-            (Derivs::Inline(d), At::Start(start)) => {
-                let words = [Word(start as u32), Word((start >> 32) as u32)];
-                d[i] = Deriv {
-                    rule: rule | BLOCK,
-                    words,
-                };
+        match self {
+            Derivs::One(d) => d[i] = Deriv::new(rule, at).unwrap_or(Deriv::EMPTY),
+            Derivs::Two(d) => d[i] = Deriv::new(rule, at).unwrap_or(Deriv::EMPTY),
+            Derivs::Block(d) => {
+                if let At::Start(start) = at {
+                    d[i] = u64::from(rule) << 32 | start as u64;
+                }
             }
-            (Derivs::Block(d), At::Start(start)) => d[i] = u64::from(rule) << 32 | start as u64,
-            (Derivs::Block(_), At::Words(_)) => {}
         }
     }
 
     /// Tuple `id`'s rule, and where its words are.
     fn get(&self, id: u32) -> Option<(u32, At)> {
         match self {
-            Derivs::Inline(d) => {
-                let e = d.get(id as usize)?;
-                if e.rule == NONE {
-                    return None;
-                }
-                if e.rule & BLOCK != 0 {
-                    let start = e.words[0].0 as usize | (e.words[1].0 as usize) << 32;
-                    return Some((e.rule & !BLOCK, At::Start(start)));
-                }
-                Some((e.rule, At::Words(e.words)))
-            }
+            Derivs::One(d) => d.get(id as usize)?.get(),
+            Derivs::Two(d) => d.get(id as usize)?.get(),
             Derivs::Block(d) => {
                 let w = *d.get(id as usize)?;
                 (w != NONE_BLOCK).then_some(((w >> 32) as u32, At::Start(w as u32 as usize)))
             }
+        }
+    }
+
+    /// Bytes held.
+    fn bytes(&self) -> usize {
+        match self {
+            Derivs::One(v) => v.len() * size_of::<Deriv<1>>(),
+            Derivs::Two(v) => v.len() * size_of::<Deriv<2>>(),
+            Derivs::Block(v) => v.len() * 8,
         }
     }
 }
@@ -229,67 +461,36 @@ impl Derivs {
 impl Witnesses {
     /// Room for the relations and rules of `ir`.
     pub fn new(ir: &Ir) -> Witnesses {
+        let rules: Vec<Shape> = ir.rules.iter().map(|r| Shape::of(ir, r)).collect();
         let mut widest = vec![0usize; ir.relations.len()];
-        for r in &ir.rules {
-            let n = r
-                .body
-                .iter()
-                .filter(|l| matches!(l, crate::ir::Lit::Pos { .. }))
-                .count();
+        for (r, shape) in ir.rules.iter().zip(&rules) {
             if let Some(w) = widest.get_mut(r.head) {
-                *w = (*w).max(n);
+                *w = (*w).max(shape.recorded.len());
             }
         }
         Witnesses {
-            derivs: widest
-                .into_iter()
-                .map(|n| {
-                    if n <= 2 {
-                        Derivs::Inline(Vec::new())
-                    } else {
-                        Derivs::Block(Vec::new())
-                    }
-                })
-                .collect(),
-            rules: ir
-                .rules
-                .iter()
-                .map(|r| {
-                    r.body
-                        .iter()
-                        .filter_map(|l| match l {
-                            crate::ir::Lit::Pos { rel, .. } => Some(*rel as u32),
-                            _ => None,
-                        })
-                        .collect()
-                })
-                .collect(),
+            derivs: widest.into_iter().map(Derivs::for_width).collect(),
+            rules,
             ..Witnesses::default()
         }
     }
 
     /// Records the derivation of tuple `id` of `rel` by `rule`: its premise words in the
-    /// order of the rule's positive literals, base facts' terms read from `base_terms` (the
-    /// deriving task's arena).
-    pub fn record(
-        &mut self,
-        rel: usize,
-        id: u32,
-        rule: u32,
-        words: &[Word],
-        base_terms: &[Term],
-        ir: &Ir,
-    ) {
-        let arities = self
-            .rules
-            .get(rule as usize)
-            .into_iter()
-            .flatten()
-            .map(|&r| ir.relations[r as usize].arity);
+    /// order of the rule's recorded literals ([`recorded`]), base facts' terms read from
+    /// `base_terms` (the deriving task's arena).
+    pub fn record(&mut self, rel: usize, id: u32, rule: u32, words: &[Word], base_terms: &[Term]) {
+        let Some(shape) = self.rules.get(rule as usize) else {
+            return;
+        };
+        let arities = shape
+            .literals
+            .iter()
+            .filter(|l| l.recorded)
+            .map(|l| l.arity);
         let Some(d) = self.derivs.get_mut(rel) else {
             return;
         };
-        if words.len() <= 2 && matches!(d, Derivs::Inline(_)) {
+        if d.holds_inline(words.len()) {
             let mut inline = [Word::MISSING; 2];
             if base_terms.is_empty() {
                 // No base fact's terms to copy: every word is a tuple id (or missing).
@@ -345,25 +546,98 @@ impl Witnesses {
         }
     }
 
-    /// The derivation of tuple `id` of `rel`, if one was recorded: its rule, and its
-    /// premises in the order of the rule's positive literals.
-    pub fn derivation(&self, rel: usize, id: u32) -> Option<(u32, Vec<Premise>)> {
+    /// The derivation of tuple `id` of `rel`, if one was recorded: its rule, and a premise
+    /// for each of the rule's positive literals, in the order written. `relations` are the
+    /// evaluation's (the tuple and its recorded premises are read there), `constants` its
+    /// constants' terms; the premises not recorded are rebuilt from them
+    /// ([`Premise::Implied`]).
+    pub fn derivation(
+        &self,
+        rel: usize,
+        id: u32,
+        relations: &[Relation],
+        constants: &[Term],
+    ) -> Option<Derivation> {
         let (rule, at) = self.derivs.get(rel)?.get(id)?;
-        let rels = self.rules.get(rule as usize)?;
+        let shape = self.rules.get(rule as usize)?;
+        let n = shape.recorded.len();
         let inline;
         let words = match at {
             At::Words(pair) => {
                 inline = pair;
-                inline.get(..rels.len())?
+                inline.get(..n)?
             }
-            At::Start(start) => self.premises.get(start..start + rels.len())?,
+            At::Start(start) => self.premises.get(start..start + n)?,
         };
-        let premises = rels
-            .iter()
-            .zip(words)
-            .map(|(&rel, w)| w.decode(rel))
-            .collect();
-        Some((rule, premises))
+        let mut recorded = shape.recorded.iter().zip(words).map(|(&r, w)| w.decode(r));
+        if shape.literals.iter().all(|l| l.recorded) {
+            return Some(Derivation {
+                rule,
+                premises: recorded.collect(),
+                terms: Vec::new(),
+            });
+        }
+        // Bind the rule's variables from the tuple and the recorded premises, then read
+        // the other premises' terms off their arguments.
+        let mut env: Vec<Option<Term>> = vec![None; shape.vars];
+        let mut bind = |v: VarId, t: Term| {
+            if let Some(slot) = env.get_mut(v) {
+                *slot = Some(t);
+            }
+        };
+        let tuple = |rel: usize, id: u32| {
+            let r = relations.get(rel).filter(|r| id < r.len());
+            r.map_or(&[][..], |r| r.tuple(id))
+        };
+        for (v, &t) in shape.head.iter().zip(tuple(rel, id)) {
+            if let Some(v) = v {
+                bind(*v, t);
+            }
+        }
+        let mut premises = Vec::with_capacity(shape.literals.len());
+        for l in &shape.literals {
+            if !l.recorded {
+                premises.push(Premise::None);
+                continue;
+            }
+            let p = recorded.next().unwrap_or(Premise::None);
+            let terms = match p {
+                Premise::Tuple { rel, id } => tuple(rel as usize, id),
+                Premise::Base { start, .. } => self.base_terms(start, l.arity),
+                Premise::Implied { .. } | Premise::None => &[],
+            };
+            for (a, &t) in l.args.iter().zip(terms) {
+                if let Arg::Var(v) = a {
+                    bind(*v, t);
+                }
+            }
+            premises.push(p);
+        }
+        let mut terms = Vec::new();
+        for (l, p) in shape.literals.iter().zip(premises.iter_mut()) {
+            if l.recorded {
+                continue;
+            }
+            let start = terms.len();
+            let implied = l.args.iter().map(|a| match *a {
+                Arg::Var(v) => env.get(v).copied().flatten(),
+                Arg::Const(c) => constants.get(c).copied(),
+                Arg::Wild => None,
+            });
+            let Some(fact) = implied.collect::<Option<Vec<Term>>>() else {
+                continue;
+            };
+            terms.extend(fact);
+            *p = Premise::Implied {
+                rel: l.rel,
+                start: start as u32,
+            };
+        }
+        Some(Derivation {
+            rule,
+            premises,
+            terms,
+        })
     }
 
     /// The terms of a base premise.
@@ -375,13 +649,7 @@ impl Witnesses {
 
     /// Bytes held, roughly.
     pub fn bytes(&self) -> usize {
-        self.derivs
-            .iter()
-            .map(|d| match d {
-                Derivs::Inline(v) => v.len() * 12,
-                Derivs::Block(v) => v.len() * 8,
-            })
-            .sum::<usize>()
+        self.derivs.iter().map(Derivs::bytes).sum::<usize>()
             + self.premises.len() * 4
             + self.base_terms.len() * 4
     }
@@ -443,5 +711,110 @@ pub fn write_value(v: &Value, out: &mut String) {
             out.push('"');
         }
         other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::RelDecl;
+
+    /// Relations `e` (base), `tc` (derived) and `f3` (base, three columns).
+    fn ir(rules: Vec<Rule>) -> Ir {
+        let rel = |name: &str, arity, kind| RelDecl {
+            name: name.to_owned(),
+            arity,
+            kind,
+        };
+        Ir {
+            relations: vec![
+                rel("e", 2, RelKind::Base),
+                rel("tc", 2, RelKind::Derived),
+                rel("f3", 3, RelKind::Base),
+            ],
+            constants: Vec::new(),
+            rules,
+            goal: 1,
+        }
+    }
+
+    fn rule(head: &[usize], body: &[(usize, &[Arg])]) -> Rule {
+        Rule {
+            head: 1,
+            args: head.iter().map(|&v| HeadArg::Arg(Arg::Var(v))).collect(),
+            body: body
+                .iter()
+                .map(|&(rel, args)| Lit::Pos {
+                    rel,
+                    args: args.to_vec(),
+                })
+                .collect(),
+            vars: 6,
+            names: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn base_facts_the_rest_pins_down_are_not_recorded() {
+        let (v, c, w) = (Arg::Var, Arg::Const, Arg::Wild);
+        let cases: Vec<(Rule, Vec<usize>)> = vec![
+            // tc(x, y) :- e(x, y): the head pins e down.
+            (rule(&[0, 1], &[(0, &[v(0), v(1)])]), vec![]),
+            // tc(x, z) :- tc(x, y), e(y, z): a derived premise is always recorded.
+            (
+                rule(&[0, 2], &[(1, &[v(0), v(1)]), (0, &[v(1), v(2)])]),
+                vec![0],
+            ),
+            // tc(x, y) :- e(x, p), tc(p, q), e(y, q): same generation's shape.
+            (
+                rule(
+                    &[0, 1],
+                    &[(0, &[v(0), v(2)]), (1, &[v(2), v(3)]), (0, &[v(1), v(3)])],
+                ),
+                vec![1],
+            ),
+            // A wildcard or a variable nothing else binds must be recorded.
+            (rule(&[0, 1], &[(2, &[v(0), v(1), w])]), vec![0]),
+            (rule(&[0, 1], &[(2, &[v(0), v(1), v(4)])]), vec![0]),
+            // A constant is pinned.
+            (rule(&[0, 1], &[(2, &[v(0), c(0), v(1)])]), vec![]),
+            // Recording the first base literal binds the second's arguments.
+            (
+                rule(&[0, 1], &[(2, &[v(0), v(1), v(4)]), (0, &[v(4), v(0)])]),
+                vec![0],
+            ),
+        ];
+        for (i, (r, want)) in cases.into_iter().enumerate() {
+            let ir = ir(vec![r.clone()]);
+            assert_eq!(recorded(&ir, &r), want, "case {i}");
+        }
+    }
+
+    #[test]
+    fn a_derivation_rebuilds_the_premises_it_did_not_record() {
+        // tc(x, z) :- tc(x, y), e(y, z), with tc = {(1, 2), (1, 3)}.
+        let (v, t) = (Arg::Var, Term);
+        let r = rule(&[0, 2], &[(1, &[v(0), v(1)]), (0, &[v(1), v(2)])]);
+        let ir = ir(vec![r]);
+        let mut relations: Vec<Relation> = ir
+            .relations
+            .iter()
+            .map(|d| Relation::new(d.arity))
+            .collect();
+        relations[1].insert(&[t(1), t(2)]);
+        relations[1].insert(&[t(1), t(3)]);
+        let mut w = Witnesses::new(&ir);
+        assert!(matches!(w.derivs[1], Derivs::One(_)), "one word a tuple");
+        assert_eq!((size_of::<Deriv<1>>(), size_of::<Deriv<2>>()), (8, 12));
+        // tc(1, 3) from tc(1, 2) (id 0) and e(2, 3).
+        w.record(1, 1, 0, &[Word::tuple(0)], &[]);
+        let d = w.derivation(1, 1, &relations, &[]).expect("recorded");
+        assert_eq!(d.rule, 0);
+        assert_eq!(d.premises[0], Premise::Tuple { rel: 1, id: 0 });
+        let Premise::Implied { rel: 0, start } = d.premises[1] else {
+            panic!("{:?}", d.premises[1]);
+        };
+        assert_eq!(d.implied_terms(start, 2), [t(2), t(3)]);
+        assert!(w.derivation(1, 0, &relations, &[]).is_none());
     }
 }

@@ -303,20 +303,30 @@ fn engine_facts(ir: &Ir, src: &MemorySource, threads: usize, witnesses: bool) ->
 /// as the only facts of their positive literals yields the tuple.
 fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evaluation<'_>) {
     let w = ev.witnesses.as_ref().unwrap();
+    // Asserts that `terms` are a fact stored in base relation `rel`.
+    let stored = |rel: u32, terms: &[strata_eval::Term]| {
+        let bound: Vec<(usize, strata_eval::Term)> = terms.iter().copied().enumerate().collect();
+        let name = &ir.relations[rel as usize].name;
+        assert_eq!(
+            src.estimate(name, &bound).unwrap(),
+            1,
+            "{name}{terms:?} is not stored"
+        );
+    };
     for (rel, r) in ev.relations.iter().enumerate() {
         if ir.relations[rel].kind == RelKind::Base {
             // Read into memory by the engine; not derived.
             continue;
         }
         for (id, tuple) in r.iter() {
-            let Some((rule, premises)) = w.derivation(rel, id) else {
+            let Some(d) = w.derivation(rel, id, &ev.relations, &ev.constants) else {
                 assert!(
                     ir.rules.iter().any(|x| x.head == rel && x.aggregates()),
                     "tuple without derivation"
                 );
                 continue;
             };
-            let rule = &ir.rules[rule as usize];
+            let rule = &ir.rules[d.rule as usize];
             assert_eq!(rule.head, rel);
             // Bind the rule's variables from the premises, positive literal by literal.
             let mut env = vec![None; rule.vars];
@@ -325,8 +335,8 @@ fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evalua
                 .iter()
                 .filter(|l| matches!(l, Lit::Pos { .. }))
                 .collect();
-            assert_eq!(positives.len(), premises.len());
-            for (lit, p) in positives.iter().zip(premises) {
+            assert_eq!(positives.len(), d.premises.len());
+            for (lit, &p) in positives.iter().zip(&d.premises) {
                 let Lit::Pos { rel: lr, args } = lit else {
                     unreachable!()
                 };
@@ -336,13 +346,7 @@ fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evalua
                         let t = ev.relations[rel as usize].tuple(id).to_vec();
                         if ir.relations[rel as usize].kind == RelKind::Base {
                             // A base relation read into memory: still a stored fact.
-                            let bound: Vec<(usize, strata_eval::Term)> =
-                                t.iter().copied().enumerate().collect();
-                            assert_eq!(
-                                src.estimate(&ir.relations[rel as usize].name, &bound)
-                                    .unwrap(),
-                                1
-                            );
+                            stored(rel, &t);
                         }
                         t
                     }
@@ -352,13 +356,17 @@ fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evalua
                             .base_terms(start, ir.relations[rel as usize].arity)
                             .to_vec();
                         // A base premise is a stored fact.
-                        let bound: Vec<(usize, strata_eval::Term)> =
-                            t.iter().copied().enumerate().collect();
-                        assert_eq!(
-                            src.estimate(&ir.relations[rel as usize].name, &bound)
-                                .unwrap(),
-                            1
-                        );
+                        stored(rel, &t);
+                        t
+                    }
+                    Premise::Implied { rel, start } => {
+                        assert_eq!(rel as usize, *lr);
+                        assert_eq!(ir.relations[rel as usize].kind, RelKind::Base);
+                        let t = d
+                            .implied_terms(start, ir.relations[rel as usize].arity)
+                            .to_vec();
+                        // Rebuilt from the others: still a stored fact.
+                        stored(rel, &t);
                         t
                     }
                     Premise::None => panic!("missing premise"),
@@ -567,9 +575,9 @@ fn transitive_closure_over_a_long_chain_is_complete() {
         let w = ev.witnesses.as_ref().unwrap();
         let mut depth = 0;
         let (mut rel, mut id) = (1usize, n - 1);
-        while let Some((_, premises)) = w.derivation(rel, id) {
+        while let Some(d) = w.derivation(rel, id, &ev.relations, &ev.constants) {
             depth += 1;
-            match premises[0] {
+            match d.premises[0] {
                 Premise::Tuple { rel: r, id: i } => (rel, id) = (r as usize, i),
                 _ => break,
             }
