@@ -167,17 +167,33 @@ impl Relation {
         if keys.is_empty() {
             return first;
         }
-        self.push_keys(&keys);
-        if threads < 2 || self.indexes.is_empty() || keys.len() < PARALLEL_INDEX {
+        if threads < 2 || keys.len() < PARALLEL_INDEX {
+            self.push_keys(&keys);
             self.runs.push(keys, threads);
             self.index_new(first..self.len, threads);
             return first;
         }
-        // The runs take the keys on one thread while the indexes take the new tuples on
-        // another (each may still split a large merge of its own in two).
         let mut runs = std::mem::take(&mut self.runs);
-        let ids = first..self.len;
-        crate::pool::join(|| runs.push(keys, 1), || self.index_new(ids, 1));
+        if self.indexes.is_empty() {
+            // The tuples take the keys on one thread while the runs merge them in on
+            // another (both only read them; a round too small to merge becomes a run after).
+            let mut merged = false;
+            crate::pool::join(
+                || merged = runs.merge_in(&keys, 1),
+                || self.push_keys(&keys),
+            );
+            if !merged {
+                runs.push(keys, threads);
+            }
+            // No index to update; growing, it is no longer settled.
+            self.settled = false;
+        } else {
+            // The runs take the keys on one thread while the indexes take the new tuples on
+            // another (each may still split a large merge of its own in two).
+            self.push_keys(&keys);
+            let ids = first..self.len;
+            crate::pool::join(|| runs.push(keys, 1), || self.index_new(ids, 1));
+        }
         self.runs = runs;
         first
     }
@@ -432,6 +448,40 @@ mod tests {
         r.ensure_index(0b11);
         let k = pack([Term(2), Term(3)].into_iter());
         assert_eq!(found(&r, 0b11, k, 0..4), [[2, 0]]);
+    }
+
+    #[test]
+    fn a_relation_without_indexes_takes_large_rounds_alike_on_two_threads() {
+        // Rounds past PARALLEL_INDEX keys: the tuples and the runs take them on two
+        // threads; the third round is under half the runs' size, so it is not merged in.
+        let sizes = [
+            PARALLEL_INDEX * 2,
+            PARALLEL_INDEX * 3,
+            PARALLEL_INDEX + 9,
+            40,
+        ];
+        let build = |threads: usize| {
+            let mut r = Relation::new(2);
+            for (n, &size) in sizes.iter().enumerate() {
+                let mut keys: Vec<u64> = (0..size as u64)
+                    .map(|i| ((i * 7 + n as u64) % 100_003) << 32 | ((i * 13 + 5) % 1_009))
+                    .collect();
+                keys.sort_unstable();
+                keys.dedup();
+                r.retain_absent(&mut keys, |&k| k);
+                r.append_keys(keys, threads);
+                assert!(r.advance());
+            }
+            r
+        };
+        let (one, two) = (build(1), build(2));
+        assert_eq!(one.len(), two.len());
+        assert!(one.iter().zip(two.iter()).all(|(a, b)| a == b));
+        // Every tuple is held, and nothing else.
+        for (_, t) in two.iter() {
+            assert!(two.contains(t));
+        }
+        assert!(!two.contains(&t(&[100_004, 0])));
     }
 
     #[test]

@@ -118,18 +118,17 @@ impl Run {
         self.keys.binary_search(&k).is_ok()
     }
 
-    /// Merges `other` (keys disjoint from this run's) into this run, in place: the keys grow
-    /// by `other`'s length and the merge writes from the back, so no third buffer is needed
-    /// (a large vector grows by remapping its pages, not by copying them). With two threads
-    /// or more and a large merge, the output is cut in two at the merge path: the upper half
-    /// of this run's keys is copied aside and the two halves are merged at once.
-    pub fn merge(&mut self, other: Run, threads: usize) {
-        let b = other.keys;
+    /// Merges `b` (sorted keys disjoint from this run's) into this run, in place: the keys
+    /// grow by `b`'s length and the merge writes from the back, so no third buffer is
+    /// needed (a large vector grows by remapping its pages, not by copying them). With two
+    /// threads or more and a large merge, the output is cut in two at the merge path: the
+    /// upper half of this run's keys is copied aside and the two halves are merged at once.
+    pub fn merge(&mut self, b: &[u64], threads: usize) {
         let (na, nb) = (self.keys.len(), b.len());
         let half = (na + nb) / 2;
         if threads < 2 || na + nb < PARALLEL_MERGE || na == 0 || nb == 0 {
             self.keys.resize(na + nb, 0);
-            merge_back(&mut self.keys, na, &b);
+            merge_back(&mut self.keys, na, b);
             self.build_fence();
             return;
         }
@@ -233,10 +232,22 @@ impl Runs {
     /// Adds a run of keys (sorted, distinct, absent from every run), merging runs so their
     /// sizes stay geometric (large merges on up to `threads` threads).
     pub fn push(&mut self, keys: Vec<u64>, threads: usize) {
-        if keys.is_empty() {
+        if keys.is_empty() || self.merge_in(&keys, threads) {
             return;
         }
         self.runs.push(Run::new(keys));
+    }
+
+    /// Adds `keys` (sorted, distinct, absent from every run) by merging them into the last
+    /// run, when they are at least half its size (then merging runs on so their sizes stay
+    /// geometric); returns whether it took them. When it did not, [`Runs::push`] adds them as
+    /// a run of their own, with no merge. Reading `keys` only, this can run while another
+    /// thread reads them too.
+    pub fn merge_in(&mut self, keys: &[u64], threads: usize) -> bool {
+        match self.runs.last_mut() {
+            Some(last) if keys.len() * 2 >= last.len() => last.merge(keys, threads),
+            _ => return false,
+        }
         while self.runs.len() >= 2 {
             let last = self.runs.len() - 1;
             if self.runs[last].len() * 2 < self.runs[last - 1].len() {
@@ -244,9 +255,10 @@ impl Runs {
             }
             let b = self.runs.pop().unwrap_or_default();
             if let Some(a) = self.runs.last_mut() {
-                a.merge(b, threads);
+                a.merge(&b.keys, threads);
             }
         }
+        true
     }
 }
 
@@ -302,7 +314,7 @@ mod tests {
                 if n % split == 0 { b.push(k) } else { a.push(k) }
             }
             let mut run = Run::new(a);
-            run.merge(Run::new(b), 2);
+            run.merge(&b, 2);
             assert_eq!(run.keys, all);
             let fence: Vec<u64> = all.iter().step_by(BLOCK).copied().collect();
             assert_eq!(run.fence, fence);
