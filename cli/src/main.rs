@@ -4,6 +4,10 @@
 //! of its own: `batch` (ingest, retract), `query` (query, explain, schema), `cypher`, `ask`,
 //! `serve` and `demo`.
 
+// The argument structs' doc comments are clap's help texts, written for a terminal:
+// brackets (`[:IMPORTS]`, `[:port]`) and URLs in them are not rustdoc links.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::bare_urls)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
