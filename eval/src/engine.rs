@@ -187,6 +187,7 @@ pub fn evaluate<'s>(
         probes: (0..ir.relations.len()).map(|_| AtomicU64::new(0)).collect(),
         profile: FxHashMap::default(),
         rule_work: (0..ir.rules.len()).map(|_| AtomicU64::new(0)).collect(),
+        late: vec![false; ir.relations.len()],
     };
     for stratum in &strata {
         if let Err(e) = ev.stratum(stratum) {
@@ -232,6 +233,9 @@ struct Evaluator<'a, 's> {
     profile: FxHashMap<(usize, usize), LiteralProfile>,
     /// Work spent per rule, for budget errors.
     rule_work: Vec<AtomicU64>,
+    /// Per relation: whether this round's merge, not its tasks, drops the candidates the
+    /// relation holds already ([`late_next`]).
+    late: Vec<bool>,
 }
 
 /// What one literal of one rule did, over every variant and round (with
@@ -348,6 +352,7 @@ impl Evaluator<'_, '_> {
             probes: &self.probes,
             profile: self.options.profile,
             rule_work: &self.rule_work,
+            late: &self.late,
         }
     }
 
@@ -463,18 +468,24 @@ impl Evaluator<'_, '_> {
                 .filter(|&o| outputs[o].count > 0 && outputs[o].head == rel)
                 .collect();
             let threads = self.options.threads.max(1);
+            let late = self.late[rel];
+            let emitted: usize = outs.iter().map(|&o| outputs[o].count).sum();
             if arity <= 2 {
                 let Some(w) = self.witnesses.as_mut() else {
                     // Keys alone: no origin to carry.
                     let runs: Vec<(usize, &[u64])> =
                         outs.iter().map(|&o| (o, &outputs[o].keys[..])).collect();
-                    let keys = new_keys(&runs, |&k| (k, 0), threads, |k, _| k, |&k| k);
+                    let filter = late.then_some(&self.relations[rel]);
+                    let keys = new_keys(&runs, |&k| (k, 0), threads, filter, |k, _| k, |&k| k);
+                    self.late[rel] = late_next(keys.len(), emitted);
                     self.relations[rel].append_keys(keys, threads);
                     continue;
                 };
                 let runs: Vec<(usize, &[Candidate])> =
                     outs.iter().map(|&o| (o, &outputs[o].sorted[..])).collect();
-                let fresh = new_keys(&runs, |&e| e, threads, |k, o| (k, o), |e| e.0);
+                let filter = late.then_some(&self.relations[rel]);
+                let fresh = new_keys(&runs, |&e| e, threads, filter, |k, o| (k, o), |e| e.0);
+                self.late[rel] = late_next(fresh.len(), emitted);
                 let keys: Vec<u64> = fresh.iter().map(|(k, _)| *k).collect();
                 // The new tuples' ids follow the relation's length, in key order: their
                 // derivations are recorded while the relation takes them (on two threads
@@ -614,16 +625,32 @@ fn record_fresh(
     }
 }
 
+/// Whether the next round leaves dropping known candidates of a relation to the merge,
+/// given that this round's merge found `new` new tuples among the `emitted` candidates.
+///
+/// A task drops the candidates its head holds already as soon as it has sorted them
+/// ([`run_tasks`]), which shrinks what the merge sorts when many are known (the closure's
+/// later rounds, where half are). When nearly all are new there is little to shrink, and
+/// checking each task's keys on its own reads the relation's runs once per task, a cache
+/// miss per key into each large run; the merge checks the round's keys at once instead,
+/// in key order, so neighbouring keys share the runs' blocks (points-to, 97% new: 0.95 to
+/// 0.87 s at one thread). Three quarters new decides.
+fn late_next(new: usize, emitted: usize) -> bool {
+    4 * new >= 3 * emitted
+}
+
 /// The keys the tasks emitted for one narrow relation, sorted and distinct, each with the
 /// (task, index) of its first occurrence in task order: `runs` holds each task's output
 /// (its index among the round's outputs, and its entries, of which `parts` reads the key
-/// and index). The tasks dropped the keys the relation held already ([`run_tasks`]), so
-/// these are all new. With several threads and enough keys, the key space is cut into
-/// ranges merged in parallel; the result is the same.
+/// and index). The tasks dropped the keys the relation held already ([`run_tasks`]), or,
+/// with `filter`, the keys that relation holds are dropped here; so these are all new.
+/// With several threads and enough keys, the key space is cut into ranges merged (and
+/// filtered) in parallel; the result is the same.
 fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
     runs: &[(usize, &[E])],
     parts: impl Fn(&E) -> (u64, P) + Sync,
     threads: usize,
+    filter: Option<&Relation>,
     item: impl Fn(u64, (u32, P)) -> T + Sync,
     key: impl Fn(&T) -> u64 + Sync,
 ) -> Vec<T> {
@@ -634,7 +661,7 @@ fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
         1
     };
     if ranges == 1 {
-        return merge_sorted(runs, &parts, 0, u64::MAX, true, &item, &key);
+        return merge_sorted(runs, &parts, (0, u64::MAX, true), filter, &item, &key);
     }
     // Split points: quantiles of the largest run (a good sample of the keys).
     let Some(&(_, sample)) = runs.iter().max_by_key(|r| r.1.len()) else {
@@ -651,8 +678,8 @@ fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
         lo = b;
     }
     pieces.push((lo, u64::MAX, true));
-    crate::pool::map(threads, pieces, |(lo, hi, last)| {
-        merge_sorted(runs, &parts, lo, hi, last, &item, &key)
+    crate::pool::map(threads, pieces, |piece| {
+        merge_sorted(runs, &parts, piece, filter, &item, &key)
     })
     .into_iter()
     .flatten()
@@ -662,7 +689,8 @@ fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
 /// Merges the tasks' sorted runs (each sorted and distinct), restricted to keys in
 /// `lo .. hi` (`..= hi` when `last`), into one: keys ascending and distinct, each made an
 /// item with the (task, index) it came from (or not, when no witness needs it); on equal
-/// keys the earlier task wins, so the first occurrence in task order is kept.
+/// keys the earlier task wins, so the first occurrence in task order is kept. With
+/// `filter`, the keys that relation holds are dropped.
 ///
 /// The runs are laid end to end in task order and sorted by key with the standard library's
 /// stable sort, which finds the runs already there and merges them; being stable, it keeps
@@ -670,9 +698,8 @@ fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
 fn merge_sorted<E: Copy, P, T: Copy>(
     runs: &[(usize, &[E])],
     parts: &impl Fn(&E) -> (u64, P),
-    lo: u64,
-    hi: u64,
-    last: bool,
+    (lo, hi, last): (u64, u64, bool),
+    filter: Option<&Relation>,
     item: &impl Fn(u64, (u32, P)) -> T,
     key: &impl Fn(&T) -> u64,
 ) -> Vec<T> {
@@ -696,6 +723,9 @@ fn merge_sorted<E: Copy, P, T: Copy>(
     if runs.len() > 1 {
         merged.sort_by_key(key);
         merged.dedup_by_key(|e| key(e));
+    }
+    if let Some(relation) = filter {
+        relation.retain_absent(&mut merged, key);
     }
     merged
 }

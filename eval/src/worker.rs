@@ -37,6 +37,9 @@ pub(crate) struct Ctx<'a, 's> {
     pub(crate) profile: bool,
     /// Work spent per rule.
     pub(crate) rule_work: &'a [AtomicU64],
+    /// Per relation: whether the round's merge, not each task, drops the candidates the
+    /// relation holds already ([`crate::engine`]'s `late` choice).
+    pub(crate) late: &'a [bool],
 }
 
 pub(crate) fn run_tasks(
@@ -57,12 +60,16 @@ pub(crate) fn run_tasks(
         crate::radix::sort_by_key(&mut w.out.sorted, |e| e.0);
         w.out.sorted.dedup_by_key(|e| e.0);
         // And drop what the head holds already, in parallel: the merge then sees only keys
-        // that are new to the relation (which cannot change during the round).
-        if !w.out.keys.is_empty() {
+        // that are new to the relation (which cannot change during the round). Unless the
+        // merge does it, once for all the tasks' keys.
+        let early = !ctx.late.get(w.out.head).copied().unwrap_or(false);
+        if early && !w.out.keys.is_empty() {
             ctx.relations[w.out.head].retain_absent(&mut w.out.keys, |&k| k);
         }
         if !w.out.sorted.is_empty() {
-            ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
+            if early {
+                ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
+            }
             if ctx.witnesses {
                 w.out.compact();
             }
