@@ -255,8 +255,6 @@ struct Shape {
     head: Vec<Option<VarId>>,
     /// The positive literals, in the order written.
     literals: Vec<Literal>,
-    /// The relations of the recorded literals, in order: the premise words' relations.
-    recorded: Vec<u32>,
     /// The rule's variable slots.
     vars: usize,
 }
@@ -297,14 +295,14 @@ impl Shape {
                     _ => None,
                 })
                 .collect(),
-            recorded: literals
-                .iter()
-                .filter(|l| l.recorded)
-                .map(|l| l.rel)
-                .collect(),
             literals,
             vars: rule.vars,
         }
+    }
+
+    /// The recorded literals, in order: a derivation's premise words are theirs.
+    fn recorded(&self) -> impl Iterator<Item = &Literal> {
+        self.literals.iter().filter(|l| l.recorded)
     }
 }
 
@@ -465,7 +463,7 @@ impl Witnesses {
         let mut widest = vec![0usize; ir.relations.len()];
         for (r, shape) in ir.rules.iter().zip(&rules) {
             if let Some(w) = widest.get_mut(r.head) {
-                *w = (*w).max(shape.recorded.len());
+                *w = (*w).max(shape.recorded().count());
             }
         }
         Witnesses {
@@ -482,11 +480,7 @@ impl Witnesses {
         let Some(shape) = self.rules.get(rule as usize) else {
             return;
         };
-        let arities = shape
-            .literals
-            .iter()
-            .filter(|l| l.recorded)
-            .map(|l| l.arity);
+        let arities = shape.recorded().map(|l| l.arity);
         let Some(d) = self.derivs.get_mut(rel) else {
             return;
         };
@@ -560,7 +554,7 @@ impl Witnesses {
     ) -> Option<Derivation> {
         let (rule, at) = self.derivs.get(rel)?.get(id)?;
         let shape = self.rules.get(rule as usize)?;
-        let n = shape.recorded.len();
+        let n = shape.recorded().count();
         let inline;
         let words = match at {
             At::Words(pair) => {
@@ -569,7 +563,7 @@ impl Witnesses {
             }
             At::Start(start) => self.premises.get(start..start + n)?,
         };
-        let mut recorded = shape.recorded.iter().zip(words).map(|(&r, w)| w.decode(r));
+        let mut recorded = shape.recorded().zip(words).map(|(l, w)| w.decode(l.rel));
         if shape.literals.iter().all(|l| l.recorded) {
             return Some(Derivation {
                 rule,

@@ -67,9 +67,8 @@ pub(crate) fn run_tasks(
             ctx.relations[w.out.head].retain_absent(&mut w.out.keys, |&k| k);
         }
         if !w.out.sorted.is_empty() {
-            if early {
-                ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
-            }
+            // With witnesses (`sorted`) the tasks always filter: the merge never does.
+            ctx.relations[w.out.head].retain_absent(&mut w.out.sorted, |e| e.0);
             if ctx.witnesses {
                 w.out.compact();
             }
