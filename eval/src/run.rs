@@ -35,33 +35,38 @@ fn fence_low_len(half: usize) -> usize {
 
 /// Merges `b` into `a`, whose first `na` keys hold a sorted run and whose length is
 /// `na + b.len()`, writing from the back.
+///
+/// Without a branch on which side a key comes from: the keys of two runs interleave at
+/// random (a closure's round against what it knew), so such a branch would be
+/// mispredicted about every other key. The larger key is selected and both positions move
+/// by what the comparison gave.
 fn merge_back(a: &mut [u64], na: usize, b: &[u64]) {
     let (mut i, mut j) = (na, b.len());
-    let mut out = a.len();
-    while j > 0 {
-        out -= 1;
-        if i > 0 && a[i - 1] > b[j - 1] {
-            a[out] = a[i - 1];
-            i -= 1;
-        } else {
-            a[out] = b[j - 1];
-            j -= 1;
-        }
+    while i > 0 && j > 0 {
+        let (x, y) = (a[i - 1], b[j - 1]);
+        let take_a = x > y;
+        a[i + j - 1] = if take_a { x } else { y };
+        i -= usize::from(take_a);
+        j -= usize::from(!take_a);
     }
+    // What is left of `a` is in place already; what is left of `b` goes below it.
+    a[..j].copy_from_slice(&b[..j]);
 }
 
-/// Merges sorted `a` and `b` into `out` (of their total length).
+/// Merges sorted `a` and `b` into `out` (of their total length), without a branch on
+/// which side a key comes from (see [`merge_back`]).
 fn merge_forward(a: &[u64], b: &[u64], out: &mut [u64]) {
     let (mut i, mut j) = (0, 0);
-    for slot in out.iter_mut() {
-        if j >= b.len() || (i < a.len() && a[i] < b[j]) {
-            *slot = a[i];
-            i += 1;
-        } else {
-            *slot = b[j];
-            j += 1;
-        }
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let take_a = x < y;
+        out[i + j] = if take_a { x } else { y };
+        i += usize::from(take_a);
+        j += usize::from(!take_a);
     }
+    let k = i + j;
+    out[k..k + a.len() - i].copy_from_slice(&a[i..]);
+    out[k + a.len() - i..].copy_from_slice(&b[j..]);
 }
 
 /// One sorted run of distinct keys, with its fence.
@@ -293,6 +298,29 @@ mod tests {
         }
         // Sizes stay geometric.
         assert!(runs.runs.windows(2).all(|w| w[1].len() * 2 < w[0].len()));
+    }
+
+    #[test]
+    fn merges_keep_every_key_however_the_runs_overlap() {
+        let cases: [(Vec<u64>, Vec<u64>); 6] = [
+            (vec![], vec![1, 2, 3]),
+            (vec![1, 2, 3], vec![]),
+            (vec![10, 20, 30], vec![1, 2, 3]),
+            (vec![1, 2, 3], vec![10, 20, 30]),
+            (vec![1, 5, 9, 40], vec![2, 3, 10, 50, 60]),
+            (vec![7], vec![3, 9]),
+        ];
+        for (a, b) in cases {
+            let mut all: Vec<u64> = a.iter().chain(&b).copied().collect();
+            all.sort_unstable();
+            let mut back = a.clone();
+            back.resize(a.len() + b.len(), 0);
+            merge_back(&mut back, a.len(), &b);
+            assert_eq!(back, all, "back {a:?} {b:?}");
+            let mut forward = vec![0; all.len()];
+            merge_forward(&a, &b, &mut forward);
+            assert_eq!(forward, all, "forward {a:?} {b:?}");
+        }
     }
 
     #[test]
