@@ -232,7 +232,7 @@ enum At {
 
 /// Every derivation of one evaluation, packed: per derived tuple its rule and, when the
 /// rules deriving its relation record at most two premises each, the premise words
-/// themselves (8 bytes a tuple for one word, 12 for two); otherwise where its words start
+/// themselves (4 bytes a tuple for one word, see [`Packed`], 12 for two); otherwise where its words start
 /// in a shared list (8 bytes, and 4 a premise in the list). A premise's relation is the one
 /// its rule's literal names, so only the tuple's id is kept; a base fact read through the
 /// source (not held in memory) keeps its terms in an arena, and its premise word holds the
@@ -311,6 +311,10 @@ impl Shape {
 /// rules) the rule and where its words start in the shared list.
 #[derive(Clone, Debug)]
 enum Derivs {
+    /// Entries of 4 bytes, for rules recording at most one premise: see [`Packed`]. A
+    /// derivation that does not fit (a fourth rule, a premise past 2^29) turns the
+    /// relation's entries into [`Derivs::One`] first.
+    Packed(Packed),
     /// Entries with one word inline (8 bytes).
     One(Vec<Deriv<1>>),
     /// Entries with two words inline (12 bytes).
@@ -389,11 +393,89 @@ impl<const N: usize> Deriv<N> {
     }
 }
 
+/// Bits of a packed entry that name its rule.
+const PACKED_RULE_BITS: u32 = 2;
+/// Where a packed entry's rule starts.
+const PACKED_SHIFT: u32 = 32 - PACKED_RULE_BITS;
+/// A packed entry's flag: its premise is a base fact whose terms are in the arena.
+const PACKED_ARENA: u32 = 1 << (PACKED_SHIFT - 1);
+/// A packed entry's premise value, all ones for a missing premise (so values stop below it).
+const PACKED_VALUE: u32 = PACKED_ARENA - 1;
+
+/// The derivations of a relation whose rules record at most one premise each, 4 bytes a
+/// tuple: the rule's place among `rules` plus one in the top [`PACKED_RULE_BITS`] bits (0
+/// when none was recorded), then the premise word's arena flag and its value (a tuple id
+/// or an arena offset, below 2^29), or [`PACKED_VALUE`] for no premise. The closure's,
+/// same generation's, the chain's and points-to's derived relations have two or three
+/// rules each.
+#[derive(Clone, Debug, Default)]
+struct Packed {
+    /// The rules recorded so far, in the order first seen (at most three).
+    rules: Vec<u32>,
+    /// Per tuple id.
+    entries: Vec<u32>,
+}
+
+impl Packed {
+    /// The entry of a derivation by `rule`, its words `at`; `None` when it does not fit.
+    fn pack(&mut self, rule: u32, at: At) -> Option<u32> {
+        let At::Words([word, rest]) = at else {
+            return None;
+        };
+        if rest != Word::MISSING {
+            return None;
+        }
+        let low = if word == Word::MISSING {
+            PACKED_VALUE
+        } else {
+            let value = word.0 & !ARENA;
+            if value >= PACKED_VALUE {
+                return None;
+            }
+            value | if word.0 & ARENA != 0 { PACKED_ARENA } else { 0 }
+        };
+        let place = match self.rules.iter().position(|&r| r == rule) {
+            Some(place) => place,
+            None if self.rules.len() + 1 < 1 << PACKED_RULE_BITS => {
+                self.rules.push(rule);
+                self.rules.len() - 1
+            }
+            None => return None,
+        };
+        Some((place as u32 + 1) << PACKED_SHIFT | low)
+    }
+
+    /// The rule and words of `entry`, unless none was recorded.
+    fn unpack(&self, entry: u32) -> Option<(u32, At)> {
+        let place = (entry >> PACKED_SHIFT) as usize;
+        let rule = *self.rules.get(place.checked_sub(1)?)?;
+        let low = entry & ((1 << PACKED_SHIFT) - 1);
+        let word = if low & PACKED_VALUE == PACKED_VALUE {
+            Word::MISSING
+        } else {
+            Word(low & PACKED_VALUE | if low & PACKED_ARENA != 0 { ARENA } else { 0 })
+        };
+        Some((rule, At::Words([word, Word::MISSING])))
+    }
+
+    /// The same derivations, 8 bytes each.
+    fn widen(&self) -> Vec<Deriv<1>> {
+        self.entries
+            .iter()
+            .map(|&e| {
+                self.unpack(e)
+                    .and_then(|(rule, at)| Deriv::new(rule, at))
+                    .unwrap_or(Deriv::EMPTY)
+            })
+            .collect()
+    }
+}
+
 impl Derivs {
     /// The layout for rules recording at most `widest` premises.
     fn for_width(widest: usize) -> Derivs {
         match widest {
-            0 | 1 => Derivs::One(Vec::new()),
+            0 | 1 => Derivs::Packed(Packed::default()),
             2 => Derivs::Two(Vec::new()),
             _ => Derivs::Block(Vec::new()),
         }
@@ -402,7 +484,7 @@ impl Derivs {
     /// Whether an entry holds `n` premise words inline.
     fn holds_inline(&self, n: usize) -> bool {
         match self {
-            Derivs::One(_) => n <= 1,
+            Derivs::Packed(_) | Derivs::One(_) => n <= 1,
             Derivs::Two(_) => n <= 2,
             Derivs::Block(_) => false,
         }
@@ -411,6 +493,7 @@ impl Derivs {
     /// Room for ids below `n`.
     fn grow(&mut self, n: usize) {
         match self {
+            Derivs::Packed(p) if p.entries.len() < n => p.entries.resize(n, 0),
             Derivs::One(d) if d.len() < n => d.resize(n, Deriv::EMPTY),
             Derivs::Two(d) if d.len() < n => d.resize(n, Deriv::EMPTY),
             Derivs::Block(d) if d.len() < n => d.resize(n, NONE_BLOCK),
@@ -424,6 +507,13 @@ impl Derivs {
         let i = id as usize;
         self.grow(i + 1);
         match self {
+            Derivs::Packed(p) => match p.pack(rule, at) {
+                Some(entry) => p.entries[i] = entry,
+                None => {
+                    *self = Derivs::One(p.widen());
+                    self.set(id, rule, at);
+                }
+            },
             Derivs::One(d) => d[i] = Deriv::new(rule, at).unwrap_or(Deriv::EMPTY),
             Derivs::Two(d) => d[i] = Deriv::new(rule, at).unwrap_or(Deriv::EMPTY),
             Derivs::Block(d) => {
@@ -437,6 +527,7 @@ impl Derivs {
     /// Tuple `id`'s rule, and where its words are.
     fn get(&self, id: u32) -> Option<(u32, At)> {
         match self {
+            Derivs::Packed(p) => p.unpack(*p.entries.get(id as usize)?),
             Derivs::One(d) => d.get(id as usize)?.get(),
             Derivs::Two(d) => d.get(id as usize)?.get(),
             Derivs::Block(d) => {
@@ -449,6 +540,7 @@ impl Derivs {
     /// Bytes held.
     fn bytes(&self) -> usize {
         match self {
+            Derivs::Packed(p) => p.entries.len() * 4,
             Derivs::One(v) => v.len() * size_of::<Deriv<1>>(),
             Derivs::Two(v) => v.len() * size_of::<Deriv<2>>(),
             Derivs::Block(v) => v.len() * 8,
@@ -785,6 +877,52 @@ mod tests {
     }
 
     #[test]
+    fn packed_derivations_read_back_and_widen_when_one_does_not_fit() {
+        let words = |w: Word| At::Words([w, Word::MISSING]);
+        let cases = [
+            (7, words(Word::tuple(0))),
+            (3, words(Word::MISSING)),
+            (7, words(Word::arena(12))),
+            (9, words(Word::tuple(PACKED_VALUE - 1))),
+            (3, words(Word::arena(PACKED_VALUE as usize - 1))),
+        ];
+        let check = |d: &Derivs, upto: usize| {
+            for (id, (rule, at)) in cases.iter().take(upto).enumerate() {
+                let Some((r, At::Words(got))) = d.get(id as u32) else {
+                    panic!("{id}: {:?}", d.get(id as u32));
+                };
+                let At::Words(want) = at else { unreachable!() };
+                assert_eq!((r, got), (*rule, *want), "id {id}");
+            }
+            assert!(d.get(upto as u32 + 100).is_none());
+        };
+        let mut d = Derivs::for_width(1);
+        for (id, (rule, at)) in cases.iter().enumerate() {
+            d.set(id as u32, *rule, *at);
+        }
+        d.grow(cases.len() + 1);
+        assert!(d.get(cases.len() as u32).is_none(), "not recorded");
+        assert!(matches!(d, Derivs::Packed(_)));
+        assert_eq!(d.bytes(), 4 * (cases.len() + 1));
+        check(&d, cases.len());
+        // A fourth rule does not fit in two bits: every entry widens to 8 bytes.
+        let mut fourth = d.clone();
+        fourth.set(6, 11, words(Word::tuple(5)));
+        assert!(matches!(fourth, Derivs::One(_)));
+        check(&fourth, cases.len());
+        assert_eq!(fourth.get(6).map(|(r, _)| r), Some(11));
+        // Nor does a tuple id of 2^29.
+        let mut wide = d.clone();
+        wide.set(6, 7, words(Word::tuple(PACKED_VALUE)));
+        assert!(matches!(wide, Derivs::One(_)));
+        check(&wide, cases.len());
+        let Some((7, At::Words([w, _]))) = wide.get(6) else {
+            panic!("{:?}", wide.get(6));
+        };
+        assert_eq!(w, Word::tuple(PACKED_VALUE));
+    }
+
+    #[test]
     fn a_derivation_rebuilds_the_premises_it_did_not_record() {
         // tc(x, z) :- tc(x, y), e(y, z), with tc = {(1, 2), (1, 3)}.
         let (v, t) = (Arg::Var, Term);
@@ -798,7 +936,7 @@ mod tests {
         relations[1].insert(&[t(1), t(2)]);
         relations[1].insert(&[t(1), t(3)]);
         let mut w = Witnesses::new(&ir);
-        assert!(matches!(w.derivs[1], Derivs::One(_)), "one word a tuple");
+        assert!(matches!(w.derivs[1], Derivs::Packed(_)), "one word a tuple");
         assert_eq!((size_of::<Deriv<1>>(), size_of::<Deriv<2>>()), (8, 12));
         // tc(1, 3) from tc(1, 2) (id 0) and e(2, 3).
         w.record(1, 1, 0, &[Word::tuple(0)], &[]);
