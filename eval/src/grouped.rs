@@ -120,6 +120,11 @@ impl Grouped {
         Some(b.finish())
     }
 
+    /// How many terms it holds entries of.
+    pub(crate) fn terms(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
     /// How many entries it holds.
     pub(crate) fn len(&self) -> usize {
         self.ids.len()

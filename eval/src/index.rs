@@ -194,6 +194,20 @@ impl Index {
         index
     }
 
+    /// For an index on one column: its entries and the terms they are grouped under,
+    /// summed over its layers (a term in two layers counts twice).
+    pub(crate) fn groups(&self) -> Option<(usize, usize)> {
+        match self {
+            Index::Layered { layers, .. } => Some(
+                layers
+                    .iter()
+                    .fold((0, 0), |(n, t), (_, g)| (n + g.len(), t + g.terms())),
+            ),
+            Index::Dense(g) => Some((g.len(), g.terms())),
+            Index::Hash { .. } => None,
+        }
+    }
+
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).
     pub(crate) fn is_dense(&self) -> bool {
         matches!(self, Index::Dense(_))

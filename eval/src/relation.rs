@@ -9,8 +9,11 @@
 //! Set membership: a relation of one or two columns packs each tuple into a `u64` and keeps
 //! the keys (not the ids: membership is all they ask) in sorted runs ([`crate::run`]); a
 //! round's candidates are sorted once and checked against each run in order, which reads
-//! memory in order where a hash table would miss the cache on every probe. Wider relations
-//! use a hash table of tuple ids.
+//! memory in order where a hash table would miss the cache on every probe. A binary
+//! relation with an index on one column whose terms hold few entries each answers
+//! membership from that index instead (its entries carry the other column) and keeps no
+//! runs, going back to runs if the terms come to hold many. Wider relations use a hash
+//! table of tuple ids.
 
 use std::hash::BuildHasher;
 use std::ops::Range;
@@ -27,6 +30,13 @@ pub use crate::index::{KEY_COLUMNS, Mask, key_columns, pack};
 /// At least this many tuples added at once update a relation's indexes on several threads.
 const PARALLEL_INDEX: usize = 1 << 14;
 
+/// A binary relation answers membership from an index on one column instead of runs when
+/// its entries average at most this many a term (per layer)...
+const INDEX_MEMBERSHIP_ENTER: usize = 2;
+/// ...and goes back to runs when they average more than this many (a probe scans a
+/// term's entries for the other column).
+const INDEX_MEMBERSHIP_LEAVE: usize = 4;
+
 /// A derived relation.
 pub struct Relation {
     arity: usize,
@@ -34,8 +44,14 @@ pub struct Relation {
     len: u32,
     /// The set of tuples, by id (arity above 2).
     set: HashTable<u32>,
-    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs.
+    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs (empty while
+    /// `membership` is set).
     runs: Runs,
+    /// A binary relation whose index on one column holds few entries a term answers
+    /// membership from that index (its entries carry the other column), and keeps no runs:
+    /// points-to's `pt`, a variable pointing to one or two objects a round, saves the 8
+    /// bytes a tuple its runs cost. The index's mask.
+    membership: Option<Mask>,
     indexes: FxHashMap<Mask, Index>,
     stable: u32,
     recent: u32,
@@ -63,6 +79,7 @@ impl Relation {
             len: 0,
             set: HashTable::new(),
             runs: Runs::default(),
+            membership: None,
             indexes: FxHashMap::default(),
             stable: 0,
             recent: 0,
@@ -124,6 +141,9 @@ impl Relation {
                 };
                 return found.is_ok();
             }
+            if self.membership.is_some() {
+                return self.holds_key(k);
+            }
             return self.runs.contains(k);
         }
         let h = hash_tuple(tuple);
@@ -157,7 +177,62 @@ impl Relation {
     /// Keeps the candidates (sorted by key, distinct, arity 2 or less) whose packed key the
     /// relation does not hold. Reads only: several threads may filter disjoint key ranges.
     pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+        if self.membership.is_some() {
+            cands.retain(|c| !self.holds_key(key(c)));
+            return;
+        }
         self.runs.retain_absent(cands, key);
+    }
+
+    /// Whether the index `membership` names holds the binary tuple packed in `k`.
+    fn holds_key(&self, k: u64) -> bool {
+        let (a, b) = ((k >> 32) as u32, k as u32);
+        let (term, other) = match self.membership {
+            Some(0b01) => (a, b),
+            Some(0b10) => (b, a),
+            _ => return false,
+        };
+        self.lookup(self.membership.unwrap_or(0), u128::from(term), 0..self.len)
+            .any(|entries| entries.iter().any(|e| e[1] == other))
+    }
+
+    /// Moves membership between the runs and an index on one column as the index's terms
+    /// hold few entries or many ([`INDEX_MEMBERSHIP_ENTER`], [`INDEX_MEMBERSHIP_LEAVE`]).
+    fn update_membership(&mut self, threads: usize) {
+        if self.arity != 2 || self.loaded {
+            return;
+        }
+        let groups = |mask: Mask| self.indexes.get(&mask).and_then(Index::groups);
+        match self.membership {
+            Some(mask) => {
+                let Some((n, terms)) = groups(mask) else {
+                    return;
+                };
+                if n > INDEX_MEMBERSHIP_LEAVE * terms {
+                    // The runs again, from every tuple.
+                    let mut keys: Vec<u64> = self
+                        .tuples
+                        .as_chunks::<2>()
+                        .0
+                        .iter()
+                        .map(|t| pack_small(t))
+                        .collect();
+                    crate::radix::sort_by_key(&mut keys, |&k| k);
+                    self.runs = Runs::default();
+                    self.runs.push(keys, threads);
+                    self.membership = None;
+                }
+            }
+            None => {
+                let small = [0b01, 0b10].into_iter().find(|&mask| {
+                    groups(mask).is_some_and(|(n, terms)| n <= INDEX_MEMBERSHIP_ENTER * terms)
+                });
+                if let Some(mask) = small {
+                    self.runs = Runs::default();
+                    self.membership = Some(mask);
+                }
+            }
+        }
     }
 
     /// Appends tuples given by packed keys (sorted, distinct, absent from the relation) as a
@@ -167,11 +242,25 @@ impl Relation {
         if keys.is_empty() {
             return first;
         }
+        if self.membership.is_some() {
+            self.push_keys(&keys);
+            self.index_new(first..self.len, threads);
+            self.update_membership(threads);
+            return first;
+        }
+        self.append_keys_to_runs(keys, threads);
+        self.update_membership(threads);
+        first
+    }
+
+    /// [`Relation::append_keys`] for a relation keeping runs.
+    fn append_keys_to_runs(&mut self, keys: Vec<u64>, threads: usize) {
+        let first = self.len;
         if threads < 2 || keys.len() < PARALLEL_INDEX {
             self.push_keys(&keys);
             self.runs.push(keys, threads);
             self.index_new(first..self.len, threads);
-            return first;
+            return;
         }
         let mut runs = std::mem::take(&mut self.runs);
         if self.indexes.is_empty() {
@@ -195,7 +284,6 @@ impl Relation {
             crate::pool::join(|| runs.push(keys, 1), || self.index_new(ids, 1));
         }
         self.runs = runs;
-        first
     }
 
     /// Appends the tuples packed in `keys` (arity 2 or less) to the tuples, without
@@ -332,6 +420,7 @@ impl Relation {
     pub fn ensure_index(&mut self, mask: Mask) {
         if let Some(index) = self.missing_index(mask) {
             self.indexes.insert(mask, index);
+            self.update_membership(1);
         }
     }
 
@@ -353,6 +442,7 @@ impl Relation {
     /// Adds an index built by [`Relation::missing_index`] (unless one exists by now).
     pub(crate) fn add_index(&mut self, mask: Mask, index: Index) {
         self.indexes.entry(mask).or_insert(index);
+        self.update_membership(1);
     }
 
     /// Its index on `mask`, when it has one ([`Relation::ensure_index`]).
@@ -482,6 +572,67 @@ mod tests {
             assert!(two.contains(t));
         }
         assert!(!two.contains(&t(&[100_004, 0])));
+    }
+
+    #[test]
+    fn membership_moves_to_a_small_grouped_index_and_back_to_runs() {
+        let mut r = Relation::new(2);
+        let mut held = std::collections::BTreeSet::new();
+        let add = |r: &mut Relation,
+                   held: &mut std::collections::BTreeSet<u64>,
+                   keys: Vec<u64>,
+                   threads: usize| {
+            let mut keys: Vec<u64> = keys.into_iter().filter(|k| !held.contains(k)).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let mut cands = keys.clone();
+            r.retain_absent(&mut cands, |&k| k);
+            assert_eq!(cands, keys, "new keys are absent");
+            held.extend(keys.iter().copied());
+            r.append_keys(keys, threads);
+            r.advance();
+        };
+        let check = |r: &Relation, held: &std::collections::BTreeSet<u64>| {
+            for a in 0..60u64 {
+                for b in 0..60u64 {
+                    let k = a << 32 | b;
+                    let tuple = t(&[a as u32, b as u32]);
+                    assert_eq!(r.contains(&tuple), held.contains(&k), "{a} {b}");
+                    let mut cands = vec![k];
+                    r.retain_absent(&mut cands, |&k| k);
+                    assert_eq!(cands.is_empty(), held.contains(&k), "{a} {b}");
+                }
+            }
+        };
+        // One object a variable: the index on the first column takes over, and the runs go.
+        add(
+            &mut r,
+            &mut held,
+            (0..50u64).map(|a| a << 32 | (a + 1)).collect(),
+            1,
+        );
+        assert_eq!(r.membership, None, "no index yet");
+        r.ensure_index(0b01);
+        assert_eq!(r.membership, Some(0b01));
+        assert_eq!(r.runs.len(), 0);
+        add(
+            &mut r,
+            &mut held,
+            (0..50u64).map(|a| a << 32 | (a + 2)).collect(),
+            2,
+        );
+        assert_eq!(r.membership, Some(0b01), "two a term");
+        check(&r, &held);
+        // Fifty objects each: past four entries a term, the runs come back, whole.
+        for round in 0..3u64 {
+            let keys = (0..50u64)
+                .flat_map(|a| (0..20u64).map(move |b| (a << 32) | ((b * 3 + round) % 60)))
+                .collect();
+            add(&mut r, &mut held, keys, 1);
+        }
+        assert_eq!(r.membership, None);
+        assert_eq!(r.runs.len(), held.len());
+        check(&r, &held);
     }
 
     #[test]

@@ -218,6 +218,16 @@ pub struct Runs {
 }
 
 impl Runs {
+    /// How many keys the runs hold.
+    pub fn len(&self) -> usize {
+        self.runs.iter().map(Run::len).sum()
+    }
+
+    /// Whether the runs hold no key.
+    pub fn is_empty(&self) -> bool {
+        self.runs.iter().all(Run::is_empty)
+    }
+
     /// Whether some run holds `k`.
     pub fn contains(&self, k: u64) -> bool {
         self.runs.iter().any(|r| r.contains(k))
