@@ -178,7 +178,10 @@ pub fn evaluate<'s>(
         relations: ir
             .relations
             .iter()
-            .map(|r| Relation::new(r.arity))
+            .map(|r| match options.witnesses {
+                true => Relation::new(r.arity).keeping_runs(),
+                false => Relation::new(r.arity),
+            })
             .collect(),
         witnesses: options.witnesses.then(|| Witnesses::new(ir)),
         base_info,

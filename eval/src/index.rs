@@ -208,6 +208,19 @@ impl Index {
         }
     }
 
+    /// For an index on one column of a binary relation (entries carrying the other
+    /// column): whether some tuple holds `term` in the key column and `other` in the other.
+    pub(crate) fn holds(&self, term: u32, other: u32) -> bool {
+        let held = |g: &Grouped| g.get(term).iter().any(|e| e[1] == other);
+        match self {
+            Index::Layered { layers, .. } => layers.iter().any(|(_, g)| held(g)),
+            Index::Dense(g) => held(g),
+            Index::Hash { map, .. } => map
+                .get(&u128::from(term))
+                .is_some_and(|ids| ids.iter().any(|e| e[1] == other)),
+        }
+    }
+
     /// Whether the index takes new tuples (a dense one must be rebuilt instead).
     pub(crate) fn is_dense(&self) -> bool {
         matches!(self, Index::Dense(_))
