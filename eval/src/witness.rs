@@ -232,7 +232,7 @@ enum At {
 
 /// Every derivation of one evaluation, packed: per derived tuple its rule and, when the
 /// rules deriving its relation record at most two premises each, the premise words
-/// themselves (4 bytes a tuple for one word, see [`Packed`], 12 for two); otherwise where its words start
+/// themselves (4 bytes a tuple for one word, 12 for two); otherwise where its words start
 /// in a shared list (8 bytes, and 4 a premise in the list). A premise's relation is the one
 /// its rule's literal names, so only the tuple's id is kept; a base fact read through the
 /// source (not held in memory) keeps its terms in an arena, and its premise word holds the
