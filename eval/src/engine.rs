@@ -601,10 +601,10 @@ const PARALLEL_RECORD: usize = 1 << 14;
 type Fresh = (u64, (u32, [u32; INLINE]));
 
 /// Records the derivations of a round's new tuples of `rel`, `fresh` (pieces in key
-/// order, ids from `first` on), from the tasks' outputs `outs`. A candidate of a rule of few literals
-/// carries its premise words, recorded in order; otherwise each task's premise words are
-/// kept as a block (those of the candidates it kept), and a tuple points into its
-/// origin's block.
+/// order, ids from `first` on), from the tasks' outputs `outs`. A candidate of a rule of
+/// few literals carries its premise words, recorded in order; otherwise each task's
+/// premise words are kept as a block (those of the candidates it kept), and a tuple points
+/// into its origin's block.
 fn record_fresh(
     w: &mut Witnesses,
     rel: RelId,
