@@ -178,9 +178,13 @@ pub fn evaluate<'s>(
         relations: ir
             .relations
             .iter()
-            .map(|r| match options.witnesses {
-                true => Relation::new(r.arity).keeping_runs(),
-                false => Relation::new(r.arity),
+            .map(|r| {
+                let relation = Relation::new(r.arity);
+                if options.witnesses {
+                    relation.keeping_runs()
+                } else {
+                    relation
+                }
             })
             .collect(),
         witnesses: options.witnesses.then(|| Witnesses::new(ir)),
@@ -705,18 +709,14 @@ fn new_keys<E: Copy + Sync, P, T: Copy + Send>(
     })
 }
 
-/// The pieces [`new_keys`] returns, laid end to end in one vector (taken whole when there
-/// is one; otherwise copied once into a vector of the exact size, where a flattening
+/// The pieces [`new_keys`] returns, laid end to end in one vector: taken whole when there
+/// is one, else copied once into a vector of the exact size (`slice::concat`; a flattening
 /// collect would grow it by doubling).
 fn concat<T: Copy>(mut pieces: Vec<Vec<T>>) -> Vec<T> {
-    if pieces.len() == 1 {
-        return pieces.pop().unwrap_or_default();
+    match pieces.len() {
+        1 => pieces.pop().unwrap_or_default(),
+        _ => pieces.concat(),
     }
-    let mut all = Vec::with_capacity(pieces.iter().map(Vec::len).sum());
-    for piece in &pieces {
-        all.extend_from_slice(piece);
-    }
-    all
 }
 
 /// Keys per split point sampled from the tasks' runs (at least one sample a run).

@@ -164,11 +164,8 @@ impl Relation {
                 };
                 return found.is_ok();
             }
-            if let Some(mask) = self.membership {
-                return self
-                    .indexes
-                    .get(&mask)
-                    .is_some_and(|i| holds_key(i, mask, k));
+            if let Some((mask, index)) = self.membership_index() {
+                return holds_key(index, mask, k);
             }
             return self.runs.contains(k);
         }
@@ -203,13 +200,16 @@ impl Relation {
     /// Keeps the candidates (sorted by key, distinct, arity 2 or less) whose packed key the
     /// relation does not hold. Reads only: several threads may filter disjoint key ranges.
     pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: impl Fn(&T) -> u64) {
-        if let Some(mask) = self.membership {
-            if let Some(index) = self.indexes.get(&mask) {
-                cands.retain(|c| !holds_key(index, mask, key(c)));
-            }
-            return;
+        match self.membership_index() {
+            Some((mask, index)) => cands.retain(|c| !holds_key(index, mask, key(c))),
+            None => self.runs.retain_absent(cands, key),
         }
-        self.runs.retain_absent(cands, key);
+    }
+
+    /// The index that answers membership instead of the runs, and its mask, if any.
+    fn membership_index(&self) -> Option<(Mask, &Index)> {
+        let mask = self.membership?;
+        Some((mask, self.indexes.get(&mask)?))
     }
 
     /// Moves membership between the runs and an index on one column as the index's terms
