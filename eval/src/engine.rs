@@ -618,6 +618,29 @@ fn record_fresh(
     outs: &[usize],
 ) {
     let count: usize = fresh.iter().map(Vec::len).sum();
+    if outs
+        .iter()
+        .all(|&o| outputs[o].inline() && outputs[o].base_terms.is_empty())
+    {
+        // Tuple ids alone: recorded in one pass, the words past each rule's stride
+        // cleared.
+        let width = outs.iter().map(|&o| outputs[o].stride).max().unwrap_or(0);
+        let items = fresh.iter().flatten().map(|&(_, (o, words))| {
+            let out = &outputs[o as usize];
+            // Word by word (a loop over the unused ones compiles to a `memset` call).
+            let words = std::array::from_fn(|k| {
+                if k < out.stride {
+                    Word::from_raw(words[k])
+                } else {
+                    Word::MISSING
+                }
+            });
+            (out.rule, words)
+        });
+        if w.record_words(rel, first, count, width, items) {
+            return;
+        }
+    }
     w.reserve(rel, first + count as u32);
     let mut starts = vec![0usize; outputs.len()];
     for &o in outs {
