@@ -28,6 +28,7 @@
 pub mod answer;
 pub mod ast;
 pub mod budget;
+mod buffer;
 pub mod check;
 mod cycles;
 pub mod cypher;
