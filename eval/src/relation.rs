@@ -310,7 +310,7 @@ impl Relation {
         }
         let first = self.tuples.len();
         if threads < 2 || keys.len() < PARALLEL_INDEX {
-            self.tuples.reserve(keys.len() * arity);
+            crate::buffer::make_room(&mut self.tuples, keys.len() * arity);
             for &k in keys {
                 match arity {
                     2 => self

@@ -123,6 +123,7 @@ impl Run {
     pub fn merge(&mut self, b: &[u64], threads: usize) {
         let (na, nb) = (self.keys.len(), b.len());
         if threads < 2 || na + nb < PARALLEL_MERGE || na == 0 || nb == 0 {
+            crate::buffer::make_room(&mut self.keys, nb);
             self.keys.resize(na + nb, 0);
             merge_back(&mut self.keys, na, b);
             self.build_fence();
