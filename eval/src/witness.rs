@@ -490,14 +490,19 @@ impl Derivs {
         }
     }
 
-    /// Room for ids below `n`.
+    /// Room for ids below `n` (grown as [`crate::buffer::make_room`] grows a buffer).
     fn grow(&mut self, n: usize) {
+        fn fill<T: Clone>(d: &mut Vec<T>, n: usize, empty: T) {
+            if d.len() < n {
+                crate::buffer::make_room(d, n - d.len());
+                d.resize(n, empty);
+            }
+        }
         match self {
-            Derivs::Packed(p) if p.entries.len() < n => p.entries.resize(n, 0),
-            Derivs::One(d) if d.len() < n => d.resize(n, Deriv::EMPTY),
-            Derivs::Two(d) if d.len() < n => d.resize(n, Deriv::EMPTY),
-            Derivs::Block(d) if d.len() < n => d.resize(n, NONE_BLOCK),
-            _ => {}
+            Derivs::Packed(p) => fill(&mut p.entries, n, 0),
+            Derivs::One(d) => fill(d, n, Deriv::EMPTY),
+            Derivs::Two(d) => fill(d, n, Deriv::EMPTY),
+            Derivs::Block(d) => fill(d, n, NONE_BLOCK),
         }
     }
 
@@ -662,6 +667,8 @@ impl Witnesses {
     pub fn adopt(&mut self, words: &[Word], base_terms: &[Term]) -> usize {
         let start = self.premises.len();
         let shift = self.base_terms.len();
+        crate::buffer::make_room(&mut self.premises, words.len());
+        crate::buffer::make_room(&mut self.base_terms, base_terms.len());
         self.premises
             .extend(words.iter().map(|&w| match w.arena_offset() {
                 Some(s) => Word::arena(s + shift),
