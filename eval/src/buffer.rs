@@ -1,45 +1,57 @@
-//! Growing buffers: where a relation's tuples and a run's keys find room to grow, and which
-//! threads fault their new pages in.
+//! Growing buffers: where a relation's tuples (of a relation of two columns or fewer), a
+//! run's keys and a relation's derivations find room to grow, and which threads fault
+//! their new pages in.
 //!
 //! Two costs show on the machine of `benches/RESULTS.md`. A fresh page costs its first
 //! writer a fault, about 2 us a 4 KiB page: a round's 39 MB of keys is 19 ms of faults on
 //! one thread. And a vector that cannot grow where it is moves: the allocator's
 //! `realloc` copies it on one thread into a new buffer, faulting every page of it (the
 //! closure's tuples moving from 9.7 to 19 MB: 7 ms), unless the buffer is one the
-//! allocator mapped on its own (glibc maps every allocation of [`MAPPED`] bytes or more),
-//! which grows by remapping its pages, with no copy.
+//! allocator mapped on its own (64-bit glibc normally maps an allocation of [`MAPPED`]
+//! bytes or more), which grows by remapping its pages, with no copy.
 
 use std::mem::MaybeUninit;
 
-/// Glibc's largest mmap threshold: an allocation of at least this many bytes gets mapped
-/// pages of its own, grows by remapping them (no copy), and its untouched pages are never
-/// resident.
+/// Glibc's largest mmap threshold on 64-bit targets: an allocation of at least this many
+/// bytes normally gets mapped pages of its own, grows by remapping them (no copy), and
+/// its untouched pages are never resident.
 const MAPPED: usize = 32 << 20;
 
-/// Past this many bytes a growing buffer reserves at least [`MAPPED`] bytes of addresses.
+/// A buffer whose doubled capacity reaches this many bytes (one holding 512 KiB or more)
+/// reserves at least [`MAPPED`] bytes of addresses.
 const LARGE: usize = 1 << 20;
 
+/// Whether large buffers reserve [`MAPPED`] bytes: on 64-bit targets, where addresses are
+/// plentiful (on 32-bit ones glibc's threshold is far lower, and the addresses are few).
+const RESERVE_MAPPED: bool = cfg!(target_pointer_width = "64");
+
 /// Makes room in `v` for `n` more items: as `Vec::reserve` does (at least doubling), except
-/// that a buffer growing past [`LARGE`] bytes reserves at least [`MAPPED`]. Such a buffer is
-/// mapped on its own from then on, so it grows without a copy, and the addresses reserved
-/// past what it holds cost no memory (pages are resident once written), and the buffer it
-/// leaves is not left behind as a hole in the allocator's heap. The closure's tuples and
-/// runs moved 6 times a run before, 24 ms of copying and faults; peak resident memory
-/// went from 116 to 86 MB on same generation (at one thread and at two), 166 to 138 MB on
-/// the chain, 527 to 489 MB on points-to with witnesses at one thread.
+/// that a buffer whose doubled capacity reaches [`LARGE`] bytes reserves at least
+/// [`MAPPED`]. Such a buffer is then normally mapped on its own, so it grows without a
+/// copy (its first move out of the heap, at most 1 MB, still copies), the addresses
+/// reserved past what it holds cost no memory (pages are resident once written), and the
+/// buffer it leaves is not left behind as a hole in the allocator's heap. The closure's
+/// tuples and runs moved 6 times a run before, 24 ms of copying and faults; peak resident
+/// memory went from 116 to 86 MB on same generation (at one thread and at two), 166 to
+/// 138 MB on the chain, 527 to 489 MB on points-to with witnesses at one thread. Where
+/// the system refuses the reservation (overcommit disabled, an address-space limit), it
+/// falls back to `Vec::reserve`.
 ///
-/// The tuples of a relation and the keys of a run grow this way, at every thread count.
+/// The tuples of a relation of two columns or fewer, the keys of a run, and a relation's
+/// derivations and premise words grow this way, at every thread count.
 pub(crate) fn make_room<T>(v: &mut Vec<T>, n: usize) {
     let len = v.len();
     if v.capacity() - len >= n {
         return;
     }
     let size = size_of::<T>().max(1);
-    let mut want = (v.capacity() * 2).max(len + n);
-    if want * size >= LARGE {
+    let mut want = v.capacity().saturating_mul(2).max(len + n);
+    if RESERVE_MAPPED && want.saturating_mul(size) >= LARGE {
         want = want.max(MAPPED / size);
     }
-    v.reserve_exact(want - len);
+    if v.try_reserve_exact(want - len).is_err() {
+        v.reserve(n);
+    }
 }
 
 /// Grows `v` by `n` default items ([`make_room`]), their pages first written on two threads
@@ -80,16 +92,30 @@ mod tests {
 
     #[test]
     fn a_large_buffer_reserves_a_mapped_buffer_a_small_one_doubles() {
-        let mut small: Vec<u64> = Vec::with_capacity(16);
-        small.extend(0..16);
+        let full = |items: usize| -> Vec<u64> {
+            let mut v = Vec::with_capacity(items);
+            v.resize(items, 7);
+            v
+        };
+        let mut small = full(16);
         make_room(&mut small, 1);
         assert_eq!(small.capacity(), 32);
         make_room(&mut small, 1);
         assert_eq!(small.capacity(), 32, "room enough: no change");
-        let mut large: Vec<u64> = vec![7; LARGE / 8];
-        make_room(&mut large, 1);
-        assert_eq!(large.capacity(), MAPPED / 8);
-        assert!(large.iter().all(|&x| x == 7));
+        // Just under the threshold: doubled, 1 MiB less 16 bytes.
+        let mut under = full(LARGE / 16 - 1);
+        make_room(&mut under, 1);
+        assert_eq!(under.capacity(), LARGE / 8 - 2);
+        // At it (512 KiB held, doubled to 1 MiB): the mapped size, on 64-bit targets.
+        let mut at = full(LARGE / 16);
+        make_room(&mut at, 1);
+        let mapped = if RESERVE_MAPPED {
+            MAPPED / 8
+        } else {
+            LARGE / 8
+        };
+        assert_eq!(at.capacity(), mapped);
+        assert!(at.iter().all(|&x| x == 7));
         let mut huge: Vec<u8> = vec![1; MAPPED];
         make_room(&mut huge, 1);
         assert_eq!(huge.capacity(), 2 * MAPPED, "past MAPPED it doubles");

@@ -308,6 +308,10 @@ impl Relation {
         if arity == 0 {
             return;
         }
+        debug_assert!(
+            arity <= 2,
+            "push_keys takes packed keys of two terms at most"
+        );
         let first = self.tuples.len();
         if threads < 2 || keys.len() < PARALLEL_INDEX {
             crate::buffer::make_room(&mut self.tuples, keys.len() * arity);
@@ -316,7 +320,8 @@ impl Relation {
                     2 => self
                         .tuples
                         .extend_from_slice(&[Term((k >> 32) as u32), Term(k as u32)]),
-                    _ => self.tuples.push(Term(k as u32)),
+                    1 => self.tuples.push(Term(k as u32)),
+                    _ => {}
                 }
             }
             return;
