@@ -119,7 +119,7 @@ impl Run {
     /// grow by `b`'s length and the merge writes from the back, so no third buffer is
     /// needed (a large vector grows by remapping its pages, not by copying them). With two
     /// threads or more and a large merge, the output is cut in two at the merge path and
-    /// the halves are merged at once, still in place ([`Run::merge_halves`]).
+    /// the halves are merged at once, still in place (`Run::merge_halves`).
     pub fn merge(&mut self, b: &[u64], threads: usize) {
         let (na, nb) = (self.keys.len(), b.len());
         if threads < 2 || na + nb < PARALLEL_MERGE || na == 0 || nb == 0 {
