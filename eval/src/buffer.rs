@@ -54,6 +54,14 @@ pub(crate) fn make_room<T>(v: &mut Vec<T>, n: usize) {
     }
 }
 
+/// Whether growing `v` by `n` items would move it by copying: it is out of room, and small
+/// enough to be in the allocator's heap rather than a mapping of its own (a mapping grows
+/// by remapping its pages). A caller about to rewrite every item anyway can then write
+/// them into a new buffer instead ([`crate::run::Run::merge`]).
+pub(crate) fn would_move<T>(v: &Vec<T>, n: usize) -> bool {
+    v.capacity() - v.len() < n && v.capacity().saturating_mul(size_of::<T>()) < MAPPED
+}
+
 /// Grows `v` by `n` default items ([`make_room`]), their pages first written on two threads
 /// (each thread takes the faults of its half); the `resize` that follows writes the items
 /// again, over pages already there.

@@ -43,6 +43,21 @@ fn merge_back(a: &mut [u64], na: usize, b: &[u64]) {
     a[..j].copy_from_slice(&b[..j]);
 }
 
+/// Merges `a` and `b` into `out` (of their summed length), writing from the front,
+/// without a branch on which side a key comes from (as [`merge_back`]).
+fn merge_forward(out: &mut [u64], a: &[u64], b: &[u64]) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        let take_a = x < y;
+        out[i + j] = if take_a { x } else { y };
+        i += usize::from(take_a);
+        j += usize::from(!take_a);
+    }
+    let rest = if i < a.len() { &a[i..] } else { &b[j..] };
+    out[i + j..].copy_from_slice(rest);
+}
+
 /// Merges `b` into `out`, whose last `out.len() - b.len()` keys hold a sorted run,
 /// writing from the front. A write never passes the next key of the run still to be read
 /// (it lands `b.len() - j` places below it, `j` being how many of `b` are written), so
@@ -59,6 +74,34 @@ fn merge_front(out: &mut [u64], b: &[u64]) {
     }
     let k = i - off + j;
     out[k..k + b.len() - j].copy_from_slice(&b[j..]);
+}
+
+/// Runs `low` on `keys[..half]` and `high` on `keys[half..]` at once, then each fills the
+/// entries of `fence` (one every [`BLOCK`] keys) of the keys it wrote.
+fn in_halves(
+    keys: &mut [u64],
+    fence: &mut [u64],
+    half: usize,
+    low: impl FnOnce(&mut [u64]) + Send,
+    high: impl FnOnce(&mut [u64]) + Send,
+) {
+    let (keys_low, keys_high) = keys.split_at_mut(half);
+    let first = fence_low_len(half);
+    let (fence_low, fence_high) = fence.split_at_mut(first);
+    crate::pool::join(
+        || {
+            low(keys_low);
+            for (f, slot) in fence_low.iter_mut().enumerate() {
+                *slot = keys_low[f * BLOCK];
+            }
+        },
+        || {
+            high(keys_high);
+            for (f, slot) in fence_high.iter_mut().enumerate() {
+                *slot = keys_high[(first + f) * BLOCK - half];
+            }
+        },
+    );
 }
 
 /// One sorted run of distinct keys, with its fence.
@@ -143,6 +186,11 @@ impl Run {
     /// writes), and each fills the fence entries of its own keys. The closure's 4.26M-key
     /// merge: 16.3 ms on one thread, 9.7 on two (copying the high half aside instead, into
     /// fresh pages, made it slower than one thread).
+    ///
+    /// When growing the buffer would move it by copying (out of room, and in the heap:
+    /// [`crate::buffer::would_move`]), each half is merged from the front into a new
+    /// buffer instead, its pages first written on both threads: no copy of the run, and no
+    /// move of its upper keys.
     fn merge_halves(&mut self, b: &[u64]) {
         let (na, nb) = (self.keys.len(), b.len());
         let half = (na + nb) / 2;
@@ -157,27 +205,33 @@ impl Run {
             }
         }
         let (i, j) = (lo, half - lo);
-        crate::buffer::grow(&mut self.keys, nb);
-        self.keys.copy_within(i..na, i + nb);
-        let (low, high) = self.keys.split_at_mut(half);
         self.fence.clear();
         self.fence.resize((na + nb).div_ceil(BLOCK), 0);
-        let (fence_low, fence_high) = self.fence.split_at_mut(fence_low_len(half));
         let (b_low, b_high) = b.split_at(j);
-        crate::pool::join(
-            || {
-                merge_back(low, i, b_low);
-                for (f, slot) in fence_low.iter_mut().enumerate() {
-                    *slot = low[f * BLOCK];
-                }
-            },
-            || {
-                merge_front(high, b_high);
-                let first = fence_low_len(half);
-                for (f, slot) in fence_high.iter_mut().enumerate() {
-                    *slot = high[(first + f) * BLOCK - half];
-                }
-            },
+        if crate::buffer::would_move(&self.keys, nb) {
+            // Moving would copy every key on one thread: both halves are merged into a
+            // new buffer instead (its pages first written on both threads).
+            let mut out = Vec::new();
+            crate::buffer::grow(&mut out, na + nb);
+            let (a_low, a_high) = self.keys.split_at(i);
+            in_halves(
+                &mut out,
+                &mut self.fence,
+                half,
+                |low| merge_forward(low, a_low, b_low),
+                |high| merge_forward(high, a_high, b_high),
+            );
+            self.keys = out;
+            return;
+        }
+        crate::buffer::grow(&mut self.keys, nb);
+        self.keys.copy_within(i..na, i + nb);
+        in_halves(
+            &mut self.keys,
+            &mut self.fence,
+            half,
+            |low| merge_back(low, i, b_low),
+            |high| merge_front(high, b_high),
         );
     }
 
@@ -334,6 +388,9 @@ mod tests {
             front.extend_from_slice(&a);
             merge_front(&mut front, &b);
             assert_eq!(front, all, "front {a:?} {b:?}");
+            let mut forward = vec![0; a.len() + b.len()];
+            merge_forward(&mut forward, &a, &b);
+            assert_eq!(forward, all, "forward {a:?} {b:?}");
         }
     }
 
@@ -362,16 +419,26 @@ mod tests {
             &|k| k == n / 2,
             &|k| k != n / 2,
         ];
+        let fence: Vec<u64> = all.iter().step_by(BLOCK).copied().collect();
         for (c, in_b) in cases.iter().enumerate() {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             for (k, &key) in all.iter().enumerate() {
                 if in_b(k) { b.push(key) } else { a.push(key) }
             }
-            let mut run = Run::new(a);
-            run.merge(&b, 2);
-            assert!(run.keys == all, "case {c}");
-            let fence: Vec<u64> = all.iter().step_by(BLOCK).copied().collect();
-            assert!(run.fence == fence, "case {c}");
+            // With room for `b` the run merges in place; without, into a new buffer.
+            for room in [true, false] {
+                let mut a = a.clone();
+                if room {
+                    a.reserve_exact(b.len());
+                } else {
+                    a.shrink_to_fit();
+                }
+                assert_eq!(crate::buffer::would_move(&a, b.len()), !room, "case {c}");
+                let mut run = Run::new(a);
+                run.merge(&b, 2);
+                assert!(run.keys == all, "case {c}, room {room}");
+                assert!(run.fence == fence, "case {c}, room {room}");
+            }
         }
     }
 }
