@@ -1,13 +1,15 @@
-//! `strata ask`: the `ask` tool of a server over the database, called once; with the model
+//! `strata ask`: a question answered by the application's `ask`, once; with the model
 //! flags (`--model-url`, `--fallback-name`, ...) that `strata serve` takes too, and the
-//! server's limits from the flags.
+//! limits from the flags.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use strata_app::{App, AskOptions, AskRequest, Call, Language, Mode, ModelFlags, Options};
+use strata_eval::budget::Cancel;
 
-use super::{ProgramError, duration};
+use super::{ProgramError, duration, print, program_error};
 
 /// The models `ask` translates questions with (`strata ask`, and the `ask` tool of
 /// `strata serve`).
@@ -39,25 +41,23 @@ pub(crate) struct ModelArgs {
     #[arg(long, default_value = "60s", help_heading = "Models (ask)")]
     pub(crate) model_timeout: String,
     /// How many programs each model may write for one question.
-    #[arg(long, default_value_t = strata_mcp::ask::DEFAULT_TRIES, help_heading = "Models (ask)")]
+    #[arg(long, default_value_t = strata_app::ask::DEFAULT_TRIES, help_heading = "Models (ask)")]
     pub(crate) tries: u32,
 }
 
 impl ModelArgs {
-    fn options(&self) -> Result<strata_mcp::AskOptions> {
-        Ok(strata_mcp::AskOptions::from_flags(
-            &strata_mcp::ModelFlags {
-                model_url: self.model_url.clone(),
-                model_name: self.model_name.clone(),
-                model_key_env: self.model_key_env.clone(),
-                fallback_url: self.fallback_url.clone(),
-                fallback_name: self.fallback_name.clone(),
-                fallback_kind: self.fallback_kind.clone(),
-                fallback_key_env: self.fallback_key_env.clone(),
-                timeout: Some(duration(&self.model_timeout).context("--model-timeout")?),
-                tries: self.tries,
-            },
-        )?)
+    fn options(&self) -> Result<AskOptions> {
+        Ok(AskOptions::from_flags(&ModelFlags {
+            model_url: self.model_url.clone(),
+            model_name: self.model_name.clone(),
+            model_key_env: self.model_key_env.clone(),
+            fallback_url: self.fallback_url.clone(),
+            fallback_name: self.fallback_name.clone(),
+            fallback_kind: self.fallback_kind.clone(),
+            fallback_key_env: self.fallback_key_env.clone(),
+            timeout: Some(duration(&self.model_timeout).context("--model-timeout")?),
+            tries: self.tries,
+        })?)
     }
 }
 
@@ -90,14 +90,14 @@ pub(crate) struct AskArgs {
     pub(crate) models: ModelArgs,
 }
 
-/// A server's limits and models from the flags.
-pub(crate) fn server_options(
+/// The limits and models from the flags.
+pub(crate) fn app_options(
     limit: u64,
     max_work: Option<u64>,
     timeout: &str,
     models: &ModelArgs,
-) -> Result<strata_mcp::Options> {
-    Ok(strata_mcp::Options {
+) -> Result<Options> {
+    Ok(Options {
         limit: limit.max(1),
         max_work,
         timeout: duration(timeout)?,
@@ -106,28 +106,38 @@ pub(crate) fn server_options(
     })
 }
 
-/// `strata ask`: the `ask` tool of a server over the database, called once.
+/// `strata ask`: the question answered once, as the `ask` tool answers it.
 pub(crate) fn ask(args: &AskArgs) -> Result<()> {
-    let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
-    let server = strata_mcp::Server::open(&args.db, options)?;
-    let mut call = serde_json::json!({
-        "question": args.question,
-        "mode": args.mode,
-        "json": args.json,
-    });
-    if let Some(language) = &args.language {
-        call["language"] = language.as_str().into();
+    let options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let app = App::open(&args.db, options)?;
+    let request = AskRequest {
+        question: args.question.clone(),
+        mode: match args.mode.as_str() {
+            "local" => Mode::Local,
+            "frontier" => Mode::Frontier,
+            _ => Mode::Both,
+        },
+        language: match args.language.as_deref() {
+            Some("cypher") => Some(Language::Cypher),
+            Some(_) => Some(Language::Datalog),
+            None => None,
+        },
+        limit: 0,
+        max_work: 0,
+    };
+    match app.ask(
+        &Call::plain(strata_app::ask::TOOL),
+        &request,
+        &Cancel::new(),
+    ) {
+        Ok(out) => print(&out, args.json),
+        Err(strata_app::CallError::Ask(e)) if args.json && e.json().is_some() => {
+            let j = e.json().unwrap_or_default();
+            Err(
+                ProgramError(serde_json::to_string_pretty(&j).unwrap_or_else(|_| e.to_string()))
+                    .into(),
+            )
+        }
+        Err(e) => Err(program_error(e)),
     }
-    let out = server
-        .call(
-            strata_mcp::ask::TOOL,
-            call.as_object().cloned(),
-            &strata_eval::budget::Cancel::new(),
-        )
-        .context("this build has no ask tool")?;
-    if out.is_error {
-        return Err(ProgramError(out.text).into());
-    }
-    say!("{}", out.text)?;
-    Ok(())
 }

@@ -164,7 +164,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
     };
     // This process holds the database: a socket left there by a killed server is stale.
     #[cfg(unix)]
-    strata_mcp::ingest_socket::remove_stale_socket(&args.db);
+    strata_app::ingest_socket::remove_stale_socket(&args.db);
     let bar = progress_bar();
     let started = std::time::Instant::now();
     let mut batch = store.batch(BatchOptions {
@@ -200,7 +200,7 @@ pub(crate) fn ingest_via_server(
     specs: &[(PathBuf, DumpSpec)],
     in_use: StoreError,
 ) -> Result<()> {
-    use strata_mcp::ingest_socket::{self, SendError};
+    use strata_app::ingest_socket::{self, SendError};
     let options = BatchOptions {
         buffer_facts: args.buffer,
         ..batch_options(&args.batch, &args.tier, args.replace)?

@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
+use strata_app::{Call, CypherRequest, binds_from_flags};
+use strata_eval::budget::Cancel;
 
-use super::query::{RunFlags, snapshot_for};
-use super::{ProgramError, binds, open, vocabulary};
+use super::query::RunFlags;
+use super::{print, program_error};
 
 #[derive(Args)]
 pub(crate) struct CypherArgs {
@@ -27,32 +29,14 @@ pub(crate) struct CypherArgs {
 }
 
 pub(crate) fn cypher(args: &CypherArgs) -> Result<()> {
-    use strata_eval::cypher::{self, Graph};
-    let store = open(&args.db)?;
-    let vocab = vocabulary(&store)?;
-    let pack = strata_mcp::Pack::load(&args.db)?;
-    let graph = Graph::derive(&vocab, &pack.cypher.mapping()).map_err(ProgramError)?;
-    let params = binds(&args.params)?;
-    let q = cypher::prepare(&vocab, &graph, &args.query, &params)
-        .map_err(|e| ProgramError(e.to_string()))?;
-    let snap = snapshot_for(&store, q.base_relations())?;
-    let options = args.run.options()?;
-    let out = q
-        .run(&snap, &options)
-        .map_err(|e| ProgramError(e.to_string()))?;
-    if args.json {
-        let mut j = q.json(&out);
-        j["snapshot"] = serde_json::json!({ "seq": snap.seq() });
-        j["work"] = out.work.into();
-        if let Some(why) = &out.why {
-            j["why"] = format!("{why} matched nothing").into();
-        }
-        say!("{}", serde_json::to_string_pretty(&j)?)?;
-    } else {
-        say!("{}", q.text(&out))?;
-        if let Some(why) = &out.why {
-            say!("why: {why} matched nothing")?;
-        }
-    }
-    Ok(())
+    let app = args.run.app(&args.db)?;
+    let request = CypherRequest {
+        query: args.query.clone(),
+        params: binds_from_flags("cypher", "--param", &args.params)?,
+        page: args.run.page(),
+    };
+    let out = app
+        .cypher(&Call::plain("cypher"), &request, &Cancel::new())
+        .map_err(program_error)?;
+    print(&out, args.json)
 }

@@ -1,4 +1,7 @@
-//! `strata`: the command line, thin over the `strata-store` and `strata-eval` libraries.
+//! `strata`: the command line, thin over the application core (`strata-app`) and the store:
+//! it parses the flags into the application's typed requests, chooses the text or JSON
+//! rendering of the responses, and sets the exit code. `serve` hands the application to
+//! the MCP server (`strata-mcp`).
 //!
 //! This file holds the commands' table and what they share; each command lives in a module
 //! of its own: `batch` (ingest, retract), `query` (query, explain, schema), `cypher`, `ask`,
@@ -91,7 +94,7 @@ mod serve;
 
 use ask::AskArgs;
 use batch::{IngestArgs, RetractArgs};
-use query::{QueryArgs, binds, vocabulary};
+use query::QueryArgs;
 use serve::ServeArgs;
 
 fn main() -> ExitCode {
@@ -132,9 +135,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Ask(args) => ask::ask(&args),
         Command::Serve(args) => serve::serve(&args),
         Command::AgentLine { db } => {
-            let pack = strata_mcp::Pack::load(&db)?;
-            let line = strata_mcp::agent_line(&pack);
-            say!("{}", strata_mcp::instructions::cypher_agent_line(&line))?;
+            let pack = strata_app::Pack::load(&db)?;
+            let line = strata_app::instructions::agent_line(&pack);
+            say!("{}", strata_app::instructions::cypher_agent_line(&line))?;
             Ok(())
         }
         Command::Demo { dir } => demo::demo(dir),
@@ -173,6 +176,30 @@ fn duration(s: &str) -> Result<Duration> {
         bail!("\"{s}\" is not a positive duration");
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Prints `response` as text, or as JSON (pretty) with `json`.
+fn print(response: &impl strata_app::Render, json: bool) -> Result<()> {
+    if json {
+        say!("{}", response.json_text())?;
+    } else {
+        say!("{}", response.text())?;
+    }
+    Ok(())
+}
+
+/// A request's error for the exit: what the user fixes in what they wrote (a program, a
+/// Cypher query, a question) prints as rendered, caret and fix; anything else as an error.
+fn program_error(e: strata_app::CallError) -> anyhow::Error {
+    use strata_app::CallError;
+    use strata_eval::query::QueryError;
+    match e {
+        CallError::Query(QueryError::Program(_))
+        | CallError::Cypher(_)
+        | CallError::Graph(_)
+        | CallError::Ask(_) => ProgramError(e.to_string()).into(),
+        e => e.into(),
+    }
 }
 
 /// A program error prints as the engine renders it, caret and fix, and exits 1.

@@ -4,11 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args;
-use strata_store::Store;
+use strata_app::{
+    App, Call, ExplainRequest, Options, Page, QueryRequest, SchemaRequest, binds_from_flags,
+};
+use strata_eval::budget::Cancel;
 
-use super::{ProgramError, duration, open};
+use super::{duration, print, program_error};
 
 #[derive(Args)]
 pub(crate) struct QueryArgs {
@@ -56,159 +59,64 @@ pub(crate) struct RunFlags {
 }
 
 impl RunFlags {
-    /// The engine's run options these flags ask for.
-    pub(crate) fn options(&self) -> Result<strata_eval::query::RunOptions> {
-        let offset = match &self.page_token {
-            Some(t) => t.parse().with_context(|| {
-                format!("--page-token {t}: a page token is the number the last page gave")
-            })?,
-            None => 0,
+    /// The application over `db` with these flags' limits.
+    pub(crate) fn app(&self, db: &Path) -> Result<App> {
+        let options = Options {
+            limit: self.limit,
+            max_work: self.max_work,
+            timeout: duration(&self.timeout)?,
+            threads: self.threads,
+            ..Options::default()
         };
-        let mut options = strata_eval::query::RunOptions {
-            offset,
-            limit: self.sample.map_or(self.limit, |s| s.min(self.limit)),
-            why: self.sample.is_some(),
-            ..strata_eval::query::RunOptions::default()
-        };
-        options.engine.witnesses = !self.no_witnesses;
-        options.engine.max_work = self.max_work;
-        options.engine.timeout = Some(duration(&self.timeout)?);
-        if let Some(t) = self.threads {
-            options.engine.threads = t.max(1);
-        }
-        Ok(options)
+        Ok(App::open(db, options)?)
     }
-}
 
-/// A snapshot of `store` with exactly the tiers holding `relations` open (the default
-/// BaseFor).
-pub(crate) fn snapshot_for(store: &Store, relations: &[String]) -> Result<strata_store::Snapshot> {
-    let tiers = store.tiers_for(relations)?;
-    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
-    Ok(store.snapshot_with_tiers(&tiers)?)
-}
-
-pub(crate) fn bind_value(raw: &str) -> strata_eval::Value {
-    use strata_eval::Value;
-    match serde_json::from_str::<serde_json::Value>(raw) {
-        Ok(serde_json::Value::String(s)) => Value::Text(s),
-        Ok(serde_json::Value::Number(n)) => {
-            n.as_f64().map_or_else(|| Value::text(raw), Value::Number)
-        }
-        _ => Value::from_field(raw),
-    }
-}
-
-/// Turns `--bind var=value` flags into binds: a repeated variable, or a JSON array, is a list.
-pub(crate) fn binds(flags: &[String]) -> Result<Vec<(String, strata_eval::Bind)>> {
-    use strata_eval::Bind;
-    let mut out: Vec<(String, Vec<strata_eval::Value>, bool)> = Vec::new();
-    for f in flags {
-        let Some((var, raw)) = f.split_once('=') else {
-            bail!("--bind {f}: write var=value, e.g. --bind from=app");
-        };
-        let var = var.trim_start_matches('?').to_owned();
-        let (values, list) = match serde_json::from_str::<serde_json::Value>(raw) {
-            Ok(serde_json::Value::Array(items)) => (
-                items
-                    .iter()
-                    .map(|i| bind_value(&i.to_string()))
-                    .collect::<Vec<_>>(),
-                true,
-            ),
-            _ => (vec![bind_value(raw)], false),
-        };
-        match out.iter_mut().find(|(v, _, _)| *v == var) {
-            Some((_, vs, l)) => {
-                vs.extend(values);
-                *l = true;
-            }
-            None => out.push((var, values, list)),
+    /// The page these flags ask for (the limit is the application's).
+    pub(crate) fn page(&self) -> Page {
+        Page {
+            limit: 0,
+            max_work: 0,
+            page_token: self.page_token.clone().unwrap_or_default(),
+            sample: self.sample.unwrap_or(0),
+            witnesses: !self.no_witnesses,
         }
     }
-    Ok(out
-        .into_iter()
-        .map(|(var, mut vs, list)| {
-            let bind = if list || vs.len() != 1 {
-                Bind::List(vs)
-            } else {
-                Bind::One(vs.remove(0))
-            };
-            (var, bind)
-        })
-        .collect())
-}
-
-/// The vocabulary of a database: its catalog (no tier is opened) and its `modules/` folder.
-pub(crate) fn vocabulary(store: &Store) -> Result<strata_eval::Vocabulary> {
-    let snap = store.snapshot()?;
-    let modules = store.dir().join("modules");
-    let dir = modules.is_dir().then_some(modules.as_path());
-    Ok(strata_eval::Vocabulary::load(&snap, dir)?)
 }
 
 pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {
-    use strata_eval::query::{Query, QueryError};
-    let store = open(&args.db)?;
-    let vocab = vocabulary(&store)?;
-    let q = match Query::prepare(&vocab, &args.program, &binds(&args.binds)?) {
-        Ok(q) => q,
-        Err(QueryError::Program(text)) => return Err(ProgramError(text).into()),
-        Err(e) => return Err(e.into()),
-    };
-    // BaseFor: open exactly the tiers holding the relations the program reads.
-    let snap = snapshot_for(&store, q.base_relations())?;
-    let options = args.run.options()?;
+    let app = args.run.app(&args.db)?;
+    let command = if explain { "explain" } else { "query" };
+    let binds = binds_from_flags(command, "--bind", &args.binds)?;
+    let call = Call::plain(command);
     if explain {
-        let mut report = q.explain(&snap, &options)?;
-        report.tiers = store.opened_tiers();
-        if args.json {
-            let mut j = report.json();
-            j["snapshot"] = serde_json::json!({ "seq": snap.seq() });
-            say!("{}", serde_json::to_string_pretty(&j)?)?;
-        } else {
-            say!("{}", report.text())?;
-        }
-        return Ok(());
+        let request = ExplainRequest {
+            program: args.program.clone(),
+            binds,
+            max_work: 0,
+        };
+        let report = app
+            .explain(&call, &request, &Cancel::new())
+            .map_err(program_error)?;
+        return print(&report, args.json);
     }
-    let out = q.run(&snap, &options)?;
-    if args.json {
-        let mut j = out.answer.json();
-        let last = snap.last_batch();
-        j["snapshot"] = serde_json::json!({
-            "seq": snap.seq(),
-            "labels": last.map(|b| b.labels.clone()).unwrap_or_default(),
-        });
-        j["work"] = out.work.into();
-        j["tiers"] = serde_json::json!(store.opened_tiers());
-        if let Some(why) = &out.why {
-            j["why"] = format!("{why} matched nothing").into();
-        }
-        say!("{}", serde_json::to_string_pretty(&j)?)?;
-    } else {
-        say!("{}", out.answer.text())?;
-        if let Some(why) = &out.why {
-            say!("why: {why} matched nothing")?;
-        }
-    }
-    Ok(())
+    let request = QueryRequest {
+        program: args.program.clone(),
+        binds,
+        page: args.run.page(),
+    };
+    let out = app
+        .query(&call, &request, &Cancel::new())
+        .map_err(program_error)?;
+    print(&out, args.json)
 }
 
 pub(crate) fn schema(db: &Path, path: Option<&str>) -> Result<()> {
-    let store = open(db)?;
-    let vocab = vocabulary(&store)?;
-    let text = match path {
-        None => strata_eval::schema::card(&vocab),
-        Some("cypher") if strata_eval::schema::describe(&vocab, "cypher").is_none() => {
-            let pack = strata_mcp::Pack::load(db)?;
-            strata_eval::cypher::Graph::derive(&vocab, &pack.cypher.mapping())
-                .map_err(ProgramError)?
-                .describe()
-        }
-        Some(p) => strata_eval::schema::describe(&vocab, p).with_context(|| {
-            format!("schema: nothing is named \"{p}\"; run `strata schema DB` for every relation and module")
-        })?,
+    let app = App::open(db, Options::default())?;
+    let request = SchemaRequest {
+        path: path.unwrap_or_default().to_owned(),
     };
-    say!("{text}")?;
-    Ok(())
+    let out = app
+        .schema(&Call::plain("schema"), &request)
+        .map_err(program_error)?;
+    print(&out, false)
 }

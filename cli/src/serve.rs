@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::ask::{ModelArgs, server_options};
+use super::ask::{ModelArgs, app_options};
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
@@ -47,7 +47,7 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
-    let options = server_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
     let token = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f)
@@ -85,13 +85,13 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     }
     // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
     #[cfg(unix)]
-    let _socket = match strata_mcp::ingest_socket::IngestListener::bind(server.store().clone()) {
+    let _socket = match strata_app::ingest_socket::IngestListener::bind(server.store().clone()) {
         Ok(l) => Some(l),
         Err(e) => {
             eprintln!(
                 "strata: warning: cannot listen on {} ({e}); `strata ingest` cannot reach this \
                  server",
-                strata_mcp::ingest_socket::socket_path(&args.db).display()
+                strata_app::ingest_socket::socket_path(&args.db).display()
             );
             None
         }

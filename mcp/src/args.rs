@@ -1,11 +1,15 @@
 //! The tools' arguments: strict (an unknown or misspelled argument is refused), with no
-//! `null` unions in their schemas (an argument left out takes its default).
+//! `null` unions in their schemas (an argument left out takes its default), each turned
+//! into the application's typed request.
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use strata_eval::{Bind, Value};
+use strata_app::{
+    AskRequest, BindError, CypherRequest, ExplainRequest, FindRequest, Language, LookRequest, Mode,
+    Page, QueryRequest, SchemaRequest, ValuesRequest, binds_from_json,
+};
 
 /// A value of `bind`: a string, a number, or a list the variable ranges over.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -146,50 +150,125 @@ pub struct FindArgs {
     pub limit: u64,
 }
 
-/// Turns a call's `bind` object into the engine's binds, refusing what is not a string, a
-/// number or a list of them, with the variable's name.
-pub fn binds(
-    tool: &str,
-    bind: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Vec<(String, Bind)>, String> {
-    let scalar = |var: &str, v: &serde_json::Value| -> Result<Value, String> {
-        match v {
-            serde_json::Value::String(s) => Ok(Value::Text(s.clone())),
-            serde_json::Value::Number(n) => n
-                .as_f64()
-                .map(Value::Number)
-                .ok_or_else(|| format!("{tool}: bind \"{var}\": the number {n} is out of range")),
-            other => Err(format!(
-                "{tool}: bind \"{var}\": give a string, a number or a list of them, not {}",
-                kind(other)
-            )),
-        }
-    };
-    let mut out = Vec::with_capacity(bind.len());
-    for (var, v) in bind {
-        let name = var.trim_start_matches('?').to_owned();
-        let b = match v {
-            serde_json::Value::Array(items) => Bind::List(
-                items
-                    .iter()
-                    .map(|i| scalar(var, i))
-                    .collect::<Result<_, _>>()?,
-            ),
-            other => Bind::One(scalar(var, other)?),
-        };
-        out.push((name, b));
-    }
-    Ok(out)
+/// `ask`'s arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskArgs {
+    /// The question, in plain language: "what does api depend on?".
+    pub question: String,
+    /// Which models to ask: local, frontier, or both (the default: local first, the
+    /// fallback when the local model fails within its tries).
+    #[serde(default)]
+    pub mode: Mode,
+    /// The language the model writes: datalog, or cypher for a database with a Cypher graph
+    /// (the default: the pack's ask_language, else datalog).
+    #[serde(default)]
+    #[schemars(with = "Language")]
+    pub language: Option<Language>,
+    /// The most rows to answer (0: the server's limit; never more than it).
+    #[serde(default)]
+    pub limit: u64,
+    /// The most work the program may spend (0: the server's cap; never more than it).
+    #[serde(default)]
+    pub max_work: u64,
+    /// Answer as JSON: the program, its columns, rows, witnesses and total, and every try.
+    #[serde(default)]
+    pub json: bool,
 }
 
-fn kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "a list of lists",
-        serde_json::Value::Object(_) => "an object",
+impl QueryArgs {
+    /// The application's request.
+    pub fn request(&self) -> Result<QueryRequest, BindError> {
+        Ok(QueryRequest {
+            program: self.program.clone(),
+            binds: binds_from_json("query", &self.bind)?,
+            page: Page {
+                limit: self.limit,
+                max_work: self.max_work,
+                page_token: self.page_token.clone(),
+                sample: self.sample,
+                witnesses: true,
+            },
+        })
+    }
+}
+
+impl CypherArgs {
+    /// The application's request.
+    pub fn request(&self) -> Result<CypherRequest, BindError> {
+        Ok(CypherRequest {
+            query: self.query.clone(),
+            params: binds_from_json("cypher", &self.params)?,
+            page: Page {
+                limit: self.limit,
+                max_work: self.max_work,
+                page_token: self.page_token.clone(),
+                sample: self.sample,
+                witnesses: true,
+            },
+        })
+    }
+}
+
+impl ExplainArgs {
+    /// The application's request.
+    pub fn request(&self) -> Result<ExplainRequest, BindError> {
+        Ok(ExplainRequest {
+            program: self.program.clone(),
+            binds: binds_from_json("explain", &self.bind)?,
+            max_work: self.max_work,
+        })
+    }
+}
+
+impl SchemaArgs {
+    /// The application's request.
+    pub fn request(&self) -> SchemaRequest {
+        SchemaRequest {
+            path: self.path.clone(),
+        }
+    }
+}
+
+impl LookArgs {
+    /// The application's request.
+    pub fn request(&self) -> LookRequest {
+        LookRequest {
+            target: self.target.clone(),
+        }
+    }
+}
+
+impl ValuesArgs {
+    /// The application's request.
+    pub fn request(&self) -> ValuesRequest {
+        ValuesRequest {
+            target: self.target.clone(),
+            limit: self.limit,
+        }
+    }
+}
+
+impl FindArgs {
+    /// The application's request.
+    pub fn request(&self) -> FindRequest {
+        FindRequest {
+            name: self.name.clone(),
+            limit: self.limit,
+        }
+    }
+}
+
+impl AskArgs {
+    /// The application's request.
+    pub fn request(&self) -> AskRequest {
+        AskRequest {
+            question: self.question.clone(),
+            mode: self.mode,
+            language: self.language,
+            limit: self.limit,
+            max_work: self.max_work,
+        }
     }
 }
 
@@ -198,39 +277,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    #[test]
-    fn binds_take_strings_numbers_and_lists() {
-        let m: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(r#"{"?a": "x", "b": 2, "c": ["y", 3]}"#).unwrap();
-        let b = binds("query", &m).unwrap();
-        assert_eq!(b[0], ("a".to_owned(), Bind::One(Value::text("x"))));
-        assert_eq!(b[1], ("b".to_owned(), Bind::One(Value::Number(2.0))));
-        assert_eq!(
-            b[2],
-            (
-                "c".to_owned(),
-                Bind::List(vec![Value::text("y"), Value::Number(3.0)])
-            )
-        );
-    }
-
-    #[test]
-    fn a_bad_bind_names_its_variable() {
-        let m: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(r#"{"a": null}"#).unwrap();
-        assert_eq!(
-            binds("query", &m).unwrap_err(),
-            "query: bind \"a\": give a string, a number or a list of them, not null"
-        );
-        let m: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(r#"{"a": [[1]]}"#).unwrap();
-        assert!(
-            binds("query", &m)
-                .unwrap_err()
-                .contains("not a list of lists")
-        );
-    }
 
     #[test]
     fn unknown_arguments_are_refused() {

@@ -3,14 +3,17 @@
 //! prompts (`explore`, `depends_on`, `used_by`) over a Strata database, with the instructions and tool descriptions written
 //! from the database's pack (`strata.toml`), served over stdio or streamable HTTP.
 //!
-//! A [`Server`] holds the store (shared: clones are cheap), the pack and the [`Options`]
-//! (row limit, work cap, timeout; a call may lower them, never raise them). Each call reads
-//! one snapshot, opening only the tiers holding the relations its program reads. A program
-//! that does not parse, check or finish is a tool error carrying the engine's text; only
-//! a malformed request or an unknown tool is a protocol error.
+//! The application itself (the store, the pack, the modules, the limits, the snapshot a
+//! call reads, every tool's answer) is [`strata_app`]'s [`App`](strata_app::App); this
+//! crate is the MCP adapter over it: the rmcp handler, the tool table and the arguments'
+//! schemas, each call's arguments decoded into the application's typed request, the
+//! answers rendered as tool outputs, resources and prompts, and the transports (stdio,
+//! streamable HTTP with its guard). A program that does not parse, check or finish is a
+//! tool error carrying the engine's text, and the error as data in its structured content;
+//! only a malformed request or an unknown tool is a protocol error.
 //!
-//! While a server runs, [`ingest_socket`] (Unix) takes batches from `strata ingest` over
-//! `DB/strata.sock` and commits them into the store the server holds.
+//! What embedders used from here before the application core moved out is re-exported:
+//! the pack, the host's hooks, the models, the instructions and the ingest socket.
 //!
 //! ```
 //! use strata_eval::budget::Cancel;
@@ -33,23 +36,20 @@
 //! ```
 
 pub mod args;
-pub mod ask;
-pub mod find;
 mod handler;
-pub mod host;
-#[cfg(unix)]
-pub mod ingest_socket;
-pub mod instructions;
-pub mod model;
-pub mod pack;
 pub mod resources;
 pub mod serve;
 pub mod server;
 
-pub use ask::{AskOptions, Language, Mode, ModelFlags};
-pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
-pub use instructions::{agent_line, instructions};
-pub use model::{Api, Model, ModelError};
-pub use pack::{CypherExample, Example, Pack, PackError};
+#[cfg(unix)]
+pub use strata_app::ingest_socket;
+pub use strata_app::{ask, find, host, instructions, model, pack};
+
 pub use serve::{HttpOptions, ServeError, run_http, run_stdio, serve_http, serve_stdio};
 pub use server::{Options, Server, ServerBuilder, ServerError, ToolOutput};
+pub use strata_app::ask::{AskOptions, Language, Mode, ModelFlags};
+pub use strata_app::host::{CallContext, HostArguments, HostOptions, Run, Source};
+pub use strata_app::instructions::{agent_line, instructions};
+pub use strata_app::model::{Api, Model, ModelError};
+pub use strata_app::pack::{CypherExample, Example, Pack, PackError};
+pub use strata_app::{App, CallError};

@@ -68,8 +68,9 @@ impl Server {
     /// module's source.
     pub fn resources(&self) -> Result<Vec<Resource>, McpError> {
         let (_, vocab) = self
+            .app()
             .base_snapshot("resources")
-            .map_err(|e| McpError::internal_error(e, None))?;
+            .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
         let mut out = vec![
             Resource::new(SCHEMA_URI, "schema")
                 .with_title("The schema card")
@@ -105,8 +106,9 @@ impl Server {
     /// resource-not-found error naming the ones it does.
     pub fn read_resource(&self, uri: &str) -> Result<ResourceContents, McpError> {
         let (_, vocab) = self
+            .app()
             .base_snapshot("resources")
-            .map_err(|e| McpError::internal_error(e, None))?;
+            .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
         if uri == SCHEMA_URI {
             return Ok(
                 ResourceContents::text(strata_eval::schema::card(&vocab), uri)
@@ -206,8 +208,9 @@ impl Server {
             }
         }
         let (snap, vocab) = self
+            .app()
             .base_snapshot("prompts")
-            .map_err(|e| McpError::internal_error(e, None))?;
+            .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
         let text = match name {
             "explore" => explore(self, &vocab),
             _ => {

@@ -1,82 +1,50 @@
-//! The server: a store, its pack and limits, and the tools' handlers. Each handler reads one
-//! snapshot and answers a [`ToolOutput`]; a program that does not parse, check or finish is
-//! an output with `is_error` set, carrying the engine's text (caret and fix).
+//! The server: the application ([`App`]) with the tool table written from its pack. A call
+//! is decoded strictly into the application's typed request, answered, and rendered as a
+//! [`ToolOutput`]; a program that does not parse, check or finish is an output with
+//! `is_error` set, carrying the engine's text (caret and fix) and the error as data.
 //!
 //! This module owns the [`Server`] itself (building it, its accessors, dispatching a call);
-//! the rest lives in its children: the tool table (`tools`), a call's context, base and
-//! prepared program (`call`), the limits (`limits`), what a call answers (`output`),
-//! the errors (`error`), the builder (`builder`), and one module per tool's handler.
+//! the rest lives in its children: the tool table (`tools`), what a call answers
+//! (`output`), the errors (`error`) and the builder (`builder`).
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool};
-use strata_eval::Vocabulary;
+use strata_app::App;
+use strata_app::host::HostOptions;
+use strata_app::pack::Pack;
 use strata_eval::budget::Cancel;
-use strata_eval::query::Query;
-use strata_store::{OpenOptions, Store};
-
-use crate::find;
-use crate::host::HostOptions;
-use crate::instructions;
-use crate::pack::Pack;
+use strata_store::Store;
 
 mod builder;
-mod call;
-mod cypher_tool;
 mod error;
-mod find_tool;
-mod limits;
 mod output;
-mod query_tool;
-mod schema_tool;
 mod tools;
-mod values_tool;
 
 pub use builder::ServerBuilder;
-use call::Base;
-pub(crate) use call::Call;
 pub use error::ServerError;
-pub use find_tool::{FIND_LIMIT, FIND_MAX_CHARS};
-pub use limits::Options;
-use limits::lower;
-use output::query_error;
-pub use output::{ToolOutput, snapshot_json};
-pub use schema_tool::LOOK_SAMPLE;
-use schema_tool::did_you_mean;
+pub use output::ToolOutput;
+pub use strata_app::{FIND_LIMIT, FIND_MAX_CHARS, LOOK_SAMPLE, Options, VALUES_LIMIT};
 use tools::TOOLS;
-pub use values_tool::VALUES_LIMIT;
 
-/// An MCP server over one database. Cheap to clone: clones share the store, the pack and
-/// the cached vocabulary.
+/// An MCP server over one database. Cheap to clone: clones share the application (the
+/// store, the pack and the caches).
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    store: Store,
-    pack: Pack,
-    options: Options,
-    modules_dir: Option<PathBuf>,
+    app: App,
     instructions: String,
     tools: Vec<Tool>,
-    host: HostOptions,
-    /// The host's vocabulary, once resolved.
-    host_vocab: Mutex<Option<Arc<Vocabulary>>>,
-    /// The vocabulary of the last snapshot seen, by its batch sequence number.
-    vocab: Mutex<Option<(u64, Arc<Vocabulary>)>>,
-    /// The dictionary in memory for `find`, read on the first call and extended with the
-    /// texts later batches add.
-    finder: Mutex<Option<Arc<find::Index>>>,
 }
 
 impl Server {
     /// Opens the database in `dir` and its pack (`strata.toml`), then builds the server.
     pub fn open(dir: &Path, options: Options) -> Result<Server, ServerError> {
-        let store = Store::open(dir, OpenOptions::default())?;
-        let pack = Pack::load(dir)?;
-        Server::new(store, pack, options)
+        Server::over(App::open(dir, options)?)
     }
 
     /// Builds a server over `store` with `pack` and `options`. Loads the modules under
@@ -107,74 +75,44 @@ impl Server {
         options: Options,
         host: HostOptions,
     ) -> Result<Server, ServerError> {
-        if options.limit == 0 {
-            return Err(ServerError::Options(
-                "the row limit must be at least 1".to_owned(),
-            ));
-        }
-        if options.timeout.is_zero() {
-            return Err(ServerError::Options(
-                "the timeout must be longer than zero".to_owned(),
-            ));
-        }
-        let modules = store.dir().join("modules");
-        let modules_dir = modules.is_dir().then_some(modules);
-        let vocab = if host.vocabulary.is_none() {
-            let snap = store.snapshot()?;
-            let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
-            check_examples(&pack, &vocab)?;
-            Some((snap.seq(), vocab))
-        } else {
-            None
-        };
-        // The Cypher graph, when the vocabulary is known now: a pack mapping that doesn't
-        // fit it is refused here, as examples that don't check are.
-        let graph = match &vocab {
-            Some((_, v)) => Some(
-                strata_eval::cypher::Graph::derive(v, &pack.cypher.mapping())
-                    .map_err(ServerError::Options)?
-                    .summary(),
-            ),
-            None => None,
-        };
-        let tools = tools::list(&pack, &options, &host, graph.as_deref())?;
+        Server::over(App::with_host(store, pack, options, host)?)
+    }
+
+    /// A server over `app`: its tool table and instructions written from its pack.
+    pub fn over(app: App) -> Result<Server, ServerError> {
+        let tools = tools::list(app.pack(), app.options(), app.host(), app.graph_summary())?;
         Ok(Server {
             inner: Arc::new(Inner {
-                instructions: instructions::with_cypher(
-                    &instructions::instructions(&pack),
-                    graph.as_deref(),
-                ),
-                store,
-                pack,
-                options,
-                modules_dir,
+                instructions: app.instructions(),
+                app,
                 tools,
-                host,
-                host_vocab: Mutex::new(None),
-                vocab: Mutex::new(vocab),
-                finder: Mutex::new(None),
             }),
         })
     }
 
+    /// The application the server answers from.
+    pub fn app(&self) -> &App {
+        &self.inner.app
+    }
+
     /// The pack the server was built with.
     pub fn pack(&self) -> &Pack {
-        &self.inner.pack
+        self.inner.app.pack()
     }
 
     /// The server's limits.
     pub fn options(&self) -> &Options {
-        &self.inner.options
+        self.inner.app.options()
     }
 
     /// The host's hooks the server was built with.
     pub fn host(&self) -> &HostOptions {
-        &self.inner.host
+        self.inner.app.host()
     }
 
     /// The store the server reads.
     pub fn store(&self) -> &Store {
-        &self.inner.store
+        self.inner.app.store()
     }
 
     /// The instructions an agent reads on connecting.
@@ -184,7 +122,7 @@ impl Server {
 
     /// The line for an agent's own instructions.
     pub fn agent_line(&self) -> String {
-        instructions::cypher_agent_line(&instructions::agent_line(&self.inner.pack))
+        self.inner.app.agent_line()
     }
 
     /// Every tool, as `tools/list` answers them.
@@ -197,6 +135,12 @@ impl Server {
         self.inner.tools.iter().find(|t| t.name == name)
     }
 
+    /// Reads the dictionary into memory for `find` ahead of its first call; `strata serve`
+    /// does this on a thread of its own at startup, so no agent waits for it.
+    pub fn warm_find(&self) -> Result<(), strata_app::CallError> {
+        self.inner.app.warm_find()
+    }
+
     /// Calls tool `name` with `arguments` (none: `{}`), stoppable through `cancel`. `None`
     /// when no tool has that name (a protocol error, not a tool error).
     pub fn call(
@@ -207,9 +151,9 @@ impl Server {
     ) -> Option<ToolOutput> {
         let spec = TOOLS.iter().find(|t| t.name == name)?;
         let mut arguments = arguments.unwrap_or_default();
-        let call = match self.begin(spec.name, &mut arguments) {
+        let call = match self.inner.app.begin(spec.name, &mut arguments) {
             Ok(c) => c,
-            Err(e) => return Some(ToolOutput::error(e)),
+            Err(e) => return Some(ToolOutput::failure(&e, false)),
         };
         Some((spec.run)(
             self,
@@ -218,39 +162,21 @@ impl Server {
             cancel,
         ))
     }
-}
 
-/// Checks every example of `pack` against `vocab`, and compiles every Cypher example over
-/// the graph the pack maps on it.
-fn check_examples(pack: &Pack, vocab: &Vocabulary) -> Result<(), ServerError> {
-    for e in &pack.examples {
-        if let Err(err) = Query::prepare(vocab, &e.program, &[]) {
-            return Err(ServerError::Example {
-                question: e.question.clone(),
-                message: err.to_string(),
-            });
+    /// Whether `name` is a tool this server answers when called: every listed tool, and
+    /// `ask` even unlisted (to say how to configure a model).
+    pub(crate) fn callable(&self, name: &str) -> bool {
+        self.tool(name).is_some() || name == strata_app::ask::TOOL
+    }
+
+    /// How long a call of `tool` may take: the server's time limit, and for `ask` every
+    /// model request and run it may make.
+    pub(crate) fn call_time_limit(&self, tool: &str) -> std::time::Duration {
+        let o = self.options();
+        if tool == strata_app::ask::TOOL && o.ask.offered() {
+            o.ask.time_limit(o.timeout)
+        } else {
+            o.timeout
         }
     }
-    if pack.cypher_examples.is_empty() {
-        return Ok(());
-    }
-    let graph = strata_eval::cypher::Graph::derive(vocab, &pack.cypher.mapping())
-        .map_err(ServerError::Options)?;
-    for e in &pack.cypher_examples {
-        let refused = |message: String| ServerError::CypherExample {
-            question: e.question.clone(),
-            message,
-        };
-        if graph.is_empty() {
-            return Err(refused(
-                "the database has no Cypher graph (no node labels and no relationship types); \
-                 map one with [[cypher.labels]] and [[cypher.types]], or ingest nodes and edges \
-                 dumps"
-                    .to_owned(),
-            ));
-        }
-        strata_eval::cypher::prepare(vocab, &graph, &e.query, &[])
-            .map_err(|err| refused(err.to_string()))?;
-    }
-    Ok(())
 }

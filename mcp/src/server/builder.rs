@@ -6,11 +6,12 @@ use std::time::Duration;
 use strata_eval::Vocabulary;
 use strata_store::Store;
 
-use super::{Options, Server, ServerError};
-use crate::host::{
+use strata_app::host::{
     BaseFn, BaseForFn, CallContext, HostArguments, HostOptions, Source, VocabularyFn,
 };
-use crate::pack::Pack;
+use strata_app::pack::Pack;
+
+use super::{Options, Server, ServerError};
 
 /// Builds a [`Server`] with the host's hooks: `Server::builder(store, pack)`, then the
 /// limits and hooks, then [`ServerBuilder::build`].

@@ -1,36 +1,9 @@
-//! Why a server could not be built ([`ServerError`]).
+//! Why a server could not be built ([`ServerError`]): the application's [`OpenError`],
+//! whose variants name what was wrong (the store, the pack, the modules, an example, the
+//! limits or the host's arguments).
 
-use crate::pack::PackError;
+pub use strata_app::OpenError;
 
-/// Why a server could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum ServerError {
-    /// The database could not be opened or read.
-    #[error(transparent)]
-    Store(#[from] strata_store::StoreError),
-    /// The pack could not be read.
-    #[error(transparent)]
-    Pack(#[from] PackError),
-    /// The modules do not load or check.
-    #[error(transparent)]
-    Vocab(#[from] strata_eval::VocabError),
-    /// An example of the pack does not check against the database.
-    #[error("strata.toml: the example \"{question}\" does not check:\n{message}")]
-    Example {
-        /// The example's question.
-        question: String,
-        /// The engine's error, caret and fix.
-        message: String,
-    },
-    /// A Cypher example of the pack does not compile against the database's graph.
-    #[error("strata.toml: the Cypher example \"{question}\" does not compile:\n{message}")]
-    CypherExample {
-        /// The example's question.
-        question: String,
-        /// The Cypher front end's error, caret and fix.
-        message: String,
-    },
-    /// The limits make no sense.
-    #[error("{0}")]
-    Options(String),
-}
+/// Why a server could not be built: the application could not be opened, or the host's
+/// arguments do not fit the tools.
+pub type ServerError = OpenError;

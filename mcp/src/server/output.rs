@@ -1,9 +1,8 @@
 //! What a tool call answers ([`ToolOutput`]): its text, its structured content and whether
-//! it is an error, with the pieces of structured content every tool shares (the snapshot
-//! read, the engine's error).
+//! it is an error; built from the application's response in the rendering the call chose,
+//! or from its error, carried as data in the structured content.
 
-use strata_eval::query::QueryError;
-use strata_store::Snapshot;
+use strata_app::{CallError, Render};
 
 /// What a tool call answers: text, maybe structured content, and whether it is an error
 /// the agent should read and fix.
@@ -35,18 +34,50 @@ impl ToolOutput {
             is_error: true,
         }
     }
-}
 
-/// The engine's error as the agent reads it: a program error as rendered (caret and fix),
-/// an evaluation error with what stopped it.
-pub(super) fn query_error(e: QueryError) -> String {
-    e.to_string()
-}
+    /// A response: its JSON as the structured content, and as the text its JSON (pretty)
+    /// when the call asked for `json`, else its text rendering.
+    pub fn answer(response: &impl Render, json: bool) -> ToolOutput {
+        let structured = response.json();
+        let text = if json {
+            serde_json::to_string_pretty(&structured).unwrap_or_default()
+        } else {
+            response.text()
+        };
+        ToolOutput {
+            text,
+            structured: Some(structured),
+            is_error: false,
+        }
+    }
 
-/// The snapshot an answer was read from: the batch sequence number and its labels.
-pub fn snapshot_json(snap: &Snapshot) -> serde_json::Value {
-    serde_json::json!({
-        "seq": snap.seq(),
-        "labels": snap.last_batch().map(|b| b.labels.clone()).unwrap_or_default(),
-    })
+    /// A response whose text alone is the answer (no structured content).
+    pub fn plain(response: &impl Render) -> ToolOutput {
+        ToolOutput::text(response.text())
+    }
+
+    /// A tool error: the error's text (its JSON, pretty, when the call asked for `json`
+    /// and the error is `ask`'s failure with every try), and the error as data.
+    pub fn failure(e: &CallError, json: bool) -> ToolOutput {
+        let structured = e.json();
+        let text = match e {
+            CallError::Ask(a) if json && a.json().is_some() => {
+                serde_json::to_string_pretty(&structured).unwrap_or_else(|_| e.to_string())
+            }
+            _ => e.to_string(),
+        };
+        ToolOutput {
+            text,
+            structured: Some(structured),
+            is_error: true,
+        }
+    }
+
+    /// The answer of a request: [`ToolOutput::answer`] or [`ToolOutput::failure`].
+    pub fn of<R: Render>(result: Result<R, CallError>, json: bool) -> ToolOutput {
+        match result {
+            Ok(r) => ToolOutput::answer(&r, json),
+            Err(e) => ToolOutput::failure(&e, json),
+        }
+    }
 }

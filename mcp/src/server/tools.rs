@@ -8,11 +8,14 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::de::DeserializeOwned;
 use strata_eval::budget::Cancel;
 
-use super::{Call, Options, Server, ServerError, ToolOutput};
-use crate::args::{ExplainArgs, FindArgs, LookArgs, QueryArgs, SchemaArgs, ValuesArgs};
-use crate::host::{HostArguments, HostOptions};
-use crate::instructions;
-use crate::pack::Pack;
+use strata_app::host::{HostArguments, HostOptions};
+use strata_app::pack::Pack;
+use strata_app::{Call, CallError, Options, OptionsError, instructions};
+
+use super::{Server, ServerError, ToolOutput};
+use crate::args::{
+    AskArgs, CypherArgs, ExplainArgs, FindArgs, LookArgs, QueryArgs, SchemaArgs, ValuesArgs,
+};
 
 /// One tool: its name, title, description (from the pack), input schema and handler.
 /// Adding a tool (such as `cypher`) is one more entry of [`TOOLS`].
@@ -71,44 +74,73 @@ pub(super) const TOOLS: &[ToolSpec] = &[
         name: "cypher",
         title: "Ask in Cypher",
         description: |p| instructions::cypher_description(p, None),
-        schema: rmcp::handler::server::common::schema_for_input::<crate::args::CypherArgs>,
+        schema: rmcp::handler::server::common::schema_for_input::<CypherArgs>,
         run: run_cypher,
     },
     ToolSpec {
-        name: crate::ask::TOOL,
+        name: strata_app::ask::TOOL,
         title: "Answer a question in plain language",
-        description: crate::ask::description,
-        schema: rmcp::handler::server::common::schema_for_input::<crate::ask::AskArgs>,
-        run: crate::ask::run,
+        description: strata_app::ask::description,
+        schema: rmcp::handler::server::common::schema_for_input::<AskArgs>,
+        run: run_ask,
     },
 ];
 
-fn run_cypher(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("cypher", v, |a| s.cypher_in(k, &a, c))
-}
-
 fn run_query(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("query", v, |a| s.query_in(k, &a, c))
+    with_args("query", v, |a: QueryArgs| {
+        let r = a.request().map_err(CallError::from);
+        ToolOutput::of(r.and_then(|r| s.app().query(k, &r, c)), a.json)
+    })
 }
 
-fn run_schema(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
-    with_args("schema", v, |a| s.schema_in(k, &a))
+fn run_cypher(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args("cypher", v, |a: CypherArgs| {
+        let r = a.request().map_err(CallError::from);
+        ToolOutput::of(r.and_then(|r| s.app().cypher(k, &r, c)), a.json)
+    })
 }
 
 fn run_explain(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("explain", v, |a| s.explain_in(k, &a, c))
+    with_args("explain", v, |a: ExplainArgs| {
+        let r = a.request().map_err(CallError::from);
+        ToolOutput::of(r.and_then(|r| s.app().explain(k, &r, c)), false)
+    })
+}
+
+fn run_schema(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
+    with_args("schema", v, |a: SchemaArgs| {
+        match s.app().schema(k, &a.request()) {
+            Ok(r) => ToolOutput::plain(&r),
+            Err(e) => ToolOutput::failure(&e, false),
+        }
+    })
 }
 
 fn run_look(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
-    with_args("look", v, |a| s.look_in(k, &a))
+    with_args("look", v, |a: LookArgs| {
+        match s.app().look(k, &a.request()) {
+            Ok(r) => ToolOutput::plain(&r),
+            Err(e) => ToolOutput::failure(&e, false),
+        }
+    })
 }
 
 fn run_values(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    with_args("values", v, |a| s.values_in(k, &a, c))
+    with_args("values", v, |a: ValuesArgs| {
+        ToolOutput::of(s.app().values(k, &a.request(), c), false)
+    })
 }
 
 fn run_find(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
-    with_args("find", v, |a| s.find_in(k, &a))
+    with_args("find", v, |a: FindArgs| {
+        ToolOutput::of(s.app().find(k, &a.request()), false)
+    })
+}
+
+fn run_ask(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
+    with_args(strata_app::ask::TOOL, v, |a: AskArgs| {
+        ToolOutput::of(s.app().ask(k, &a.request(), c), a.json)
+    })
 }
 
 /// Decodes a call's arguments strictly; what does not fit the schema is a tool error.
@@ -137,15 +169,16 @@ pub(super) fn list(
     let mut tools = Vec::with_capacity(TOOLS.len());
     for t in TOOLS {
         // `ask` is listed only with a model to ask.
-        if t.name == crate::ask::TOOL && !options.ask.offered() {
+        if t.name == strata_app::ask::TOOL && !options.ask.offered() {
             continue;
         }
-        let mut schema = (t.schema)()
-            .map_err(|e| ServerError::Options(format!("the {} tool's schema: {e}", t.name)))?;
+        let mut schema = (t.schema)().map_err(|reason| OptionsError::Schema {
+            tool: t.name.to_owned(),
+            reason,
+        })?;
         one_line_descriptions(Arc::make_mut(&mut schema));
         if let Some(h) = &host.arguments {
-            add_host_arguments(t.name, Arc::make_mut(&mut schema), h)
-                .map_err(ServerError::Options)?;
+            add_host_arguments(t.name, Arc::make_mut(&mut schema), h)?;
         }
         let description = match t.name {
             "cypher" => instructions::cypher_description(pack, graph),
@@ -160,7 +193,7 @@ pub(super) fn list(
                         .destructive(false)
                         .idempotent(true)
                         // `ask` reaches a model outside the database.
-                        .open_world(t.name == crate::ask::TOOL),
+                        .open_world(t.name == strata_app::ask::TOOL),
                 ),
         );
     }
@@ -173,7 +206,7 @@ fn add_host_arguments(
     tool: &str,
     schema: &mut JsonObject,
     host: &HostArguments,
-) -> Result<(), String> {
+) -> Result<(), OptionsError> {
     let own: std::collections::BTreeSet<String> = schema
         .get("properties")
         .and_then(|p| p.as_object())
@@ -184,7 +217,10 @@ fn add_host_arguments(
         .entry("properties")
         .or_insert_with(|| serde_json::Value::Object(JsonObject::new()));
     let Some(properties) = properties.as_object_mut() else {
-        return Err(format!("the {tool} tool's schema has no properties object"));
+        return Err(OptionsError::Schema {
+            tool: tool.to_owned(),
+            reason: "it has no properties object".to_owned(),
+        });
     };
     for (name, value) in &host.properties {
         properties.insert(name.clone(), value.clone());
@@ -194,9 +230,10 @@ fn add_host_arguments(
             .entry("required")
             .or_insert_with(|| serde_json::Value::Array(Vec::new()));
         let Some(required) = required.as_array_mut() else {
-            return Err(format!(
-                "the {tool} tool's schema has a malformed required list"
-            ));
+            return Err(OptionsError::Schema {
+                tool: tool.to_owned(),
+                reason: "its required list is malformed".to_owned(),
+            });
         };
         for name in &host.required {
             required.push(name.clone().into());

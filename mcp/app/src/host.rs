@@ -6,15 +6,17 @@
 //! server's choices for that call.
 //!
 //! Every hook is optional; a server built with [`HostOptions::default`] reads the store as
-//! [`crate::Server::new`] does. See [`crate::Server::builder`].
+//! [`crate::App::new`] does. See [`crate::App::with_host`].
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::JsonObject;
 use strata_eval::{FactSource, Vocabulary};
+
+/// A JSON object: host arguments and their schemas.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// A base a call reads: any fact source, shared.
 pub type Source = Arc<dyn FactSource + Send + Sync>;
@@ -109,29 +111,26 @@ impl HostArguments {
         self
     }
 
-    /// Checks the properties and the required names, and that no name is one of `own`.
-    pub(crate) fn check(&self, tool: &str, own: &BTreeSet<String>) -> Result<(), String> {
+    /// Checks the properties and the required names, and that no name is one of `own`,
+    /// the arguments of `tool`.
+    pub fn check(&self, tool: &str, own: &BTreeSet<String>) -> Result<(), HostArgumentError> {
         for (name, schema) in &self.properties {
             if name.is_empty() {
-                return Err("a host argument has an empty name".to_owned());
+                return Err(HostArgumentError::EmptyName);
             }
             if own.contains(name) {
-                return Err(format!(
-                    "the host argument \"{name}\" clashes with the {tool} tool's own argument \
-                     of that name; rename it"
-                ));
+                return Err(HostArgumentError::Clash {
+                    name: name.clone(),
+                    tool: tool.to_owned(),
+                });
             }
             if !schema.is_object() {
-                return Err(format!(
-                    "the host argument \"{name}\": its schema must be a JSON object"
-                ));
+                return Err(HostArgumentError::NotASchema { name: name.clone() });
             }
         }
         for name in &self.required {
             if !self.properties.contains_key(name) {
-                return Err(format!(
-                    "the host argument \"{name}\" is required but has no property"
-                ));
+                return Err(HostArgumentError::NoProperty { name: name.clone() });
             }
         }
         Ok(())
@@ -139,11 +138,11 @@ impl HostArguments {
 
     /// Takes the host arguments out of a call's `arguments`, checks them (required ones
     /// given; a value of the schema's `type` when it names one) and answers them.
-    pub(crate) fn take(
+    pub fn take(
         &self,
         tool: &str,
         arguments: &mut JsonObject,
-    ) -> Result<JsonObject, String> {
+    ) -> Result<JsonObject, HostArgumentError> {
         let mut out = JsonObject::new();
         for (name, schema) in &self.properties {
             let Some(value) = arguments.remove(name) else {
@@ -152,21 +151,76 @@ impl HostArguments {
             if let Some(want) = schema.get("type").and_then(|t| t.as_str())
                 && !fits(want, &value)
             {
-                return Err(format!(
-                    "{tool}: the host argument \"{name}\" must be {}, not {}",
-                    article(want),
-                    kind(&value)
-                ));
+                return Err(HostArgumentError::WrongType {
+                    tool: tool.to_owned(),
+                    name: name.clone(),
+                    want: article(want),
+                    got: kind(&value),
+                });
             }
             out.insert(name.clone(), value);
         }
         for name in &self.required {
             if !out.contains_key(name) {
-                return Err(format!("{tool}: the argument \"{name}\" is required"));
+                return Err(HostArgumentError::Missing {
+                    tool: tool.to_owned(),
+                    name: name.clone(),
+                });
             }
         }
         Ok(out)
     }
+}
+
+/// What is wrong with the host's arguments: as declared, or as a call gave them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostArgumentError {
+    /// A property with an empty name.
+    #[error("a host argument has an empty name")]
+    EmptyName,
+    /// A property named as one of a tool's own arguments.
+    #[error(
+        "the host argument \"{name}\" clashes with the {tool} tool's own argument of that \
+         name; rename it"
+    )]
+    Clash {
+        /// The property.
+        name: String,
+        /// The tool.
+        tool: String,
+    },
+    /// A property whose schema is not a JSON object.
+    #[error("the host argument \"{name}\": its schema must be a JSON object")]
+    NotASchema {
+        /// The property.
+        name: String,
+    },
+    /// A required name with no property.
+    #[error("the host argument \"{name}\" is required but has no property")]
+    NoProperty {
+        /// The name.
+        name: String,
+    },
+    /// A call gave a value not of the property's type.
+    #[error("{tool}: the host argument \"{name}\" must be {want}, not {got}")]
+    WrongType {
+        /// The tool called.
+        tool: String,
+        /// The property.
+        name: String,
+        /// The type wanted, with its article.
+        want: String,
+        /// What was given.
+        got: &'static str,
+    },
+    /// A call left out a required argument.
+    #[error("{tool}: the argument \"{name}\" is required")]
+    Missing {
+        /// The tool called.
+        tool: String,
+        /// The argument.
+        name: String,
+    },
 }
 
 impl fmt::Debug for HostArguments {

@@ -32,14 +32,10 @@
 //! The pieces: the configuration (`options`), what the model is shown (`prompt`), the loop
 //! of tries (`tries`) and what the call answers (`answer`).
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use strata_eval::budget::Cancel;
 
 use crate::pack::Pack;
-use crate::server::{Call, Server, ToolOutput};
 
 mod answer;
 mod options;
@@ -48,11 +44,10 @@ mod prompt;
 mod tests;
 mod tries;
 
-pub use answer::extract_program;
-use answer::{answer, failure};
+pub use answer::{Answered, AskError, AskResponse, extract_program};
 pub use options::{AskOptions, ModelFlags};
 pub use prompt::{GROUND_NAMES, GROUND_VALUES, NO_GRAPH, question_names};
-pub use tries::Try;
+pub use tries::{AskRequest, Try};
 
 /// The tool's name.
 pub const TOOL: &str = "ask";
@@ -153,32 +148,6 @@ properties and relationship types are exactly as the graph lists them; \"text\" 
 numbers are bare. Write values as literals, not $parameters. Read only: CREATE, MERGE, SET \
 and DELETE are refused.";
 
-/// `ask`'s arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AskArgs {
-    /// The question, in plain language: "what does api depend on?".
-    pub question: String,
-    /// Which models to ask: local, frontier, or both (the default: local first, the
-    /// fallback when the local model fails within its tries).
-    #[serde(default)]
-    pub mode: Mode,
-    /// The language the model writes: datalog, or cypher for a database with a Cypher graph
-    /// (the default: the pack's ask_language, else datalog).
-    #[serde(default)]
-    #[schemars(with = "Language")]
-    pub language: Option<Language>,
-    /// The most rows to answer (0: the server's limit; never more than it).
-    #[serde(default)]
-    pub limit: u64,
-    /// The most work the program may spend (0: the server's cap; never more than it).
-    #[serde(default)]
-    pub max_work: u64,
-    /// Answer as JSON: the program, its columns, rows, witnesses and total, and every try.
-    #[serde(default)]
-    pub json: bool,
-}
-
 /// The `ask` tool's description.
 pub fn description(pack: &Pack) -> String {
     format!(
@@ -195,33 +164,4 @@ pub fn description(pack: &Pack) -> String {
          program yourself with schema and query when you can: ask is for when you cannot.",
         pack.about_or_default()
     )
-}
-
-/// The `ask` entry of the tool table: decodes the arguments strictly and asks.
-pub(crate) fn run(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
-    match serde_json::from_value::<AskArgs>(v) {
-        Ok(a) => s.ask_in(k, &a, c),
-        Err(e) => ToolOutput::error(format!(
-            "{TOOL}: the arguments do not fit the tool's schema: {e}"
-        )),
-    }
-}
-
-impl Server {
-    /// Whether `name` is a tool this server answers when called: every listed tool, and
-    /// `ask` even unlisted (to say how to configure a model).
-    pub(crate) fn callable(&self, name: &str) -> bool {
-        self.tool(name).is_some() || name == TOOL
-    }
-
-    /// How long a call of `tool` may take: the server's time limit, and for `ask` every
-    /// model request and run it may make.
-    pub(crate) fn call_time_limit(&self, tool: &str) -> Duration {
-        let o = self.options();
-        if tool == TOOL && o.ask.offered() {
-            o.ask.time_limit(o.timeout)
-        } else {
-            o.timeout
-        }
-    }
 }

@@ -2,7 +2,7 @@
 //! instructions an agent reads and the tools' descriptions are written from it.
 //!
 //! ```
-//! use strata_mcp::Pack;
+//! use strata_app::Pack;
 //!
 //! let pack = Pack::parse(r#"
 //! name = "deps"

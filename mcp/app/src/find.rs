@@ -11,11 +11,12 @@
 //! length filters before any edit distance is computed).
 //!
 //! The pieces: the index and its search (`index`), a prepared query and how a text
-//! matches it (`query`), word splits (`words`), edit distance (`distance`) and the
-//! ranking of matches (`rank`).
+//! matches it (`query`), word splits (`words`), edit distance (`distance`), the
+//! ranking of matches (`rank`), and the request over the application (`lookup`).
 
 mod distance;
 mod index;
+mod lookup;
 mod query;
 mod rank;
 #[cfg(test)]
@@ -24,6 +25,9 @@ mod words;
 
 use distance::{FUZZY_NONE, FUZZY_UNKNOWN, Scratch, bounded_levenshtein};
 pub use index::Index;
+pub use lookup::{
+    FIND_LIMIT, FIND_MAX_CHARS, FindError, FindMatch, FindRequest, FindResponse, FindUse,
+};
 use query::Query;
 pub use rank::{Kind, Match};
 pub use words::words;

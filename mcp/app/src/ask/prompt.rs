@@ -4,9 +4,11 @@
 
 use std::collections::HashSet;
 
-use super::{Language, TOOL};
-use crate::args::FindArgs;
-use crate::server::{Call, Server};
+use super::{AskError, Language, TOOL};
+use crate::app::App;
+use crate::base::Call;
+use crate::error::CallError;
+use crate::find::{FindRequest, Kind};
 
 /// The most names of a question grounded through `find`.
 pub const GROUND_NAMES: usize = 8;
@@ -84,13 +86,17 @@ pub fn question_names(question: &str) -> Vec<String> {
     names
 }
 
-impl Server {
+impl App {
     /// What the model is told before the question: the pack's about, how to write a
     /// program, what it may read (the schema card, or the Cypher graph), the pack's examples
     /// in the language and how to reply. Cypher without a graph is refused here.
-    pub(super) fn system_prompt(&self, call: &Call, language: Language) -> Result<String, String> {
+    pub(super) fn system_prompt(
+        &self,
+        call: &Call,
+        language: Language,
+    ) -> Result<String, CallError> {
         let pack = self.pack();
-        let vocab = self.call_vocabulary(call, TOOL)?;
+        let vocab = self.vocabulary(call, TOOL)?;
         let mut s = match language {
             Language::Datalog => format!(
                 "You translate questions about {} into one program in Strata's Datalog, which \
@@ -101,9 +107,10 @@ impl Server {
                 strata_eval::schema::card(&vocab),
             ),
             Language::Cypher => {
-                let graph = self.graph(&vocab).map_err(|e| format!("{TOOL}: {e}"))?;
+                let graph = strata_eval::cypher::Graph::derive(&vocab, &pack.cypher.mapping())
+                    .map_err(AskError::Graph)?;
                 if graph.is_empty() {
-                    return Err(NO_GRAPH.to_owned());
+                    return Err(AskError::NoGraph.into());
                 }
                 format!(
                     "You translate questions about {} into one read query in Cypher, which \
@@ -166,63 +173,49 @@ impl Server {
         let mut lines = Vec::new();
         let mut shown = HashSet::new();
         for name in question_names(question) {
-            let out = self.find(&FindArgs {
+            let request = FindRequest {
                 name: name.clone(),
                 limit: GROUND_VALUES,
-            });
-            if out.is_error {
-                continue;
-            }
-            let Some(matches) = out
-                .structured
-                .as_ref()
-                .and_then(|j| j.get("matches"))
-                .and_then(|m| m.as_array())
-            else {
-                continue;
             };
-            let kind_of = |m: &serde_json::Value| {
-                m.get("match")
-                    .and_then(|k| k.as_str())
-                    .unwrap_or("")
-                    .to_owned()
+            let Ok(found) = self.find(&Call::plain("find"), &request) else {
+                continue;
             };
             // A misspelling is worth showing only when nothing closer matched.
-            let close = matches
+            let close = found
+                .matches
                 .iter()
-                .any(|m| !matches!(kind_of(m).as_str(), "fuzzy" | "some words"));
-            for m in matches {
-                let kind = kind_of(m);
-                let Some(value) = m.get("value").and_then(|v| v.as_str()) else {
-                    continue;
-                };
+                .any(|m| !matches!(m.kind, "fuzzy" | "some words"));
+            for m in &found.matches {
                 // A value sharing only some words with the name says little.
-                if kind == "some words"
-                    || (close && kind == "fuzzy")
-                    || !shown.insert(value.to_owned())
+                if m.kind == Kind::SomeWords.name()
+                    || (close && m.kind == Kind::Fuzzy.name())
+                    || !shown.insert(m.value.clone())
                 {
                     continue;
                 }
                 let uses: Vec<String> = m
-                    .get("uses")
-                    .and_then(|u| u.as_array())
+                    .uses
+                    .iter()
                     .map(|u| {
-                        u.iter()
-                            .map(|u| {
-                                let rows = u.get("rows").and_then(|r| r.as_u64()).unwrap_or(0);
-                                format!(
-                                    "{}.{} {rows} row{}",
-                                    u.get("relation").and_then(|r| r.as_str()).unwrap_or("?"),
-                                    u.get("column").and_then(|r| r.as_str()).unwrap_or("?"),
-                                    if rows == 1 { "" } else { "s" }
-                                )
-                            })
-                            .collect()
+                        format!(
+                            "{}.{} {} row{}",
+                            u.relation,
+                            u.column,
+                            u.rows,
+                            crate::render::plural(u.rows)
+                        )
                     })
-                    .unwrap_or_default();
+                    .collect();
                 let mut quoted = String::new();
-                strata_eval::witness::write_value(&strata_eval::Value::text(value), &mut quoted);
-                lines.push(format!("{quoted} ({kind} for {name}): {}", uses.join(", ")));
+                strata_eval::witness::write_value(
+                    &strata_eval::Value::text(&*m.value),
+                    &mut quoted,
+                );
+                lines.push(format!(
+                    "{quoted} ({} for {name}): {}",
+                    m.kind,
+                    uses.join(", ")
+                ));
             }
         }
         lines

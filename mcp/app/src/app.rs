@@ -1,0 +1,209 @@
+//! The application: one database directory (the store, its pack and modules), its limits
+//! and the host's hooks, with the caches every request shares (the vocabulary by batch,
+//! the host's vocabulary, the `find` index). Cheap to clone: clones share all of it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use strata_eval::Vocabulary;
+use strata_eval::cypher::Graph;
+use strata_eval::query::Query;
+use strata_store::{OpenOptions, Store};
+
+use crate::error::{OpenError, OptionsError};
+use crate::find;
+use crate::host::HostOptions;
+use crate::options::Options;
+use crate::pack::Pack;
+
+/// An application over one database. Cheap to clone: clones share the store, the pack and
+/// the caches.
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    pack: Pack,
+    options: Options,
+    modules_dir: Option<PathBuf>,
+    host: HostOptions,
+    /// The Cypher graph's summary, when the vocabulary was known at opening.
+    graph_summary: Option<String>,
+    /// The host's vocabulary, once resolved.
+    host_vocab: Mutex<Option<Arc<Vocabulary>>>,
+    /// The vocabulary of the last snapshot seen, by its batch sequence number.
+    vocab: Mutex<Option<(u64, Arc<Vocabulary>)>>,
+    /// The dictionary in memory for `find`, read on the first request and extended with
+    /// the texts later batches add.
+    finder: Mutex<Option<Arc<find::Index>>>,
+}
+
+impl App {
+    /// Opens the database in `dir` and its pack (`strata.toml`).
+    pub fn open(dir: &Path, options: Options) -> Result<App, OpenError> {
+        let store = Store::open(dir, OpenOptions::default())?;
+        let pack = Pack::load(dir)?;
+        App::new(store, pack, options)
+    }
+
+    /// An application over `store` with `pack` and `options`. Loads the modules under the
+    /// database's `modules/` folder, and refuses a pack whose examples do not check.
+    pub fn new(store: Store, pack: Pack, options: Options) -> Result<App, OpenError> {
+        App::with_host(store, pack, options, HostOptions::default())
+    }
+
+    /// An application over `store` with `pack`, `options` and the host's hooks. Without a
+    /// host vocabulary, loads the modules under the database's `modules/` folder and
+    /// refuses a pack whose examples do not check; with one, both wait for the first
+    /// request that needs the vocabulary.
+    pub fn with_host(
+        store: Store,
+        pack: Pack,
+        options: Options,
+        host: HostOptions,
+    ) -> Result<App, OpenError> {
+        if options.limit == 0 {
+            return Err(OptionsError::ZeroLimit.into());
+        }
+        if options.timeout.is_zero() {
+            return Err(OptionsError::ZeroTimeout.into());
+        }
+        let modules = store.dir().join("modules");
+        let modules_dir = modules.is_dir().then_some(modules);
+        let vocab = if host.vocabulary.is_none() {
+            let snap = store.snapshot()?;
+            let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
+            check_examples(&pack, &vocab)?;
+            Some((snap.seq(), vocab))
+        } else {
+            None
+        };
+        // The Cypher graph, when the vocabulary is known now: a pack mapping that doesn't
+        // fit it is refused here, as examples that don't check are.
+        let graph_summary = match &vocab {
+            Some((_, v)) => Some(
+                Graph::derive(v, &pack.cypher.mapping())
+                    .map_err(OptionsError::Mapping)?
+                    .summary(),
+            ),
+            None => None,
+        };
+        Ok(App {
+            inner: Arc::new(Inner {
+                store,
+                pack,
+                options,
+                modules_dir,
+                host,
+                graph_summary,
+                host_vocab: Mutex::new(None),
+                vocab: Mutex::new(vocab),
+                finder: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The pack the application was opened with.
+    pub fn pack(&self) -> &Pack {
+        &self.inner.pack
+    }
+
+    /// The application's limits.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// The host's hooks.
+    pub fn host(&self) -> &HostOptions {
+        &self.inner.host
+    }
+
+    /// The store the application reads.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// The database's `modules/` folder, when it has one.
+    pub fn modules_dir(&self) -> Option<&Path> {
+        self.inner.modules_dir.as_deref()
+    }
+
+    /// The summary of the Cypher graph (its labels and types), when the vocabulary was
+    /// known at opening (no host vocabulary).
+    pub fn graph_summary(&self) -> Option<&str> {
+        self.inner.graph_summary.as_deref()
+    }
+
+    /// The pack's hint, when it has one: said after an empty answer.
+    pub fn hint(&self) -> Option<&str> {
+        let hint = self.inner.pack.hint.trim();
+        (!hint.is_empty()).then_some(hint)
+    }
+
+    /// The instructions an agent reads on connecting, written from the pack and the graph.
+    pub fn instructions(&self) -> String {
+        crate::instructions::with_cypher(
+            &crate::instructions::instructions(&self.inner.pack),
+            self.graph_summary(),
+        )
+    }
+
+    /// The line for an agent's own instructions, written from the pack.
+    pub fn agent_line(&self) -> String {
+        crate::instructions::cypher_agent_line(&crate::instructions::agent_line(&self.inner.pack))
+    }
+
+    /// The Cypher graph over `vocab`, with the pack's labels and types.
+    pub fn graph(&self, vocab: &Vocabulary) -> Result<Graph, crate::error::CallError> {
+        Graph::derive(vocab, &self.inner.pack.cypher.mapping())
+            .map_err(crate::error::CallError::Graph)
+    }
+
+    pub(crate) fn host_vocab_cache(&self) -> &Mutex<Option<Arc<Vocabulary>>> {
+        &self.inner.host_vocab
+    }
+
+    pub(crate) fn vocab_cache(&self) -> &Mutex<Option<(u64, Arc<Vocabulary>)>> {
+        &self.inner.vocab
+    }
+
+    pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Index>>> {
+        &self.inner.finder
+    }
+}
+
+/// Checks every example of `pack` against `vocab`, and compiles every Cypher example over
+/// the graph the pack maps on it.
+pub(crate) fn check_examples(pack: &Pack, vocab: &Vocabulary) -> Result<(), OpenError> {
+    for e in &pack.examples {
+        if let Err(err) = Query::prepare(vocab, &e.program, &[]) {
+            return Err(OpenError::Example {
+                question: e.question.clone(),
+                message: err.to_string(),
+            });
+        }
+    }
+    if pack.cypher_examples.is_empty() {
+        return Ok(());
+    }
+    let graph = Graph::derive(vocab, &pack.cypher.mapping()).map_err(OptionsError::Mapping)?;
+    for e in &pack.cypher_examples {
+        let refused = |message: String| OpenError::CypherExample {
+            question: e.question.clone(),
+            message,
+        };
+        if graph.is_empty() {
+            return Err(refused(
+                "the database has no Cypher graph (no node labels and no relationship types); \
+                 map one with [[cypher.labels]] and [[cypher.types]], or ingest nodes and edges \
+                 dumps"
+                    .to_owned(),
+            ));
+        }
+        strata_eval::cypher::prepare(vocab, &graph, &e.query, &[])
+            .map_err(|err| refused(err.to_string()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! What a request reads: its context and the host's run for it ([`Call`]), the vocabulary
+//! it checks against, the base its program reads (a snapshot of the store with exactly
+//! the tiers holding the relations it reads open, or the host's source), and the rule
+//! that keeps the two together: a program is checked against the vocabulary of a
+//! snapshot, and runs on a snapshot of the same batch; when a batch lands in between, it
+//! is checked again against the newer one.
+
+use std::sync::{Arc, PoisonError};
+
+use strata_eval::query::Query;
+use strata_eval::{Bind, FactSource, Vocabulary};
+use strata_store::Snapshot;
+use strata_store::layout::DEFAULT_TIER;
+
+use crate::app::{App, check_examples};
+use crate::error::CallError;
+use crate::host::{CallContext, Run, Source, VocabularyFn};
+use crate::render::SnapshotInfo;
+
+/// How many times a program is checked against a newer snapshot's vocabulary when batches
+/// keep landing between the check and the snapshot it runs on.
+pub const ATTEMPTS: u32 = 3;
+
+/// One request as the host's hooks see it: its context and what the host's `prepare`
+/// answered for it.
+#[derive(Clone, Debug, Default)]
+pub struct Call {
+    /// The tool (or command) and the host arguments given.
+    pub ctx: CallContext,
+    /// What the host's `prepare` answered (empty without host arguments).
+    pub run: Run,
+}
+
+impl Call {
+    /// A request of `tool` with no host arguments.
+    pub fn plain(tool: &str) -> Call {
+        Call {
+            ctx: CallContext {
+                tool: tool.to_owned(),
+                host_args: serde_json::Map::new(),
+            },
+            run: Run::default(),
+        }
+    }
+}
+
+/// The base a program runs on: a snapshot of the store, or a host's source.
+pub(crate) enum Base {
+    Store(Box<Snapshot>),
+    Host(Source),
+}
+
+impl Base {
+    pub(crate) fn source(&self) -> &dyn FactSource {
+        match self {
+            Base::Store(s) => s.as_ref(),
+            Base::Host(h) => h.as_ref(),
+        }
+    }
+
+    /// The snapshot the answer read, for a store's base.
+    pub(crate) fn snapshot(&self) -> Option<SnapshotInfo> {
+        match self {
+            Base::Store(s) => Some(SnapshotInfo::of(s)),
+            Base::Host(_) => None,
+        }
+    }
+}
+
+/// A prepared program, the base it runs on and the tiers that base opened.
+pub(crate) struct Prepared {
+    pub(crate) query: Query,
+    pub(crate) base: Base,
+    pub(crate) tiers: Vec<String>,
+}
+
+impl Prepared {
+    /// The tiers opened, for a store's base.
+    pub(crate) fn store_tiers(&self) -> Option<Vec<String>> {
+        matches!(self.base, Base::Store(_)).then(|| self.tiers.clone())
+    }
+}
+
+impl App {
+    /// A request of `tool` whose host arguments are taken out of `arguments` and handed
+    /// to the host's `prepare` for its run; without host arguments, a plain request.
+    pub fn begin(
+        &self,
+        tool: &str,
+        arguments: &mut serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Call, CallError> {
+        let mut call = Call::plain(tool);
+        if let Some(h) = &self.host().arguments {
+            call.ctx.host_args = h.take(tool, arguments)?;
+            call.run = (h.prepare)(&call.ctx).map_err(|message| CallError::Host {
+                tool: tool.to_owned(),
+                message,
+            })?;
+        }
+        Ok(call)
+    }
+
+    /// Whether a request reads anything the host gives (a base or a vocabulary).
+    pub fn hosted(&self, call: &Call) -> bool {
+        self.host_base(call) || call.run.vocabulary.is_some() || self.host().vocabulary.is_some()
+    }
+
+    /// Whether a request's base is the host's rather than the store's.
+    pub fn host_base(&self, call: &Call) -> bool {
+        let h = self.host();
+        call.run.base.is_some()
+            || call.run.base_for.is_some()
+            || h.base.is_some()
+            || h.base_for.is_some()
+    }
+
+    /// The host's vocabulary: resolved on the first request, kept once it resolves and
+    /// its pack's examples check against it, asked again after a failure.
+    fn host_vocabulary(
+        &self,
+        tool: &'static str,
+        resolve: &VocabularyFn,
+    ) -> Result<Arc<Vocabulary>, CallError> {
+        let mut cached = self
+            .host_vocab_cache()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(v) = cached.as_ref() {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(resolve().map_err(|message| CallError::HostVocabulary { tool, message })?);
+        check_examples(self.pack(), &v).map_err(|e| CallError::HostExamples {
+            tool,
+            source: Box::new(e),
+        })?;
+        *cached = Some(v.clone());
+        Ok(v)
+    }
+
+    /// The vocabulary a request reads: its run's, the host's, or the store's newest.
+    pub fn vocabulary(
+        &self,
+        call: &Call,
+        tool: &'static str,
+    ) -> Result<Arc<Vocabulary>, CallError> {
+        if let Some(v) = &call.run.vocabulary {
+            return Ok(v.clone());
+        }
+        if let Some(f) = &self.host().vocabulary {
+            return self.host_vocabulary(tool, f);
+        }
+        self.base_snapshot(tool).map(|(_, v)| v)
+    }
+
+    /// The base a request reads for a program reading `relations`: the run's `base_for`,
+    /// then its `base`, then the host's `base_for`, then its `base`, else a snapshot of
+    /// the store with the tiers holding them open.
+    pub(crate) fn base(
+        &self,
+        call: &Call,
+        tool: &'static str,
+        relations: &[String],
+    ) -> Result<(Base, Vec<String>), CallError> {
+        let hook = |message: String| CallError::Host {
+            tool: tool.to_owned(),
+            message,
+        };
+        let h = self.host();
+        let host = |s: Source| Ok((Base::Host(s), Vec::new()));
+        if let Some(f) = &call.run.base_for {
+            return host(f(&call.ctx, relations).map_err(hook)?);
+        }
+        if let Some(s) = &call.run.base {
+            return host(s.clone());
+        }
+        if let Some(f) = &h.base_for {
+            return host(f(&call.ctx, relations).map_err(hook)?);
+        }
+        if let Some(f) = &h.base {
+            return host(f(&call.ctx).map_err(hook)?);
+        }
+        let tiers = self.tiers_for(tool, relations)?;
+        let snap = self.snapshot_with(tool, &tiers)?;
+        Ok((Base::Store(Box::new(snap)), tiers))
+    }
+
+    /// The tiers holding `relations`, the default one always among them, first.
+    pub(crate) fn tiers_for(
+        &self,
+        tool: &'static str,
+        relations: &[String],
+    ) -> Result<Vec<String>, CallError> {
+        let mut tiers = self
+            .store()
+            .tiers_for(relations)
+            .map_err(|source| CallError::Store { tool, source })?;
+        if !tiers.iter().any(|t| t == DEFAULT_TIER) {
+            tiers.insert(0, DEFAULT_TIER.to_owned());
+        }
+        Ok(tiers)
+    }
+
+    /// A snapshot of the store with `tiers` open (the default tier alone: a plain one).
+    pub(crate) fn snapshot_with(
+        &self,
+        tool: &'static str,
+        tiers: &[String],
+    ) -> Result<Snapshot, CallError> {
+        let store = self.store();
+        if tiers.len() == 1 && tiers[0] == DEFAULT_TIER {
+            store.snapshot()
+        } else {
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            store.snapshot_with_tiers(&names)
+        }
+        .map_err(|source| CallError::Store { tool, source })
+    }
+
+    /// The vocabulary of `snap`: cached while no batch has landed since.
+    fn snapshot_vocabulary(
+        &self,
+        tool: &'static str,
+        snap: &Snapshot,
+    ) -> Result<Arc<Vocabulary>, CallError> {
+        let mut cached = self
+            .vocab_cache()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seq, v)) = cached.as_ref()
+            && *seq == snap.seq()
+        {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(
+            Vocabulary::load(snap, self.modules_dir())
+                .map_err(|source| CallError::Vocabulary { tool, source })?,
+        );
+        *cached = Some((snap.seq(), v.clone()));
+        Ok(v)
+    }
+
+    /// A snapshot of the default tier with its vocabulary (the host's, when it gives one).
+    pub fn base_snapshot(
+        &self,
+        tool: &'static str,
+    ) -> Result<(Snapshot, Arc<Vocabulary>), CallError> {
+        let snap = self
+            .store()
+            .snapshot()
+            .map_err(|source| CallError::Store { tool, source })?;
+        let vocab = match &self.host().vocabulary {
+            Some(f) => self.host_vocabulary(tool, f)?,
+            None => self.snapshot_vocabulary(tool, &snap)?,
+        };
+        Ok((snap, vocab))
+    }
+
+    /// Parses and checks `program`, then takes the one snapshot it runs on, with exactly
+    /// the tiers holding the relations it reads open (BaseFor). The program is checked
+    /// against the vocabulary of the default tier's snapshot; when the snapshot with its
+    /// tiers is of a later batch (one landed in between), it is checked again against
+    /// that batch's vocabulary, at most [`ATTEMPTS`] times.
+    pub(crate) fn prepare(
+        &self,
+        call: &Call,
+        tool: &'static str,
+        program: &str,
+        binds: &[(String, Bind)],
+    ) -> Result<Prepared, CallError> {
+        self.prepare_observed(call, tool, program, binds, &mut || {})
+    }
+
+    /// [`App::prepare`], calling `between` after each check and before the snapshot the
+    /// program runs on is taken (where a test lands a batch).
+    pub(crate) fn prepare_observed(
+        &self,
+        call: &Call,
+        tool: &'static str,
+        program: &str,
+        binds: &[(String, Bind)],
+        between: &mut dyn FnMut(),
+    ) -> Result<Prepared, CallError> {
+        if self.hosted(call) {
+            let vocab = self.vocabulary(call, tool)?;
+            let query = Query::prepare(&vocab, program, binds)?;
+            let (base, tiers) = self.base(call, tool, query.base_relations())?;
+            return Ok(Prepared { query, base, tiers });
+        }
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (first, vocab) = self.base_snapshot(tool)?;
+            let query = Query::prepare(&vocab, program, binds)?;
+            let tiers = self.tiers_for(tool, query.base_relations())?;
+            between();
+            if tiers.len() == 1 {
+                return Ok(Prepared {
+                    query,
+                    base: Base::Store(Box::new(first)),
+                    tiers,
+                });
+            }
+            let snap = self.snapshot_with(tool, &tiers)?;
+            // A batch landed between the two: check again against the newer snapshot.
+            if snap.seq() == first.seq() || attempt >= ATTEMPTS {
+                return Ok(Prepared {
+                    query,
+                    base: Base::Store(Box::new(snap)),
+                    tiers,
+                });
+            }
+        }
+    }
+}

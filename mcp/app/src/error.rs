@@ -1,0 +1,225 @@
+//! Why an application could not be opened ([`OpenError`], with the limits it refuses,
+//! [`OptionsError`]) and why one request got no answer ([`CallError`]). Every message is
+//! the one an agent or a user reads; [`CallError::json`] gives the same as data.
+
+use strata_eval::SourceError;
+use strata_eval::cypher::CypherError;
+use strata_eval::query::QueryError;
+use strata_store::StoreError;
+
+use crate::ask::AskError;
+use crate::bind::BindError;
+use crate::find::FindError;
+use crate::host::HostArgumentError;
+use crate::pack::PackError;
+use crate::values::ValuesError;
+
+/// Why an application (or a server over one) could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The database could not be opened or read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The pack could not be read.
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    /// The modules do not load or check.
+    #[error(transparent)]
+    Vocab(#[from] strata_eval::VocabError),
+    /// An example of the pack does not check against the database.
+    #[error("strata.toml: the example \"{question}\" does not check:\n{message}")]
+    Example {
+        /// The example's question.
+        question: String,
+        /// The engine's error, caret and fix.
+        message: String,
+    },
+    /// A Cypher example of the pack does not compile against the database's graph.
+    #[error("strata.toml: the Cypher example \"{question}\" does not compile:\n{message}")]
+    CypherExample {
+        /// The example's question.
+        question: String,
+        /// The Cypher front end's error, caret and fix.
+        message: String,
+    },
+    /// The limits, the pack's Cypher mapping or the host's arguments make no sense.
+    #[error(transparent)]
+    Options(#[from] OptionsError),
+}
+
+/// What is wrong with the limits, the pack's Cypher mapping or the host's arguments.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionsError {
+    /// A row limit of 0.
+    #[error("the row limit must be at least 1")]
+    ZeroLimit,
+    /// A timeout of 0.
+    #[error("the timeout must be longer than zero")]
+    ZeroTimeout,
+    /// The pack's `[cypher]` mapping does not fit the database.
+    #[error("{0}")]
+    Mapping(String),
+    /// The host's arguments are malformed or clash with a tool's own.
+    #[error(transparent)]
+    HostArguments(#[from] HostArgumentError),
+    /// An adapter could not write a tool's input schema.
+    #[error("the {tool} tool's schema: {reason}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// Why a request got no answer: the error the agent (or the user) reads and fixes.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    /// The program does not parse or check (caret and fix), or its run stopped.
+    #[error(transparent)]
+    Query(#[from] QueryError),
+    /// The Cypher query does not parse or compile, or the program it compiled to failed.
+    #[error(transparent)]
+    Cypher(#[from] CypherError),
+    /// The store could not be read.
+    #[error("{tool}: {source}")]
+    Store {
+        /// The request's tool.
+        tool: &'static str,
+        /// What the store said.
+        #[source]
+        source: StoreError,
+    },
+    /// The base could not be read.
+    #[error("{tool}: {source}")]
+    Source {
+        /// The request's tool.
+        tool: &'static str,
+        /// What the fact source said.
+        #[source]
+        source: SourceError,
+    },
+    /// The modules do not load or check against the newest snapshot.
+    #[error("{tool}: {source}")]
+    Vocabulary {
+        /// The request's tool.
+        tool: &'static str,
+        /// What the modules' loader said.
+        #[source]
+        source: strata_eval::VocabError,
+    },
+    /// A host hook refused the call.
+    #[error("{tool}: {message}")]
+    Host {
+        /// The request's tool.
+        tool: String,
+        /// The hook's message.
+        message: String,
+    },
+    /// The host's arguments of the call are missing or malformed.
+    #[error(transparent)]
+    HostArguments(#[from] HostArgumentError),
+    /// The host's vocabulary did not resolve.
+    #[error("{tool}: the vocabulary: {message}")]
+    HostVocabulary {
+        /// The request's tool.
+        tool: &'static str,
+        /// The hook's message.
+        message: String,
+    },
+    /// The host's vocabulary resolved, but the pack's examples do not check against it.
+    #[error("{tool}: {source}")]
+    HostExamples {
+        /// The request's tool.
+        tool: &'static str,
+        /// The example that does not check.
+        #[source]
+        source: Box<OpenError>,
+    },
+    /// A bind (or Cypher parameter) is not a value.
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    /// A page token this application did not give.
+    #[error(
+        "{tool}: page_token \"{token}\" is not one this server gave; pass the page_token the \
+         last page ended with, or none for the first page"
+    )]
+    PageToken {
+        /// The request's tool.
+        tool: &'static str,
+        /// The token, trimmed.
+        token: String,
+    },
+    /// The pack's Cypher mapping does not fit the vocabulary.
+    #[error("{0}")]
+    Graph(String),
+    /// `schema` or `look` named nothing the vocabulary has.
+    #[error(
+        "{tool}: nothing is named \"{name}\"{}; call schema with no path for every relation \
+         and module",
+        crate::suggest::did_you_mean_text(suggestion.as_deref())
+    )]
+    Unknown {
+        /// The request's tool.
+        tool: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The one relation or module it nearly names.
+        suggestion: Option<String>,
+    },
+    /// `values` named no argument of a relation.
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+    /// `find` was asked wrongly, or over a host's facts.
+    #[error(transparent)]
+    Find(#[from] FindError),
+    /// `ask` could not ask, or no try gave a program that ran.
+    #[error(transparent)]
+    Ask(#[from] AskError),
+}
+
+impl CallError {
+    /// The error's kind, one word: `program`, `cypher`, `store`, `host`, `bind`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::Query(QueryError::Program(_)) => "program",
+            CallError::Query(_) => "evaluation",
+            CallError::Cypher(CypherError::Query(_)) => "cypher",
+            CallError::Cypher(_) => "program",
+            CallError::Store { .. } | CallError::Source { .. } => "store",
+            CallError::Vocabulary { .. } => "vocabulary",
+            CallError::Host { .. }
+            | CallError::HostArguments(_)
+            | CallError::HostVocabulary { .. }
+            | CallError::HostExamples { .. } => "host",
+            CallError::Bind(_) => "bind",
+            CallError::PageToken { .. } => "page_token",
+            CallError::Graph(_) => "graph",
+            CallError::Unknown { .. } => "unknown_name",
+            CallError::Values(_) => "values",
+            CallError::Find(_) => "find",
+            CallError::Ask(_) => "ask",
+        }
+    }
+
+    /// The error as data: `ask`'s failure is its question, language, mode and every try;
+    /// any other is `{"error": {"kind", "message"}}`, with `suggestion` where one name
+    /// was nearly right and `variable` for a bind.
+    pub fn json(&self) -> serde_json::Value {
+        if let CallError::Ask(a) = self
+            && let Some(j) = a.json()
+        {
+            return j;
+        }
+        let mut e = serde_json::json!({ "kind": self.kind(), "message": self.to_string() });
+        match self {
+            CallError::Unknown {
+                suggestion: Some(s),
+                ..
+            } => e["suggestion"] = s.clone().into(),
+            CallError::Bind(b) => e["variable"] = b.variable().into(),
+            _ => {}
+        }
+        serde_json::json!({ "error": e })
+    }
+}

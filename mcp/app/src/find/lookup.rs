@@ -1,0 +1,244 @@
+//! `find` over the application: the dictionary index it keeps in memory (read once,
+//! extended as batches add texts), and the ranked matches it answers ([`FindResponse`])
+//! with the relations and columns each appears in.
+
+use std::sync::{Arc, PoisonError};
+
+use serde::Serialize;
+use strata_store::Snapshot;
+use strata_store::layout::DEFAULT_TIER;
+
+use super::{Index, Kind};
+use crate::app::App;
+use crate::base::Call;
+use crate::error::CallError;
+use crate::options::lower;
+use crate::render::{Render, SnapshotInfo, plural};
+
+/// How many matches `find` answers when the request does not say.
+pub const FIND_LIMIT: u64 = 10;
+
+/// The longest name `find` takes, in characters.
+pub const FIND_MAX_CHARS: usize = 1000;
+
+/// A name to ground.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FindRequest {
+    /// The name: partial, misspelled or in words (`parse args`, `the parser`).
+    pub name: String,
+    /// The most matches (0: [`FIND_LIMIT`]; never more than the application's limit).
+    pub limit: u64,
+}
+
+/// The stored texts a name may stand for, ranked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FindResponse {
+    /// The name, trimmed.
+    pub name: String,
+    /// The matches, best first.
+    pub matches: Vec<FindMatch>,
+    /// How many texts matched in all (some may be held by no live row any more).
+    pub total: usize,
+    /// The snapshot read.
+    pub snapshot: SnapshotInfo,
+}
+
+/// One stored text a name may stand for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FindMatch {
+    /// The text.
+    pub value: String,
+    /// How it matched: `exact`, `case`, `words`, ..., `fuzzy`.
+    #[serde(rename = "match")]
+    pub kind: &'static str,
+    /// For a fuzzy match, the edits between the name and the text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edits: Option<u32>,
+    /// Where it appears.
+    pub uses: Vec<FindUse>,
+}
+
+/// Where a text appears: one argument of one relation, and in how many rows.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FindUse {
+    /// The relation.
+    pub relation: String,
+    /// The argument's name.
+    pub column: String,
+    /// The argument's position, counting from 1.
+    pub position: usize,
+    /// The rows holding the text there.
+    pub rows: u64,
+}
+
+impl Render for FindResponse {
+    fn text(&self) -> String {
+        if self.matches.is_empty() {
+            return format!(
+                "no stored text matches \"{}\"; values shows what one argument of a relation \
+                 holds",
+                self.name
+            );
+        }
+        let mut text = String::new();
+        for (i, m) in self.matches.iter().enumerate() {
+            let mut quoted = String::new();
+            strata_eval::witness::write_value(&strata_eval::Value::text(&*m.value), &mut quoted);
+            let how = match m.edits {
+                Some(d) => format!("{} ({d} edit{})", m.kind, plural(d.into())),
+                None => m.kind.to_owned(),
+            };
+            text.push_str(&format!("{}. {quoted} {how}\n   ", i + 1));
+            text.push_str(
+                &m.uses
+                    .iter()
+                    .map(|u| {
+                        format!(
+                            "{}.{} {} row{}",
+                            u.relation,
+                            u.column,
+                            u.rows,
+                            plural(u.rows)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "{} of {} match{}",
+            self.matches.len(),
+            self.total,
+            if self.total == 1 { "" } else { "es" }
+        ));
+        text
+    }
+}
+
+/// Why `find` gave no matches.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FindError {
+    /// The facts come from a host, and `find` reads a store's dictionary.
+    #[error(
+        "find: this server's facts come from its host, and find reads only a Strata store's \
+         dictionary; use values to list what an argument holds"
+    )]
+    HostBase,
+    /// No name.
+    #[error("find: give a name (a part of one, a misspelled one or its words will do)")]
+    Empty,
+    /// A name longer than [`FIND_MAX_CHARS`].
+    #[error("find: the name is longer than {FIND_MAX_CHARS} characters; give a part of it")]
+    TooLong,
+}
+
+impl App {
+    /// The dictionary index as of `snap`: read once, then extended with what later batches
+    /// added (the dictionary only grows).
+    fn find_index(&self, snap: &Snapshot) -> Result<Arc<Index>, CallError> {
+        let mut cached = self
+            .finder_cache()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let index = cached.get_or_insert_with(Default::default);
+        if index.len() < snap.text_count() {
+            Arc::make_mut(index)
+                .extend_from(snap)
+                .map_err(|source| CallError::Store {
+                    tool: "find",
+                    source,
+                })?;
+        }
+        Ok(index.clone())
+    }
+
+    /// Reads the dictionary into memory for `find` ahead of its first request; `strata
+    /// serve` does this on a thread of its own at startup, so no agent waits for it.
+    pub fn warm_find(&self) -> Result<(), CallError> {
+        let snap = self.store().snapshot().map_err(|source| CallError::Store {
+            tool: "find",
+            source,
+        })?;
+        self.find_index(&snap).map(|_| ())
+    }
+
+    /// `find`: the stored text values a name may stand for, ranked, each with the
+    /// relations and columns it appears in and how many rows.
+    pub fn find(&self, call: &Call, r: &FindRequest) -> Result<FindResponse, CallError> {
+        if self.host_base(call) {
+            return Err(FindError::HostBase.into());
+        }
+        let name = r.name.trim();
+        if name.is_empty() {
+            return Err(FindError::Empty.into());
+        }
+        if name.chars().count() > FIND_MAX_CHARS {
+            return Err(FindError::TooLong.into());
+        }
+        let store_error = |source| CallError::Store {
+            tool: "find",
+            source,
+        };
+        let snap = self.store().snapshot().map_err(store_error)?;
+        // Count rows in every tier at the snapshot's batch.
+        let mut tiers: Vec<String> = snap
+            .catalog()
+            .relations
+            .values()
+            .map(|m| m.tier.clone())
+            .filter(|t| t != DEFAULT_TIER)
+            .collect();
+        tiers.sort_unstable();
+        tiers.dedup();
+        let snap = if tiers.is_empty() {
+            snap
+        } else {
+            let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
+            self.store()
+                .snapshot_with_tiers(&names)
+                .map_err(store_error)?
+        };
+        let index = self.find_index(&snap)?;
+        let limit = lower(
+            if r.limit == 0 { FIND_LIMIT } else { r.limit },
+            self.options().limit,
+        );
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        // Keep spares for texts no live row holds any more.
+        let keep = limit.saturating_mul(4).saturating_add(32);
+        let (ranked, total) = index.search(name, snap.text_count(), keep);
+        let mut matches = Vec::new();
+        for m in ranked {
+            if matches.len() >= limit {
+                break;
+            }
+            let uses = snap
+                .term_uses(strata_eval::Term::text(m.id))
+                .map_err(store_error)?;
+            if uses.is_empty() {
+                continue;
+            }
+            matches.push(FindMatch {
+                value: index.text(m.id).unwrap_or_default().to_owned(),
+                kind: m.kind.name(),
+                edits: (m.kind == Kind::Fuzzy).then_some(m.distance),
+                uses: uses
+                    .iter()
+                    .map(|u| FindUse {
+                        relation: u.relation.clone(),
+                        column: u.column_name.clone(),
+                        position: u.column + 1,
+                        rows: u.rows,
+                    })
+                    .collect(),
+            });
+        }
+        Ok(FindResponse {
+            name: name.to_owned(),
+            matches,
+            total,
+            snapshot: SnapshotInfo::of(&snap),
+        })
+    }
+}

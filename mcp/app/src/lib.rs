@@ -1,0 +1,88 @@
+//! Strata's application core: one database directory (the store, its pack `strata.toml`,
+//! its `modules/`) answering typed requests, for the command line and the MCP server
+//! alike, which only parse arguments and choose a rendering.
+//!
+//! An [`App`] holds the store (shared: clones are cheap), the pack, the [`Options`] (row
+//! limit, work cap, timeout; a request may lower them, never raise them) and the host's
+//! hooks ([`host`]). Each request reads one snapshot, opening only the tiers holding the
+//! relations its program reads (BaseFor), checked against the vocabulary of a snapshot of
+//! the same batch (see [`base`]). The requests, each answering a typed, serialisable
+//! response with one text and one JSON rendering ([`Render`]):
+//!
+//! | request | method | response |
+//! |---|---|---|
+//! | [`QueryRequest`] | [`App::query`] | [`QueryResponse`] |
+//! | [`CypherRequest`] | [`App::cypher`] | [`CypherResponse`] |
+//! | [`ExplainRequest`] | [`App::explain`] | [`ExplainResponse`] |
+//! | [`SchemaRequest`] | [`App::schema`] | [`SchemaResponse`] |
+//! | [`LookRequest`] | [`App::look`] | [`LookResponse`] |
+//! | [`ValuesRequest`] | [`App::values`] | [`ValuesResponse`] |
+//! | [`FindRequest`] | [`App::find`] | [`FindResponse`] |
+//! | [`AskRequest`] | [`App::ask`] | [`AskResponse`] |
+//!
+//! A request that gets no answer is a [`CallError`]: its text is what the agent or user
+//! reads (the engine's caret and fix for a program), [`CallError::json`] the same as data.
+//! Binds are parsed by one set of rules ([`bind`]). While a server holds a database,
+//! [`ingest_socket`] (Unix) carries batches from `strata ingest` to it.
+//!
+//! ```
+//! use strata_app::{App, Call, Options, Page, QueryRequest, Render};
+//! use strata_app::pack::Pack;
+//! use strata_eval::budget::Cancel;
+//! use strata_store::dump::{DumpSpec, Format};
+//! use strata_store::{BatchOptions, OpenOptions, Store};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let store = Store::open(dir.path(), OpenOptions { create: true, ..Default::default() }).unwrap();
+//! let mut batch = store.batch(BatchOptions::default()).unwrap();
+//! let spec = DumpSpec { label: "x.edges.tsv".into(), format: Format::Edges, relation: None, unit: None };
+//! batch.read_dump("app\tIMPORTS\tapi\n".as_bytes(), &spec).unwrap();
+//! batch.commit().unwrap();
+//!
+//! let app = App::new(store, Pack::default(), Options::default()).unwrap();
+//! let request = QueryRequest {
+//!     program: "imports(?a, ?b) => ?b".into(),
+//!     binds: Vec::new(),
+//!     page: Page::default(),
+//! };
+//! let out = app.query(&Call::plain("query"), &request, &Cancel::new()).unwrap();
+//! assert_eq!(out.answer.0.total, 1);
+//! assert!(out.text().starts_with("columns: b\n1. api\n"));
+//! assert_eq!(out.json()["total"], 1);
+//! ```
+
+mod app;
+pub mod ask;
+pub mod base;
+pub mod bind;
+mod cypher;
+mod error;
+pub mod find;
+pub mod host;
+#[cfg(unix)]
+pub mod ingest_socket;
+pub mod instructions;
+pub mod model;
+mod options;
+pub mod pack;
+mod query;
+pub mod render;
+mod schema;
+pub mod suggest;
+mod values;
+
+pub use app::App;
+pub use ask::{AskError, AskOptions, AskRequest, AskResponse, Language, Mode, ModelFlags};
+pub use base::Call;
+pub use bind::{BindError, binds_from_flags, binds_from_json};
+pub use cypher::{CypherRequest, CypherResponse};
+pub use error::{CallError, OpenError, OptionsError};
+pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
+pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
+pub use model::{Api, Model, ModelError};
+pub use options::{Options, Page};
+pub use pack::{CypherExample, Example, Pack, PackError};
+pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse};
+pub use render::{AnswerPage, Render, SnapshotInfo};
+pub use schema::{LOOK_SAMPLE, LookRequest, LookResponse, SchemaRequest, SchemaResponse};
+pub use values::{VALUES_LIMIT, ValuesError, ValuesRequest, ValuesResponse};

@@ -1,0 +1,147 @@
+//! `query` and `explain`: a program prepared on its base and run within the request's
+//! limits, answering a page of rows with their witnesses ([`QueryResponse`]), or where its
+//! work went ([`ExplainResponse`]).
+
+use serde::Serialize;
+use strata_eval::Bind;
+use strata_eval::budget::Cancel;
+use strata_eval::explain::Report;
+
+use crate::app::App;
+use crate::base::Call;
+use crate::error::CallError;
+use crate::options::Page;
+use crate::render::{AnswerPage, Render, SnapshotInfo, notes};
+
+/// A program to run: rules, if any, then one goal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryRequest {
+    /// The program, e.g. `deps.depends_on("app", ?d) => ?d`.
+    pub program: String,
+    /// Values for its variables, by name.
+    pub binds: Vec<(String, Bind)>,
+    /// The page asked for.
+    pub page: Page,
+}
+
+/// A page of a program's rows, with their witnesses and what was read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryResponse {
+    /// The rows of the page, the total and the token to continue with.
+    #[serde(flatten)]
+    pub answer: AnswerPage,
+    /// The snapshot read (none for a host's base).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotInfo>,
+    /// The work spent (candidate tuples examined).
+    pub work: u64,
+    /// The tiers opened (none for a host's base).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<String>>,
+    /// For an empty try: `X matched nothing`, X the first literal that matched nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// The pack's hint, after an empty answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Render for QueryResponse {
+    fn text(&self) -> String {
+        let mut t = self.answer.0.text();
+        notes(&mut t, self.why.as_deref(), self.hint.as_deref());
+        t
+    }
+}
+
+/// A program to run and report on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExplainRequest {
+    /// The program.
+    pub program: String,
+    /// Values for its variables, by name.
+    pub binds: Vec<(String, Bind)>,
+    /// The most work to spend (0: the application's cap).
+    pub max_work: u64,
+}
+
+/// Where a program's work went.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExplainResponse {
+    /// The engine's report, with the tiers opened.
+    pub report: Report,
+    /// The snapshot read (none for a host's base).
+    pub snapshot: Option<SnapshotInfo>,
+    /// The pack's hint, after an empty answer.
+    pub hint: Option<String>,
+}
+
+impl Serialize for ExplainResponse {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let serde_json::Value::Object(report) = self.report.json() else {
+            return Err(serde::ser::Error::custom("the report is not a JSON object"));
+        };
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in &report {
+            m.serialize_entry(k, v)?;
+        }
+        if let Some(snap) = &self.snapshot {
+            m.serialize_entry("snapshot", snap)?;
+        }
+        if let Some(hint) = &self.hint {
+            m.serialize_entry("hint", hint)?;
+        }
+        m.end()
+    }
+}
+
+impl Render for ExplainResponse {
+    fn text(&self) -> String {
+        let mut t = self.report.text();
+        notes(&mut t, None, self.hint.as_deref());
+        t
+    }
+}
+
+impl App {
+    /// `query`: runs a program and answers a page of rows with their witnesses.
+    pub fn query(
+        &self,
+        call: &Call,
+        r: &QueryRequest,
+        cancel: &Cancel,
+    ) -> Result<QueryResponse, CallError> {
+        let options = self.page_options(call, "query", &r.page, cancel)?;
+        let p = self.prepare(call, "query", &r.program, &r.binds)?;
+        let out = p.query.run(p.base.source(), &options)?;
+        let empty = out.answer.total == 0;
+        Ok(QueryResponse {
+            snapshot: p.base.snapshot(),
+            work: out.work,
+            tiers: p.store_tiers(),
+            why: out.why.map(|w| format!("{w} matched nothing")),
+            hint: self.hint().filter(|_| empty).map(str::to_owned),
+            answer: AnswerPage(out.answer),
+        })
+    }
+
+    /// `explain`: runs a program and answers where its work went.
+    pub fn explain(
+        &self,
+        call: &Call,
+        r: &ExplainRequest,
+        cancel: &Cancel,
+    ) -> Result<ExplainResponse, CallError> {
+        let p = self.prepare(call, "explain", &r.program, &r.binds)?;
+        let options = self.run_options(call, 0, r.max_work, cancel);
+        let mut report = p.query.explain(p.base.source(), &options)?;
+        report.tiers = p.tiers.clone();
+        let hint = self.hint().filter(|_| report.rows == 0).map(str::to_owned);
+        Ok(ExplainResponse {
+            report,
+            snapshot: p.base.snapshot(),
+            hint,
+        })
+    }
+}

@@ -1,0 +1,179 @@
+//! Rendering: every response has one text rendering ([`Render::text`]) and one JSON
+//! rendering ([`Render::json`], its serde serialisation); the adapters only choose which.
+//! The pieces responses share live here: the page of an answer as JSON ([`AnswerPage`]),
+//! its values typed (a number with no fraction is an integer: a count is `12812`, not
+//! `12812.0`), and the snapshot an answer read ([`SnapshotInfo`]).
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq};
+use strata_eval::Value;
+use strata_eval::answer::{Answer, Cell};
+use strata_eval::witness::Node;
+use strata_store::Snapshot;
+
+/// A response: one text rendering, and one JSON rendering (its serialisation).
+pub trait Render: Serialize {
+    /// The response as a person (or an agent) reads it.
+    fn text(&self) -> String;
+
+    /// The response as JSON.
+    fn json(&self) -> serde_json::Value {
+        // A response holds no map with non-string keys and no float that JSON cannot
+        // write (those become null), so serialising cannot fail.
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The JSON rendering, pretty-printed.
+    fn json_text(&self) -> String {
+        serde_json::to_string_pretty(&self.json()).unwrap_or_default()
+    }
+}
+
+/// The snapshot an answer was read from: its batch sequence number and that batch's labels.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SnapshotInfo {
+    /// The batch sequence number.
+    pub seq: u64,
+    /// The labels of the last batch committed.
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+impl SnapshotInfo {
+    /// What `snap` was read at.
+    pub fn of(snap: &Snapshot) -> SnapshotInfo {
+        SnapshotInfo {
+            seq: snap.seq(),
+            labels: snap
+                .last_batch()
+                .map(|b| b.labels.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A page of an answer, serialised as `columns`, `rows` (arrays of values), `witnesses`
+/// (per row, the trees of its premises), `total`, `offset` and `next` (the page token to
+/// continue with, or null); flattened into the responses that answer rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerPage(pub Answer);
+
+impl Serialize for AnswerPage {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = &self.0;
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("columns", &a.columns)?;
+        let rows: Vec<Vec<CellJson<'_>>> = a
+            .rows
+            .iter()
+            .map(|r| r.cells.iter().map(CellJson).collect())
+            .collect();
+        m.serialize_entry("rows", &rows)?;
+        let witnesses: Vec<Vec<NodeJson<'_>>> = a
+            .rows
+            .iter()
+            .map(|r| r.witness.iter().map(NodeJson).collect())
+            .collect();
+        m.serialize_entry("witnesses", &witnesses)?;
+        m.serialize_entry("total", &a.total)?;
+        m.serialize_entry("offset", &a.offset)?;
+        m.serialize_entry("next", &a.next().map(|n| n.to_string()))?;
+        m.end()
+    }
+}
+
+/// A value as JSON: text a string, a number with no fraction an integer, any other number
+/// a float, absent `null`.
+pub struct ValueJson<'a>(pub &'a Value);
+
+/// The largest magnitude below which every integer is exact in an `f64` (2^53).
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+impl Serialize for ValueJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Value::Absent => s.serialize_none(),
+            Value::Number(n) if n.fract() == 0.0 && n.abs() <= EXACT => {
+                // Exact: |n| <= 2^53 fits an i64 with no rounding.
+                #[allow(clippy::cast_possible_truncation)]
+                s.serialize_i64(*n as i64)
+            }
+            Value::Number(n) if n.is_finite() => s.serialize_f64(*n),
+            Value::Number(_) => s.serialize_none(),
+            Value::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+struct CellJson<'a>(&'a Cell);
+
+impl Serialize for CellJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Cell::Value(v) => ValueJson(v).serialize(s),
+            Cell::List(vs) => {
+                let mut seq = s.serialize_seq(Some(vs.len()))?;
+                for v in vs {
+                    seq.serialize_element(&ValueJson(v))?;
+                }
+                seq.end()
+            }
+        }
+    }
+}
+
+/// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
+struct NodeJson<'a>(&'a Node);
+
+impl Serialize for NodeJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let n = self.0;
+        let mut fact = String::new();
+        n.write_fact(&mut fact);
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("fact", &fact)?;
+        m.serialize_entry("relation", &n.relation)?;
+        let values: Vec<ValueJson<'_>> = n.values.iter().map(ValueJson).collect();
+        m.serialize_entry("values", &values)?;
+        let children: Vec<NodeJson<'_>> = n.children.iter().map(NodeJson).collect();
+        m.serialize_entry("children", &children)?;
+        m.end()
+    }
+}
+
+/// `why: X matched nothing` and `hint: ...` lines after an answer's text, as a response
+/// has them.
+pub(crate) fn notes(text: &mut String, why: Option<&str>, hint: Option<&str>) {
+    if let Some(why) = why {
+        text.push_str("\nwhy: ");
+        text.push_str(why);
+    }
+    if let Some(hint) = hint {
+        text.push_str("\nhint: ");
+        text.push_str(hint);
+    }
+}
+
+/// `s` for a count other than one.
+pub(crate) fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn whole_numbers_are_integers() {
+        let j = |v: Value| serde_json::to_value(ValueJson(&v)).unwrap();
+        assert_eq!(j(Value::Number(12812.0)), serde_json::json!(12812));
+        assert!(j(Value::Number(12812.0)).is_i64());
+        assert_eq!(j(Value::Number(-3.0)), serde_json::json!(-3));
+        assert_eq!(j(Value::Number(1.5)), serde_json::json!(1.5));
+        assert_eq!(j(Value::Number(1e300)), serde_json::json!(1e300));
+        assert_eq!(j(Value::Number(f64::NAN)), serde_json::Value::Null);
+        assert_eq!(j(Value::Absent), serde_json::Value::Null);
+        assert_eq!(j(Value::text("x")), serde_json::json!("x"));
+    }
+}
