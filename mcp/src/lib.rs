@@ -4,7 +4,7 @@
 //! from the database's pack (`strata.toml`), served over stdio or streamable HTTP.
 //!
 //! The application itself (the store, the pack, the modules, the limits, the snapshot a
-//! call reads, every tool's answer) is [`strata_app`]'s [`App`](strata_app::App); this
+//! call reads, every tool's answer) is [`strata_app`]'s [`App`]; this
 //! crate is the MCP adapter over it: the rmcp handler, the tool table and the arguments'
 //! schemas, each call's arguments decoded into the application's typed request, the
 //! answers rendered as tool outputs, resources and prompts, and the transports (stdio,

@@ -193,7 +193,7 @@ impl App {
         let mut tiers = self
             .store()
             .tiers_for(relations)
-            .map_err(|source| CallError::Store { tool, source })?;
+            .map_err(CallError::store(tool))?;
         if !tiers.iter().any(|t| t == DEFAULT_TIER) {
             tiers.insert(0, DEFAULT_TIER.to_owned());
         }
@@ -213,7 +213,7 @@ impl App {
             let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
             store.snapshot_with_tiers(&names)
         }
-        .map_err(|source| CallError::Store { tool, source })
+        .map_err(CallError::store(tool))
     }
 
     /// The vocabulary of `snap`: cached while no batch has landed since.
@@ -232,8 +232,10 @@ impl App {
             return Ok(v.clone());
         }
         let v = Arc::new(
-            Vocabulary::load(snap, self.modules_dir())
-                .map_err(|source| CallError::Vocabulary { tool, source })?,
+            Vocabulary::load(snap, self.modules_dir()).map_err(|source| CallError::Vocabulary {
+                tool,
+                source: Box::new(source),
+            })?,
         );
         *cached = Some((snap.seq(), v.clone()));
         Ok(v)
@@ -244,10 +246,7 @@ impl App {
         &self,
         tool: &'static str,
     ) -> Result<(Snapshot, Arc<Vocabulary>), CallError> {
-        let snap = self
-            .store()
-            .snapshot()
-            .map_err(|source| CallError::Store { tool, source })?;
+        let snap = self.store().snapshot().map_err(CallError::store(tool))?;
         let vocab = match &self.host().vocabulary {
             Some(f) => self.host_vocabulary(tool, f)?,
             None => self.snapshot_vocabulary(tool, &snap)?,
@@ -310,5 +309,117 @@ impl App {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::cell::Cell;
+
+    use strata_store::dump::{DumpSpec, Format};
+    use strata_store::{BatchOptions, OpenOptions, Store};
+
+    use super::*;
+    use crate::options::Options;
+    use crate::pack::Pack;
+
+    /// Commits `edges` (one `a\tTYPE\tb` a line) into `tier` as one batch.
+    fn commit(store: &Store, tier: &str, edges: &str) {
+        let mut batch = store
+            .batch(BatchOptions {
+                tier: tier.to_owned(),
+                ..BatchOptions::default()
+            })
+            .unwrap();
+        let spec = DumpSpec {
+            label: format!("{tier}.edges.tsv"),
+            format: Format::Edges,
+            relation: None,
+            unit: None,
+        };
+        batch.read_dump(edges.as_bytes(), &spec).unwrap();
+        batch.commit().unwrap();
+    }
+
+    /// An application over a store with `imports` in the default tier (batch 1) and
+    /// `references` in tier `refs` (batch 2).
+    fn app(dir: &std::path::Path) -> (App, Store) {
+        let store = Store::open(
+            dir,
+            OpenOptions {
+                create: true,
+                ..OpenOptions::default()
+            },
+        )
+        .unwrap();
+        commit(&store, DEFAULT_TIER, "app\tIMPORTS\tapi\n");
+        commit(&store, "refs", "app\tREFERENCES\tlog\n");
+        let app = App::new(store.clone(), Pack::default(), Options::default()).unwrap();
+        (app, store)
+    }
+
+    const PROGRAM: &str = "references(?a, ?b) => ?b";
+
+    #[test]
+    fn a_batch_between_the_check_and_the_snapshot_is_checked_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (app, store) = app(tmp.path());
+        let calls = Cell::new(0);
+        let p = app
+            .prepare_observed(&Call::plain("query"), "query", PROGRAM, &[], &mut || {
+                calls.set(calls.get() + 1);
+                if calls.get() == 1 {
+                    commit(&store, "refs", "api\tREFERENCES\tutil\n");
+                }
+            })
+            .unwrap();
+        // Checked twice: against batch 2's vocabulary, then against batch 3's.
+        assert_eq!(calls.get(), 2);
+        assert_eq!(p.tiers, ["default", "refs"]);
+        let Base::Store(snap) = &p.base else {
+            panic!("a store's base");
+        };
+        assert_eq!(snap.seq(), 3);
+        let cached = app.vocab_cache().lock().unwrap().as_ref().map(|(s, _)| *s);
+        assert_eq!(cached, Some(3), "the program was checked against batch 3");
+        // It runs on batch 3: the reference the batch added is there.
+        let out = p
+            .query
+            .run(p.base.source(), &strata_eval::query::RunOptions::default())
+            .unwrap();
+        assert_eq!(out.answer.total, 2);
+    }
+
+    #[test]
+    fn without_a_batch_in_between_one_check_is_enough() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (app, _store) = app(tmp.path());
+        let calls = Cell::new(0);
+        let p = app
+            .prepare_observed(&Call::plain("query"), "query", PROGRAM, &[], &mut || {
+                calls.set(calls.get() + 1);
+            })
+            .unwrap();
+        assert_eq!(calls.get(), 1);
+        assert_eq!(p.base.snapshot().unwrap().seq, 2);
+    }
+
+    #[test]
+    fn batches_landing_every_time_stop_the_checks_after_the_attempts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (app, store) = app(tmp.path());
+        let calls = Cell::new(0);
+        let p = app
+            .prepare_observed(&Call::plain("query"), "query", PROGRAM, &[], &mut || {
+                calls.set(calls.get() + 1);
+                let edge = format!("n{}\tREFERENCES\tlog\n", calls.get());
+                commit(&store, "refs", &edge);
+            })
+            .unwrap();
+        assert_eq!(calls.get(), ATTEMPTS);
+        // The last snapshot, taken after the last batch: 2 + ATTEMPTS batches.
+        assert_eq!(p.base.snapshot().unwrap().seq, 2 + u64::from(ATTEMPTS));
     }
 }

@@ -86,9 +86,9 @@ pub enum CallError {
     Store {
         /// The request's tool.
         tool: &'static str,
-        /// What the store said.
+        /// What the store said (its own error, by operation).
         #[source]
-        source: StoreError,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The base could not be read.
     #[error("{tool}: {source}")]
@@ -106,7 +106,7 @@ pub enum CallError {
         tool: &'static str,
         /// What the modules' loader said.
         #[source]
-        source: strata_eval::VocabError,
+        source: Box<strata_eval::VocabError>,
     },
     /// A host hook refused the call.
     #[error("{tool}: {message}")]
@@ -179,6 +179,17 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The store's error `source`, met answering `tool`.
+    pub fn store<E>(tool: &'static str) -> impl FnOnce(E) -> CallError
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        move |source| CallError::Store {
+            tool,
+            source: Box::new(source),
+        }
+    }
+
     /// The error's kind, one word: `program`, `cypher`, `store`, `host`, `bind`, ...
     pub fn kind(&self) -> &'static str {
         match self {

@@ -101,23 +101,23 @@ impl FileHeader {
         }
     }
 
-    fn spec(&self) -> Result<DumpSpec, String> {
-        let format = Format::parse(&self.format).ok_or_else(|| {
-            format!(
-                "{}: unknown format \"{}\": use edges, attrs, nodes, facts or jsonl",
-                self.label, self.format
-            )
+    fn spec(&self) -> Result<DumpSpec, RequestError> {
+        let format = Format::parse(&self.format).ok_or_else(|| RequestError::Format {
+            label: self.label.clone(),
+            format: self.format.clone(),
         })?;
         if format == Format::Facts && self.relation.is_none() {
-            return Err(format!("{}: a .facts dump needs a relation", self.label));
+            return Err(RequestError::NoRelation {
+                label: self.label.clone(),
+            });
         }
         if let Some(r) = &self.relation
             && !dump::valid_name(r)
         {
-            return Err(format!(
-                "{}: \"{r}\" cannot name a relation: use letters, digits, `_` and `-`",
-                self.label
-            ));
+            return Err(RequestError::RelationName {
+                label: self.label.clone(),
+                relation: r.clone(),
+            });
         }
         Ok(DumpSpec {
             label: self.label.clone(),
@@ -125,6 +125,67 @@ impl FileHeader {
             relation: self.relation.clone(),
             unit: self.unit.clone(),
         })
+    }
+}
+
+/// Why the daemon refused a batch sent to it: the message the client prints.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Reading the request failed.
+    #[error("reading the request: {0}")]
+    Read(#[source] std::io::Error),
+    /// The header line is longer than allowed.
+    #[error("the request's header line is longer than {0} bytes")]
+    HeaderTooLong(u64),
+    /// The request ended inside its header line.
+    #[error("the request ended before its header line did")]
+    HeaderUnended,
+    /// The header is not the JSON this protocol reads.
+    #[error("the request's header is not valid: {0}")]
+    Header(#[source] serde_json::Error),
+    /// More files than [`MAX_FILES`].
+    #[error("a batch may name at most {MAX_FILES} files, not {0}")]
+    TooManyFiles(usize),
+    /// A file's format is not one of the dumps'.
+    #[error("{label}: unknown format \"{format}\": use edges, attrs, nodes, facts or jsonl")]
+    Format {
+        /// The file, as the client named it.
+        label: String,
+        /// The format given.
+        format: String,
+    },
+    /// A `.facts` file without its relation.
+    #[error("{label}: a .facts dump needs a relation")]
+    NoRelation {
+        /// The file, as the client named it.
+        label: String,
+    },
+    /// A relation name no relation may have.
+    #[error("{label}: \"{relation}\" cannot name a relation: use letters, digits, `_` and `-`")]
+    RelationName {
+        /// The file, as the client named it.
+        label: String,
+        /// The name given.
+        relation: String,
+    },
+    /// Reading a file's frames failed.
+    #[error("{label}: reading the request: {source}")]
+    Frames {
+        /// The file, as the client named it.
+        label: String,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The store refused the batch (a malformed line, a full disk, ...); nothing of it
+    /// was stored.
+    #[error("{0}")]
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl RequestError {
+    fn store<E: std::error::Error + Send + Sync + 'static>(e: E) -> RequestError {
+        RequestError::Store(Box::new(e))
     }
 }
 
@@ -403,7 +464,7 @@ fn serve_connection(conn: UnixStream, store: &Store) {
             );
             Reply::Ok(WireSummary::from(&summary))
         }
-        Err(message) => Reply::Error(message),
+        Err(e) => Reply::Error(e.to_string()),
     };
     let _ = write_reply(&mut writer, &reply);
 }
@@ -416,31 +477,27 @@ fn write_reply(w: &mut impl Write, reply: &Reply) -> std::io::Result<()> {
 }
 
 /// Reads one `\n`-ended line of at most `max` bytes.
-fn read_line(r: &mut impl BufRead, max: u64) -> Result<Vec<u8>, String> {
+fn read_line(r: &mut impl BufRead, max: u64) -> Result<Vec<u8>, RequestError> {
     let mut line = Vec::new();
     r.take(max + 1)
         .read_until(b'\n', &mut line)
-        .map_err(|e| format!("reading the request: {e}"))?;
+        .map_err(RequestError::Read)?;
     if line.last() != Some(&b'\n') {
         return Err(if line.len() as u64 > max {
-            format!("the request's header line is longer than {max} bytes")
+            RequestError::HeaderTooLong(max)
         } else {
-            "the request ended before its header line did".to_owned()
+            RequestError::HeaderUnended
         });
     }
     line.pop();
     Ok(line)
 }
 
-fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, String> {
+fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, RequestError> {
     let line = read_line(reader, MAX_HEADER_BYTES)?;
-    let header: Header = serde_json::from_slice(&line)
-        .map_err(|e| format!("the request's header is not valid: {e}"))?;
+    let header: Header = serde_json::from_slice(&line).map_err(RequestError::Header)?;
     if header.files.len() > MAX_FILES {
-        return Err(format!(
-            "a batch may name at most {MAX_FILES} files, not {}",
-            header.files.len()
-        ));
+        return Err(RequestError::TooManyFiles(header.files.len()));
     }
     let specs = header
         .files
@@ -454,7 +511,7 @@ fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, S
         batch_id: header.batch_id,
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
     };
-    let mut batch = store.batch(options).map_err(|e| e.to_string())?;
+    let mut batch = store.batch(options).map_err(RequestError::store)?;
     for spec in &specs {
         let mut frames = Frames {
             inner: &mut *reader,
@@ -463,12 +520,16 @@ fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, S
         };
         batch
             .read_dump(&mut frames, spec)
-            .map_err(|e| e.to_string())?;
+            .map_err(RequestError::store)?;
         // A reader that stopped before the end (it should not): skip the rest.
-        std::io::copy(&mut frames, &mut std::io::sink())
-            .map_err(|e| format!("{}: reading the request: {e}", spec.label))?;
+        std::io::copy(&mut frames, &mut std::io::sink()).map_err(|source| {
+            RequestError::Frames {
+                label: spec.label.clone(),
+                source,
+            }
+        })?;
     }
-    batch.commit().map_err(|e| e.to_string())
+    batch.commit().map_err(RequestError::store)
 }
 
 /// One file's bytes: frames of `u64` LE length and bytes, ended by a frame of length 0.
@@ -702,7 +763,13 @@ mod tests {
         let h = |s: &str| serde_json::from_str::<Header>(s);
         assert!(h(r#"{"files":[],"tier":"default","bogus":1}"#).is_err());
         let bad = h(r#"{"files":[{"label":"x","format":"csv"}],"tier":"default"}"#).unwrap();
-        assert!(bad.files[0].spec().unwrap_err().contains("unknown format"));
+        assert!(
+            bad.files[0]
+                .spec()
+                .unwrap_err()
+                .to_string()
+                .contains("unknown format")
+        );
         let bad = h(r#"{"files":[{"label":"x","format":"facts"}],"tier":"default"}"#).unwrap();
         assert!(bad.files[0].spec().is_err());
         let bad =

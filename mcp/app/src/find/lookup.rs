@@ -145,10 +145,7 @@ impl App {
         if index.len() < snap.text_count() {
             Arc::make_mut(index)
                 .extend_from(snap)
-                .map_err(|source| CallError::Store {
-                    tool: "find",
-                    source,
-                })?;
+                .map_err(CallError::store("find"))?;
         }
         Ok(index.clone())
     }
@@ -156,10 +153,7 @@ impl App {
     /// Reads the dictionary into memory for `find` ahead of its first request; `strata
     /// serve` does this on a thread of its own at startup, so no agent waits for it.
     pub fn warm_find(&self) -> Result<(), CallError> {
-        let snap = self.store().snapshot().map_err(|source| CallError::Store {
-            tool: "find",
-            source,
-        })?;
+        let snap = self.store().snapshot().map_err(CallError::store("find"))?;
         self.find_index(&snap).map(|_| ())
     }
 
@@ -176,11 +170,7 @@ impl App {
         if name.chars().count() > FIND_MAX_CHARS {
             return Err(FindError::TooLong.into());
         }
-        let store_error = |source| CallError::Store {
-            tool: "find",
-            source,
-        };
-        let snap = self.store().snapshot().map_err(store_error)?;
+        let snap = self.store().snapshot().map_err(CallError::store("find"))?;
         // Count rows in every tier at the snapshot's batch.
         let mut tiers: Vec<String> = snap
             .catalog()
@@ -197,7 +187,7 @@ impl App {
             let names: Vec<&str> = tiers.iter().map(String::as_str).collect();
             self.store()
                 .snapshot_with_tiers(&names)
-                .map_err(store_error)?
+                .map_err(CallError::store("find"))?
         };
         let index = self.find_index(&snap)?;
         let limit = lower(
@@ -215,7 +205,7 @@ impl App {
             }
             let uses = snap
                 .term_uses(strata_eval::Term::text(m.id))
-                .map_err(store_error)?;
+                .map_err(CallError::store("find"))?;
             if uses.is_empty() {
                 continue;
             }
