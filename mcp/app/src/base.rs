@@ -67,14 +67,33 @@ impl Base {
     }
 }
 
-/// A prepared program, the base it runs on and the tiers that base opened.
-pub(crate) struct Prepared {
-    pub(crate) query: Query,
+/// What reads base relations once checked: a program, or a compiled Cypher query.
+pub(crate) trait Reads {
+    /// The base relations it reads, sorted, each once.
+    fn reads(&self) -> &[String];
+}
+
+impl Reads for Query {
+    fn reads(&self) -> &[String] {
+        self.base_relations()
+    }
+}
+
+impl Reads for strata_eval::cypher::CypherQuery {
+    fn reads(&self) -> &[String] {
+        self.base_relations()
+    }
+}
+
+/// A checked program (or Cypher query), the base it runs on and the tiers that base
+/// opened.
+pub(crate) struct Prepared<Q = Query> {
+    pub(crate) query: Q,
     pub(crate) base: Base,
     pub(crate) tiers: Vec<String>,
 }
 
-impl Prepared {
+impl<Q> Prepared<Q> {
     /// The tiers opened, for a store's base.
     pub(crate) fn store_tiers(&self) -> Option<Vec<String>> {
         matches!(self.base, Base::Store(_)).then(|| self.tiers.clone())
@@ -255,10 +274,8 @@ impl App {
     }
 
     /// Parses and checks `program`, then takes the one snapshot it runs on, with exactly
-    /// the tiers holding the relations it reads open (BaseFor). The program is checked
-    /// against the vocabulary of the default tier's snapshot; when the snapshot with its
-    /// tiers is of a later batch (one landed in between), it is checked again against
-    /// that batch's vocabulary, at most [`ATTEMPTS`] times.
+    /// the tiers holding the relations it reads open (BaseFor); see
+    /// [`App::prepare_with`].
     pub(crate) fn prepare(
         &self,
         call: &Call,
@@ -266,31 +283,35 @@ impl App {
         program: &str,
         binds: &[(String, Bind)],
     ) -> Result<Prepared, CallError> {
-        self.prepare_observed(call, tool, program, binds, &mut || {})
+        let check = |vocab: &Vocabulary| Ok(Query::prepare(vocab, program, binds)?);
+        self.prepare_with(call, tool, &check, &mut || {})
     }
 
-    /// [`App::prepare`], calling `between` after each check and before the snapshot the
-    /// program runs on is taken (where a test lands a batch).
-    pub(crate) fn prepare_observed(
+    /// Checks what `check` checks against a vocabulary, then takes the one snapshot it
+    /// runs on, with exactly the tiers holding the relations it reads open (BaseFor). It
+    /// is checked against the vocabulary of the default tier's snapshot; when the snapshot
+    /// with its tiers is of a later batch (one landed in between), it is checked again
+    /// against that batch's vocabulary, at most [`ATTEMPTS`] times. `between` is called
+    /// after each check, before the snapshot is taken (where a test lands a batch).
+    pub(crate) fn prepare_with<Q: Reads>(
         &self,
         call: &Call,
         tool: &'static str,
-        program: &str,
-        binds: &[(String, Bind)],
+        check: &dyn Fn(&Vocabulary) -> Result<Q, CallError>,
         between: &mut dyn FnMut(),
-    ) -> Result<Prepared, CallError> {
+    ) -> Result<Prepared<Q>, CallError> {
         if self.hosted(call) {
             let vocab = self.vocabulary(call, tool)?;
-            let query = Query::prepare(&vocab, program, binds)?;
-            let (base, tiers) = self.base(call, tool, query.base_relations())?;
+            let query = check(&vocab)?;
+            let (base, tiers) = self.base(call, tool, query.reads())?;
             return Ok(Prepared { query, base, tiers });
         }
         let mut attempt = 0;
         loop {
             attempt += 1;
             let (first, vocab) = self.base_snapshot(tool)?;
-            let query = Query::prepare(&vocab, program, binds)?;
-            let tiers = self.tiers_for(tool, query.base_relations())?;
+            let query = check(&vocab)?;
+            let tiers = self.tiers_for(tool, query.reads())?;
             between();
             if tiers.len() == 1 {
                 return Ok(Prepared {
@@ -360,7 +381,9 @@ mod tests {
         (app, store)
     }
 
-    const PROGRAM: &str = "references(?a, ?b) => ?b";
+    fn check(vocab: &Vocabulary) -> Result<Query, CallError> {
+        Ok(Query::prepare(vocab, "references(?a, ?b) => ?b", &[])?)
+    }
 
     #[test]
     fn a_batch_between_the_check_and_the_snapshot_is_checked_again() {
@@ -368,7 +391,7 @@ mod tests {
         let (app, store) = app(tmp.path());
         let calls = Cell::new(0);
         let p = app
-            .prepare_observed(&Call::plain("query"), "query", PROGRAM, &[], &mut || {
+            .prepare_with(&Call::plain("query"), "query", &check, &mut || {
                 calls.set(calls.get() + 1);
                 if calls.get() == 1 {
                     commit(&store, "refs", "api\tREFERENCES\tutil\n");
@@ -398,7 +421,7 @@ mod tests {
         let (app, _store) = app(tmp.path());
         let calls = Cell::new(0);
         let p = app
-            .prepare_observed(&Call::plain("query"), "query", PROGRAM, &[], &mut || {
+            .prepare_with(&Call::plain("query"), "query", &check, &mut || {
                 calls.set(calls.get() + 1);
             })
             .unwrap();
@@ -412,7 +435,7 @@ mod tests {
         let (app, store) = app(tmp.path());
         let calls = Cell::new(0);
         let p = app
-            .prepare_observed(&Call::plain("query"), "query", PROGRAM, &[], &mut || {
+            .prepare_with(&Call::plain("query"), "query", &check, &mut || {
                 calls.set(calls.get() + 1);
                 let edge = format!("n{}\tREFERENCES\tlog\n", calls.get());
                 commit(&store, "refs", &edge);

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use strata_eval::Bind;
+use strata_eval::Vocabulary;
 use strata_eval::budget::Cancel;
 use strata_eval::cypher;
 
@@ -68,16 +69,18 @@ impl App {
         cancel: &Cancel,
     ) -> Result<CypherResponse, CallError> {
         let options = self.page_options(call, "cypher", &r.page, cancel)?;
-        let vocab = self.vocabulary(call, "cypher")?;
-        let graph = self.graph(&vocab)?;
-        let q = cypher::prepare(&vocab, &graph, &r.query, &r.params)?;
-        let (base, tiers) = self.base(call, "cypher", q.base_relations())?;
-        let out = q.run(base.source(), &options)?;
+        let check = |vocab: &Vocabulary| {
+            let graph = self.graph(vocab)?;
+            Ok(cypher::prepare(vocab, &graph, &r.query, &r.params)?)
+        };
+        let p = self.prepare_with(call, "cypher", &check, &mut || {})?;
+        let out = p.query.run(p.base.source(), &options)?;
         let empty = out.answer.total == 0;
-        let snapshot = base.snapshot();
+        let tiers = p.store_tiers();
+        let q = p.query;
         Ok(CypherResponse {
-            tiers: snapshot.is_some().then_some(tiers),
-            snapshot,
+            tiers,
+            snapshot: p.base.snapshot(),
             work: out.work,
             why: out.why.map(|w| format!("{w} matched nothing")),
             hint: self.hint().filter(|_| empty).map(str::to_owned),
