@@ -12,7 +12,8 @@ use crate::app::App;
 use crate::base::Call;
 use crate::error::CallError;
 use crate::options::Page;
-use crate::render::{AnswerPage, Render, SnapshotInfo, notes};
+use crate::query::RunInfo;
+use crate::render::{AnswerPage, Render};
 
 /// A Cypher read query to run.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,26 +37,15 @@ pub struct CypherResponse {
     /// The rows of the page, the total and the token to continue with.
     #[serde(flatten)]
     pub answer: AnswerPage,
-    /// The snapshot read (none for a host's base).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshot: Option<SnapshotInfo>,
-    /// The work spent (candidate tuples examined).
-    pub work: u64,
-    /// The tiers opened (none for a host's base).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tiers: Option<Vec<String>>,
-    /// For an empty try: `X matched nothing`, X the first literal that matched nothing.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
-    /// The pack's hint, after an empty answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
+    /// What the run read and spent, and what to say of an empty answer.
+    #[serde(flatten)]
+    pub run: RunInfo,
 }
 
 impl Render for CypherResponse {
     fn text(&self) -> String {
         let mut t = format!("ran: {}\n{}", self.program, self.answer.0.text());
-        notes(&mut t, self.why.as_deref(), self.hint.as_deref());
+        self.run.notes(&mut t);
         t
     }
 }
@@ -75,17 +65,10 @@ impl App {
         };
         let p = self.prepare_with(call, "cypher", &check, &mut || {})?;
         let out = p.query.run(p.base.source(), &options)?;
-        let empty = out.answer.total == 0;
-        let tiers = p.store_tiers();
-        let q = p.query;
         Ok(CypherResponse {
-            tiers,
-            snapshot: p.base.snapshot(),
-            work: out.work,
-            why: out.why.map(|w| format!("{w} matched nothing")),
-            hint: self.hint().filter(|_| empty).map(str::to_owned),
-            cypher: q.cypher,
-            program: q.program,
+            run: RunInfo::of(&p, &out, self.hint()),
+            cypher: p.query.cypher,
+            program: p.query.program,
             answer: AnswerPage(out.answer),
         })
     }

@@ -82,7 +82,7 @@ pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
 pub use model::{Api, Model, ModelError};
 pub use options::{Options, Page};
 pub use pack::{CypherExample, Example, Pack, PackError};
-pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse};
+pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse, RunInfo};
 pub use render::{AnswerPage, Render, SnapshotInfo};
 pub use schema::{LOOK_SAMPLE, LookRequest, LookResponse, SchemaRequest, SchemaResponse};
 pub use values::{VALUES_LIMIT, ValuesError, ValuesRequest, ValuesResponse};

@@ -6,9 +6,10 @@ use serde::Serialize;
 use strata_eval::Bind;
 use strata_eval::budget::Cancel;
 use strata_eval::explain::Report;
+use strata_eval::query::Outcome;
 
 use crate::app::App;
-use crate::base::Call;
+use crate::base::{Call, Prepared};
 use crate::error::CallError;
 use crate::options::Page;
 use crate::render::{AnswerPage, Render, SnapshotInfo, notes};
@@ -30,6 +31,16 @@ pub struct QueryResponse {
     /// The rows of the page, the total and the token to continue with.
     #[serde(flatten)]
     pub answer: AnswerPage,
+    /// What the run read and spent, and what to say of an empty answer.
+    #[serde(flatten)]
+    pub run: RunInfo,
+}
+
+/// What a run read (the snapshot and its tiers) and spent, and what to say of an empty
+/// answer (`why` for a try, the pack's `hint`): the part `query` and `cypher` answer
+/// alike.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RunInfo {
     /// The snapshot read (none for a host's base).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotInfo>,
@@ -46,10 +57,28 @@ pub struct QueryResponse {
     pub hint: Option<String>,
 }
 
+impl RunInfo {
+    /// What `out` read on `p`'s base and spent, with the `hint` for an empty answer.
+    pub(crate) fn of<Q>(p: &Prepared<Q>, out: &Outcome, hint: Option<&str>) -> RunInfo {
+        RunInfo {
+            snapshot: p.base.snapshot(),
+            work: out.work,
+            tiers: p.store_tiers(),
+            why: out.why.as_ref().map(|w| format!("{w} matched nothing")),
+            hint: hint.filter(|_| out.answer.total == 0).map(str::to_owned),
+        }
+    }
+
+    /// `why:` and `hint:` lines after an answer's text.
+    pub(crate) fn notes(&self, text: &mut String) {
+        notes(text, self.why.as_deref(), self.hint.as_deref());
+    }
+}
+
 impl Render for QueryResponse {
     fn text(&self) -> String {
         let mut t = self.answer.0.text();
-        notes(&mut t, self.why.as_deref(), self.hint.as_deref());
+        self.run.notes(&mut t);
         t
     }
 }
@@ -115,13 +144,8 @@ impl App {
         let options = self.page_options(call, "query", &r.page, cancel)?;
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
         let out = p.query.run(p.base.source(), &options)?;
-        let empty = out.answer.total == 0;
         Ok(QueryResponse {
-            snapshot: p.base.snapshot(),
-            work: out.work,
-            tiers: p.store_tiers(),
-            why: out.why.map(|w| format!("{w} matched nothing")),
-            hint: self.hint().filter(|_| empty).map(str::to_owned),
+            run: RunInfo::of(&p, &out, self.hint()),
             answer: AnswerPage(out.answer),
         })
     }

@@ -70,8 +70,8 @@ fn query_answers_rows_witnesses_and_the_snapshot() {
         .query(&Call::plain("query"), &r, &Cancel::new())
         .unwrap();
     assert_eq!(out.answer.0.total, 3);
-    assert_eq!(out.tiers.as_deref(), Some(&["default".to_owned()][..]));
-    let snap = out.snapshot.clone().unwrap();
+    assert_eq!(out.run.tiers.as_deref(), Some(&["default".to_owned()][..]));
+    let snap = out.run.snapshot.clone().unwrap();
     assert_eq!(snap.seq, 1);
     assert_eq!(snap.labels["commit"], "abc123");
     let text = out.text();
@@ -167,7 +167,10 @@ fn a_try_says_what_matched_nothing() {
     let out = app
         .query(&Call::plain("query"), &r, &Cancel::new())
         .unwrap();
-    assert_eq!(out.why.as_deref(), Some("pkg(?d, \"GPL\") matched nothing"));
+    assert_eq!(
+        out.run.why.as_deref(),
+        Some("pkg(?d, \"GPL\") matched nothing")
+    );
     assert_eq!(
         out.text(),
         "columns: d\n0 rows\nwhy: pkg(?d, \"GPL\") matched nothing"

@@ -193,19 +193,6 @@ impl App {
                 {
                     continue;
                 }
-                let uses: Vec<String> = m
-                    .uses
-                    .iter()
-                    .map(|u| {
-                        format!(
-                            "{}.{} {} row{}",
-                            u.relation,
-                            u.column,
-                            u.rows,
-                            crate::render::plural(u.rows)
-                        )
-                    })
-                    .collect();
                 let mut quoted = String::new();
                 strata_eval::witness::write_value(
                     &strata_eval::Value::text(&*m.value),
@@ -214,7 +201,7 @@ impl App {
                 lines.push(format!(
                     "{quoted} ({} for {name}): {}",
                     m.kind,
-                    uses.join(", ")
+                    m.uses_text()
                 ));
             }
         }

@@ -58,6 +58,15 @@ pub struct FindMatch {
     pub uses: Vec<FindUse>,
 }
 
+impl FindMatch {
+    /// Where the text appears, one use after another: `imports.src 1 row, imports.dst 2
+    /// rows`.
+    pub fn uses_text(&self) -> String {
+        let uses: Vec<String> = self.uses.iter().map(FindUse::to_string).collect();
+        uses.join(", ")
+    }
+}
+
 /// Where a text appears: one argument of one relation, and in how many rows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FindUse {
@@ -69,6 +78,14 @@ pub struct FindUse {
     pub position: usize,
     /// The rows holding the text there.
     pub rows: u64,
+}
+
+impl std::fmt::Display for FindUse {
+    /// `imports.dst 2 rows`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (relation, column, rows) = (&self.relation, &self.column, self.rows);
+        write!(f, "{relation}.{column} {rows} row{}", plural(rows))
+    }
 }
 
 impl Render for FindResponse {
@@ -89,21 +106,7 @@ impl Render for FindResponse {
                 None => m.kind.to_owned(),
             };
             text.push_str(&format!("{}. {quoted} {how}\n   ", i + 1));
-            text.push_str(
-                &m.uses
-                    .iter()
-                    .map(|u| {
-                        format!(
-                            "{}.{} {} row{}",
-                            u.relation,
-                            u.column,
-                            u.rows,
-                            plural(u.rows)
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            );
+            text.push_str(&m.uses_text());
             text.push('\n');
         }
         text.push_str(&format!(
