@@ -1,0 +1,111 @@
+//! The client's side: what `strata ingest` does when a server holds the database.
+
+use super::*;
+
+/// Why handing a batch to the daemon failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// No daemon listens on the database's socket (none there, or a stale one).
+    #[error("no server listens on {0}")]
+    NoServer(PathBuf),
+    /// Reading a local dump failed; nothing was committed.
+    #[error("{0}")]
+    Local(String),
+    /// Talking to the daemon failed.
+    #[error("{0}")]
+    Io(String),
+    /// The daemon refused or failed the batch; the message is its own (`FILE:LINE: ...`
+    /// for a malformed dump).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Whether a daemon listens on the socket of the database in `db`.
+pub fn server_listens(db: &Path) -> bool {
+    UnixStream::connect(socket_path(db)).is_ok()
+}
+
+/// Removes `DB/strata.sock` when it is a socket nothing listens on (left by a killed
+/// daemon). Call it only while holding the database, so no daemon can be starting.
+/// Answers whether a stale socket was removed.
+pub fn remove_stale_socket(db: &Path) -> bool {
+    let path = socket_path(db);
+    let is_socket = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket());
+    if !is_socket {
+        return false;
+    }
+    match UnixStream::connect(&path) {
+        Ok(_) => false,
+        Err(_) => std::fs::remove_file(&path).is_ok(),
+    }
+}
+
+/// Hands a batch to the daemon holding the database in `db`: each file is read here (`-`
+/// for standard input, gzip decompressed as the store does) and streamed to the daemon with
+/// its spec. Answers the daemon's summary of the committed batch.
+pub fn send_batch(
+    db: &Path,
+    options: &BatchOptions,
+    files: &[(PathBuf, DumpSpec)],
+) -> Result<BatchSummary, SendError> {
+    let path = socket_path(db);
+    let conn = UnixStream::connect(&path).map_err(|_| SendError::NoServer(path.clone()))?;
+    let mut reader = BufReader::new(
+        conn.try_clone()
+            .map_err(|e| SendError::Io(format!("{}: {e}", path.display())))?,
+    );
+    let specs: Vec<DumpSpec> = files.iter().map(|(_, s)| s.clone()).collect();
+    let header = Header::new(options, &specs);
+    let mut writer = std::io::BufWriter::with_capacity(CLIENT_FRAME + 8, &conn);
+    let sent = send_body(&mut writer, &header, files);
+    drop(writer);
+    if let Err(SendError::Local(e)) = sent {
+        // Nothing will follow: the daemon drops the batch when the connection ends.
+        let _ = conn.shutdown(std::net::Shutdown::Both);
+        return Err(SendError::Local(e));
+    }
+    // A write that failed means the daemon answered early (an error) and closed: read it.
+    let mut line = Vec::new();
+    let answered = reader.read_until(b'\n', &mut line);
+    let reply: Option<Reply> = match answered {
+        Ok(_) if line.ends_with(b"\n") => serde_json::from_slice(&line).ok(),
+        _ => None,
+    };
+    match (reply, sent) {
+        (Some(Reply::Ok(s)), Ok(())) => Ok(s.into()),
+        (Some(Reply::Error(m)), _) => Err(SendError::Refused(m)),
+        (_, Err(e)) => Err(e),
+        (None, Ok(())) => Err(SendError::Io(format!(
+            "{}: the server closed the connection without answering; the batch may not \
+             have been committed (retry with the same --batch-id to be sure)",
+            path.display()
+        ))),
+    }
+}
+
+fn send_body(
+    w: &mut impl Write,
+    header: &Header,
+    files: &[(PathBuf, DumpSpec)],
+) -> Result<(), SendError> {
+    let sock = |e: std::io::Error| SendError::Io(format!("sending to the server: {e}"));
+    let mut line = serde_json::to_vec(header).map_err(|e| SendError::Io(e.to_string()))?;
+    line.push(b'\n');
+    w.write_all(&line).map_err(sock)?;
+    let mut buf = vec![0u8; CLIENT_FRAME];
+    for (path, spec) in files {
+        let mut input = dump::open(path).map_err(|e| SendError::Local(e.to_string()))?;
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(SendError::Local(format!("{}: {e}", spec.label))),
+            };
+            w.write_all(&(n as u64).to_le_bytes()).map_err(sock)?;
+            w.write_all(&buf[..n]).map_err(sock)?;
+        }
+        w.write_all(&0u64.to_le_bytes()).map_err(sock)?;
+    }
+    w.flush().map_err(sock)
+}
