@@ -22,8 +22,8 @@
 //!
 //! A request that gets no answer is a [`CallError`]: its text is what the agent or user
 //! reads (the engine's caret and fix for a program), [`CallError::json`] the same as data.
-//! Binds are parsed by one set of rules ([`bind`]). While a server holds a database,
-//! [`ingest_socket`] (Unix) carries batches from `strata ingest` to it.
+//! Binds are parsed by one set of rules ([`bind`]). Dumps are loaded by [`ingest`]; while
+//! a server holds a database, [`ingest_socket`] (Unix) carries batches to it.
 //!
 //! ```
 //! use strata_app::{App, Call, Options, Page, QueryRequest, Render};
@@ -59,6 +59,7 @@ mod cypher;
 mod error;
 pub mod find;
 pub mod host;
+pub mod ingest;
 #[cfg(unix)]
 pub mod ingest_socket;
 pub mod instructions;

@@ -1,0 +1,225 @@
+//! Loading dumps: how each file is read ([`dump_specs`]: its format from its name or as
+//! given, the relation of a `.facts` file), and one batch of them committed into a
+//! database ([`ingest`]), created if needed; while a server holds the database, the batch
+//! is handed to it over [`crate::ingest_socket`]. What a batch did renders as the line
+//! `strata ingest` prints ([`Ingested`]).
+
+use std::path::{Path, PathBuf};
+
+use strata_store::dump::{self, DumpSpec, Format};
+use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store, StoreError};
+
+/// How the files of a batch are to be read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DumpFiles {
+    /// The files (`-` for standard input).
+    pub files: Vec<PathBuf>,
+    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl.
+    pub format: Option<String>,
+    /// For `facts` without a `NAME.facts` name: the relation the lines belong to.
+    pub relation: Option<String>,
+    /// The unit that owns every fact that names none itself.
+    pub unit: Option<String>,
+}
+
+/// Why a file cannot be read as a dump.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DumpError {
+    /// An unknown format.
+    #[error("--format {0}: use one of edges, attrs, nodes, facts, jsonl")]
+    Format(String),
+    /// No format in the file's name, and none given.
+    #[error(
+        "{0}: cannot tell the format from the name; name it *.edges.tsv, *.attrs.tsv, \
+         *.nodes.tsv, NAME.facts or *.jsonl (maybe .gz), or pass --format"
+    )]
+    Unnamed(String),
+    /// A `.facts` file with no relation.
+    #[error("{0}: a .facts dump needs a relation: name the file NAME.facts or pass --relation")]
+    NoRelation(String),
+    /// A relation name no relation may have.
+    #[error("{label}: \"{relation}\" cannot name a relation: use letters, digits, `_` and `-`")]
+    RelationName {
+        /// The file.
+        label: String,
+        /// The name.
+        relation: String,
+    },
+}
+
+/// How to read each file: its format, and the relation of a `.facts` file.
+pub fn dump_specs(d: &DumpFiles) -> Result<Vec<(PathBuf, DumpSpec)>, DumpError> {
+    let forced = match &d.format {
+        Some(f) => Some(Format::parse(f).ok_or_else(|| DumpError::Format(f.clone()))?),
+        None => None,
+    };
+    let mut specs = Vec::new();
+    for path in &d.files {
+        let label = path.display().to_string();
+        let Some(format) = forced.or_else(|| Format::from_path(path)) else {
+            return Err(DumpError::Unnamed(label));
+        };
+        let relation = if format == Format::Facts {
+            let Some(r) = d.relation.clone().or_else(|| dump::facts_relation(path)) else {
+                return Err(DumpError::NoRelation(label));
+            };
+            if !dump::valid_name(&r) {
+                return Err(DumpError::RelationName { label, relation: r });
+            }
+            Some(r)
+        } else {
+            None
+        };
+        specs.push((
+            path.clone(),
+            DumpSpec {
+                label,
+                format,
+                relation,
+                unit: d.unit.clone(),
+            },
+        ));
+    }
+    Ok(specs)
+}
+
+/// What a batch did, and whether a running server committed it.
+#[derive(Debug)]
+pub struct Ingested {
+    /// The batch's summary.
+    pub summary: BatchSummary,
+    /// How many files it read.
+    pub files: usize,
+    /// Whether the batch went to the server holding the database.
+    pub via_server: bool,
+}
+
+/// Why a batch was not committed.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The store refused (a malformed line, a full disk, a database in use with no server
+    /// listening, ...); nothing of the batch was stored.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Handing the batch to the server holding the database failed.
+    #[cfg(unix)]
+    #[error(transparent)]
+    Send(#[from] crate::ingest_socket::SendError),
+}
+
+/// Reads the files of `specs` into one batch of `db` (created if needed) with `options`
+/// and commits it; `progress` hears the bytes and facts read so far, `committing` when
+/// the commit starts. While a server holds the database, the batch goes to it over its
+/// socket instead.
+pub fn ingest(
+    db: &Path,
+    specs: &[(PathBuf, DumpSpec)],
+    options: BatchOptions,
+    progress: impl FnMut(u64, u64),
+    committing: impl FnOnce(),
+) -> Result<Ingested, IngestError> {
+    let open = OpenOptions {
+        create: true,
+        ..OpenOptions::default()
+    };
+    let store = match Store::open(db, open) {
+        Ok(store) => store,
+        // A running `strata serve` holds it: hand the batch to it.
+        Err(in_use @ StoreError::InUse { .. }) => return via_server(db, specs, &options, in_use),
+        Err(e) => return Err(e.into()),
+    };
+    // This process holds the database: a socket left there by a killed server is stale.
+    #[cfg(unix)]
+    crate::ingest_socket::remove_stale_socket(db);
+    let mut batch = store.batch(options)?;
+    batch.on_progress(progress);
+    for (path, spec) in specs {
+        batch.read_file(path, spec)?;
+    }
+    committing();
+    Ok(Ingested {
+        summary: batch.commit()?,
+        files: specs.len(),
+        via_server: false,
+    })
+}
+
+/// Sends the batch over `DB/strata.sock` to the server holding the database; without one
+/// listening, answers `in_use`.
+#[cfg(unix)]
+fn via_server(
+    db: &Path,
+    specs: &[(PathBuf, DumpSpec)],
+    options: &BatchOptions,
+    in_use: StoreError,
+) -> Result<Ingested, IngestError> {
+    use crate::ingest_socket::{SendError, send_batch};
+    match send_batch(db, options, specs) {
+        Ok(summary) => Ok(Ingested {
+            summary,
+            files: specs.len(),
+            via_server: true,
+        }),
+        Err(SendError::NoServer(_)) => Err(in_use.into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn via_server(
+    _db: &Path,
+    _specs: &[(PathBuf, DumpSpec)],
+    _options: &BatchOptions,
+    in_use: StoreError,
+) -> Result<Ingested, IngestError> {
+    Err(in_use.into())
+}
+
+impl Ingested {
+    /// The line `strata ingest` prints: the batch, its counts, relations and times (or
+    /// that it was committed before), and that the server committed it.
+    pub fn text(&self) -> String {
+        let s = &self.summary;
+        let suffix = if self.via_server {
+            " (via the running server)"
+        } else {
+            ""
+        };
+        if s.already_committed {
+            return format!(
+                "batch already committed as batch {}: nothing written ({} facts read){suffix}",
+                s.seq, s.facts_read
+            );
+        }
+        let rels = if s.relations.is_empty() {
+            "none".to_owned()
+        } else {
+            s.relations.join(", ")
+        };
+        let files = self.files;
+        format!(
+            "batch {}: {} facts read from {files} file{}, {} new, {} duplicates, {} removed; \
+             relations: {rels}; {:.2}s (read {:.2}s, write {:.2}s, sync {:.2}s){suffix}",
+            s.seq,
+            s.facts_read,
+            if files == 1 { "" } else { "s" },
+            s.new,
+            s.duplicates,
+            s.removed,
+            s.elapsed.as_secs_f64(),
+            s.read_time.as_secs_f64(),
+            s.write_time.as_secs_f64(),
+            s.sync_time.as_secs_f64()
+        )
+    }
+}
+
+/// Removes every fact the units `units` state from `db`, as one batch with `options`.
+pub fn retract(db: &Path, units: &[String], options: BatchOptions) -> Result<Ingested, StoreError> {
+    let store = Store::open(db, OpenOptions::default())?;
+    Ok(Ingested {
+        summary: store.retract(units, options)?,
+        files: 0,
+        via_server: false,
+    })
+}
