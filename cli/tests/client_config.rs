@@ -125,14 +125,14 @@ fn strata_entry(file: &str, config: &Value) -> Value {
 }
 
 /// A stdio server started from a snippet's command line, spoken to in JSON-RPC lines.
-struct Stdio_ {
+struct StdioServer {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
 }
 
-impl Stdio_ {
-    fn start(command: &str, args: &[String], db: &Path) -> Stdio_ {
+impl StdioServer {
+    fn start(command: &str, args: &[String], db: &Path) -> StdioServer {
         assert_eq!(command, "strata", "the command runs the strata binary");
         assert!(
             args.iter().any(|a| a == DB_PLACEHOLDER),
@@ -166,7 +166,7 @@ impl Stdio_ {
                 }
             }
         });
-        Stdio_ {
+        StdioServer {
             child,
             stdin,
             lines,
@@ -198,7 +198,7 @@ impl Stdio_ {
     }
 }
 
-impl Drop for Stdio_ {
+impl Drop for StdioServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -215,7 +215,7 @@ fn initialize_params() -> Value {
 
 /// Starts a stdio snippet and checks `initialize` and `tools/list`.
 fn check_stdio(what: &str, command: &str, args: &[String], db: &Path) {
-    let mut server = Stdio_::start(command, args, db);
+    let mut server = StdioServer::start(command, args, db);
     let init = server.request(1, "initialize", initialize_params());
     assert_eq!(
         init["result"]["serverInfo"]["name"],
