@@ -15,7 +15,9 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 use strata_eval::value::canonical_number;
 
-use crate::error::{Result, StoreError};
+use crate::error::IngestError;
+
+type Result<T, E = IngestError> = std::result::Result<T, E>;
 
 /// The format of a dump file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,10 +172,16 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {
-        Box::new(File::open(path).map_err(|e| StoreError::io(path, e))?)
+        Box::new(File::open(path).map_err(|source| IngestError::Open {
+            path: path.to_owned(),
+            source,
+        })?)
     };
     let mut buf = BufReader::with_capacity(1 << 16, raw);
-    let head = buf.fill_buf().map_err(|e| StoreError::io(path, e))?;
+    let head = buf.fill_buf().map_err(|source| IngestError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
     if head.starts_with(&[0x1f, 0x8b]) {
         Ok(Box::new(BufReader::with_capacity(
             1 << 16,
@@ -186,7 +194,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
 
 /// Reads every fact of a dump into `sink`; returns the number of facts read.
 ///
-/// Stops at the first malformed line with [`StoreError::Malformed`] naming the file and line.
+/// Stops at the first malformed line with [`IngestError::Malformed`] naming the file and line.
 pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
     let mut reader = LineReader {
         spec,
@@ -204,7 +212,11 @@ pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -
         line.clear();
         let n = input
             .read_until(b'\n', &mut line)
-            .map_err(|e| reader.err(format!("cannot read: {e}")))?;
+            .map_err(|source| IngestError::Read {
+                file: spec.label.clone(),
+                line: reader.line_no + 1,
+                source,
+            })?;
         if n == 0 {
             break;
         }
@@ -255,8 +267,8 @@ fn fixed_columns() -> [Vec<String>; 3] {
 const MAX_FIXED_FIELDS: usize = 4;
 
 impl LineReader<'_> {
-    fn err(&self, message: String) -> StoreError {
-        StoreError::Malformed {
+    fn err(&self, message: String) -> IngestError {
+        IngestError::Malformed {
             file: self.spec.label.clone(),
             line: self.line_no,
             message,

@@ -44,7 +44,7 @@ mod stats;
 pub use catalog::{BatchRecord, Catalog, RelationMeta};
 pub use check::CheckReport;
 pub use db::{OpenOptions, Store};
-pub use error::{Result, StoreError};
+pub use error::{CheckError, CommitError, Damage, IngestError, OpenError, ReadError, StoreError};
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::{Snapshot, TermUse};
 pub use stats::{RelationStats, Stats};

@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use crate::catalog::Catalog;
 use crate::db::Store;
 use crate::dump::{self, DumpSpec, Fact, FactSink, Field, Origin};
-use crate::error::{Result, StoreError};
+use crate::error::{CommitError, IngestError, Result};
 use crate::layout::{self, DEFAULT_TIER};
 use bloom::Bloom;
 use flush::Writing;
@@ -129,9 +129,9 @@ pub struct Batch<'s> {
 impl Store {
     /// Starts a batch. Only one batch runs at a time in a process; this waits for the one
     /// running, if any. Readers are never blocked.
-    pub fn batch(&self, options: BatchOptions) -> Result<Batch<'_>> {
+    pub fn batch(&self, options: BatchOptions) -> Result<Batch<'_>, IngestError> {
         if !layout::valid_tier_name(&options.tier) {
-            return Err(StoreError::Invalid(format!(
+            return Err(IngestError::Invalid(format!(
                 "\"{}\" cannot name a tier: use 1 to 64 of a-z, 0-9, `_` and `-`, starting \
                  with a letter",
                 options.tier
@@ -147,26 +147,37 @@ impl Store {
             .poisoned
             .load(std::sync::atomic::Ordering::SeqCst)
         {
-            return Err(StoreError::Invalid(format!(
-                "{}: an earlier batch failed while committing; open the database again \
-                 before writing to it",
-                self.dir().display()
-            )));
+            return Err(IngestError::Poisoned {
+                dir: self.dir().to_owned(),
+            });
         }
-        let txn = self.inner.base.begin_read()?;
-        let start = Catalog::read(&txn)?;
-        let start_units = {
-            let meta = txn.open_table(layout::META)?;
-            crate::catalog::meta_u32(&meta, "units")?
-        };
+        let opened = (|| -> Result<_> {
+            let txn = self.inner.base.begin_read()?;
+            let start = Catalog::read(&txn)?;
+            let start_units = {
+                let meta = txn.open_table(layout::META)?;
+                crate::catalog::meta_u32(&meta, "units")?
+            };
+            let texts = (
+                txn.open_table(layout::ID_BY_TEXT)?,
+                txn.open_table(layout::TEXT_COLLISIONS)?,
+                txn.open_table(layout::TEXT_BY_ID)?,
+            );
+            let others = (
+                txn.open_table(layout::ID_BY_NUMBER)?,
+                txn.open_table(layout::UNIT_IDS)?,
+            );
+            Ok((start, start_units, texts, others))
+        })();
+        let (start, start_units, texts, others) = opened.map_err(|f| f.ingest(self.base_path()))?;
         Ok(Batch {
             store: self,
             _writer: writer,
-            id_by_text: txn.open_table(layout::ID_BY_TEXT)?,
-            text_collisions: txn.open_table(layout::TEXT_COLLISIONS)?,
-            text_by_id: txn.open_table(layout::TEXT_BY_ID)?,
-            id_by_number: txn.open_table(layout::ID_BY_NUMBER)?,
-            id_by_unit: txn.open_table(layout::UNIT_IDS)?,
+            id_by_text: texts.0,
+            text_collisions: texts.1,
+            text_by_id: texts.2,
+            id_by_number: others.0,
+            id_by_unit: others.1,
             options,
             start,
             start_units,
@@ -193,7 +204,11 @@ impl Store {
 
     /// Removes every fact each of `units` states (facts another unit also states stay), as
     /// one batch.
-    pub fn retract(&self, units: &[String], options: BatchOptions) -> Result<BatchSummary> {
+    pub fn retract(
+        &self,
+        units: &[String],
+        options: BatchOptions,
+    ) -> Result<BatchSummary, CommitError> {
         let mut batch = self.batch(options)?;
         for u in units {
             batch.retract_unit(u)?;
@@ -210,7 +225,11 @@ impl<'s> Batch<'s> {
     }
 
     /// Reads a whole dump into the batch.
-    pub fn read_dump(&mut self, input: impl std::io::BufRead, spec: &DumpSpec) -> Result<u64> {
+    pub fn read_dump(
+        &mut self,
+        input: impl std::io::BufRead,
+        spec: &DumpSpec,
+    ) -> Result<u64, IngestError> {
         self.label = spec.label.clone();
         let before = self.bytes_before;
         let mut sink = Sink {
@@ -224,7 +243,7 @@ impl<'s> Batch<'s> {
     }
 
     /// Opens and reads a dump file (`-` for standard input), with its format from `spec`.
-    pub fn read_file(&mut self, path: &Path, spec: &DumpSpec) -> Result<u64> {
+    pub fn read_file(&mut self, path: &Path, spec: &DumpSpec) -> Result<u64, IngestError> {
         let input = dump::open(path)?;
         self.read_dump(input, spec)
     }
@@ -235,9 +254,9 @@ impl<'s> Batch<'s> {
         relation: &str,
         fields: &[Field<'_>],
         unit: Option<&str>,
-    ) -> Result<()> {
+    ) -> Result<(), IngestError> {
         if !dump::valid_name(relation) {
-            return Err(StoreError::Invalid(format!(
+            return Err(IngestError::Invalid(format!(
                 "\"{relation}\" cannot name a relation: use letters, digits, `_` and `-`"
             )));
         }
@@ -253,12 +272,17 @@ impl<'s> Batch<'s> {
             unit,
             line: self.facts_read + 1,
         })
+        .map_err(|f| f.ingest(self.store.dir()))
     }
 
     /// Removes every fact `unit` states when the batch commits (before its own facts are
     /// added).
-    pub fn retract_unit(&mut self, unit: &str) -> Result<()> {
-        match self.id_by_unit.get(unit)? {
+    pub fn retract_unit(&mut self, unit: &str) -> Result<(), IngestError> {
+        let stored = self
+            .id_by_unit
+            .get(unit)
+            .map_err(|e| crate::error::Fault::from(e).ingest(self.store.base_path()))?;
+        match stored {
             Some(id) => {
                 self.retract_units.insert(id.value());
             }
@@ -275,8 +299,10 @@ struct Sink<'b, 's> {
 }
 
 impl FactSink for Sink<'_, '_> {
-    fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
-        self.batch.fact(fact)
+    fn fact(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {
+        self.batch
+            .fact(fact)
+            .map_err(|f| f.ingest(self.batch.store.dir()))
     }
 
     fn progress(&mut self, bytes: u64, _facts: u64) {

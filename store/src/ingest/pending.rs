@@ -8,7 +8,7 @@ use super::bloom::Bloom;
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::dump::{Fact, Origin};
-use crate::error::{Result, StoreError};
+use crate::error::{Fault, IngestError, Result};
 use crate::relwriter::RelWriter;
 
 /// A relation's facts gathered by a batch, as terms.
@@ -24,12 +24,13 @@ pub(super) struct Pending {
 }
 
 impl Batch<'_> {
-    pub(super) fn clash(&self, file: &str, line: u64, message: String) -> StoreError {
-        StoreError::Clash {
+    pub(super) fn clash(&self, file: &str, line: u64, message: String) -> Fault {
+        IngestError::Clash {
             file: file.to_owned(),
             line,
             message,
         }
+        .into()
     }
 
     pub(super) fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
