@@ -51,10 +51,13 @@ impl fmt::Display for CheckReport {
 
 impl Store {
     /// Rebuilds the postings, owners and counts of every relation from its column blocks and
-    /// compares them with what is stored. Opens every tier.
+    /// compares them with what is stored. Opens every tier. Open the store with
+    /// [`OpenOptions::verify`](crate::OpenOptions::verify) to have redb verify every page's
+    /// checksum too.
     pub fn check(&self) -> Result<CheckReport, CheckError> {
         let base = self.base_path();
-        let catalog = Catalog::current(&self.inner.base).map_err(|f| f.check(&base))?;
+        let catalog = crate::guard::faults(|| Catalog::current(&self.inner.base))
+            .map_err(|f| f.check(&base))?;
         let mut report = CheckReport::default();
         for meta in catalog.relations.values() {
             report.relations += 1;
@@ -67,12 +70,12 @@ impl Store {
                 };
                 check_relation(&txn, &catalog, meta, &mut report)
             };
-            one().map_err(|f| f.check(&path))?;
+            crate::guard::faults(&mut one).map_err(|f| f.check(&path))?;
         }
         let mut dictionary = || -> Result<()> {
             check_dictionary(&self.inner.base.begin_read()?, &catalog, &mut report)
         };
-        dictionary().map_err(|f: Fault| f.check(&base))?;
+        crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
         Ok(report)
     }
 }

@@ -8,6 +8,7 @@ use redb::{Database, ReadableDatabase};
 
 use crate::catalog::{Catalog, meta_u32, meta_u64};
 use crate::error::{Fault, OpenError, ReadError, Result, damaged};
+use crate::guard::{faults, guarded};
 use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
 
 /// How to open a database.
@@ -17,6 +18,13 @@ pub struct OpenOptions {
     pub create: bool,
     /// redb's page cache per file, in bytes (redb's own default is 1 GiB).
     pub cache_bytes: usize,
+    /// Verify the checksum of every page of each file as it is opened (redb's
+    /// `set_check_integrity_on_open`): a file damaged outside redb then fails to open with
+    /// [`OpenError::Damaged`] instead of being read. Slow (it reads every file whole), so off
+    /// by default; `strata check` sets it. Without it, damage redb trips over while reading is
+    /// still an error, never a panic (see the `guard` module), but damage it does not trip
+    /// over is read as it is.
+    pub verify: bool,
 }
 
 impl Default for OpenOptions {
@@ -24,6 +32,7 @@ impl Default for OpenOptions {
         OpenOptions {
             create: false,
             cache_bytes: 256 << 20,
+            verify: false,
         }
     }
 }
@@ -50,11 +59,48 @@ pub(crate) struct Inner {
     pub(crate) poisoned: std::sync::atomic::AtomicBool,
     /// The catalog of the last committed batch a snapshot read, shared by later snapshots.
     pub(crate) catalog_cache: Mutex<Option<Arc<crate::catalog::Catalog>>>,
+    /// What this open created (the base file, and the directory when `Some(true)`).
+    created: Option<bool>,
+    /// Set when a batch of this process failed (reading its input, or committing).
+    pub(crate) batch_failed: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Inner {
+    /// A database this process created, whose first batch failed and which holds no batch,
+    /// is removed again (its files, and the directory if it was created too), so a failed
+    /// first ingest leaves nothing behind. The files are removed while this process still
+    /// holds their locks, so no other process can have begun using them.
+    fn drop(&mut self) {
+        let Some(dir_created) = self.created else {
+            return;
+        };
+        if !self.batch_failed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let empty = crate::guard::faults(|| Catalog::current(&self.base))
+            .is_ok_and(|c| c.seq == 0 && c.relations.is_empty());
+        if !empty {
+            return;
+        }
+        let tiers = self
+            .tiers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for tier in tiers.keys() {
+            let _ = std::fs::remove_file(self.dir.join(layout::tier_file(tier)));
+        }
+        let _ = std::fs::remove_file(self.dir.join(layout::BASE_FILE));
+        if dir_created {
+            // Only when nothing else was put there meanwhile.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
 }
 
 fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database, OpenError> {
     let mut builder = Database::builder();
     builder.set_cache_size(options.cache_bytes);
+    builder.set_check_integrity_on_open(options.verify && !create);
     let result = if create {
         builder.create(path)
     } else {
@@ -182,6 +228,7 @@ impl Store {
     pub fn open(dir: impl AsRef<Path>, options: OpenOptions) -> Result<Store, OpenError> {
         let dir = dir.as_ref().to_owned();
         let base_path = dir.join(layout::BASE_FILE);
+        let created = (options.create && !base_path.exists()).then(|| !dir.exists());
         if !base_path.exists() {
             if !options.create {
                 return Err(OpenError::NotADatabase { path: dir });
@@ -191,7 +238,13 @@ impl Store {
                 source,
             })?;
         }
-        let base = open_file(&base_path, &options, options.create, true)?;
+        let base = guarded(
+            || open_file(&base_path, &options, options.create, true),
+            |source| OpenError::Damaged {
+                path: base_path.clone(),
+                source,
+            },
+        )?;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
@@ -202,6 +255,8 @@ impl Store {
                 writer: Mutex::new(()),
                 poisoned: std::sync::atomic::AtomicBool::new(false),
                 catalog_cache: Mutex::new(None),
+                created,
+                batch_failed: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -213,7 +268,7 @@ impl Store {
 
     /// The catalog as it is now.
     pub fn catalog(&self) -> Result<Catalog, ReadError> {
-        Catalog::current(&self.inner.base).map_err(|f| f.read(self.base_path()))
+        faults(|| Catalog::current(&self.inner.base)).map_err(|f| f.read(self.base_path()))
     }
 
     /// The base file's path (`DIR/strata.redb`).
@@ -273,8 +328,17 @@ impl Store {
             ))
             .open(path));
         }
-        let db = open_file(&path, &self.inner.options, true, false)?;
-        self.recover_tier(&db, tier).map_err(|f| f.open(&path))?;
+        let db = guarded(
+            || {
+                let db = open_file(&path, &self.inner.options, true, false)?;
+                self.recover_tier(&db, tier).map_err(|f| f.open(&path))?;
+                Ok(db)
+            },
+            |source| OpenError::Damaged {
+                path: path.clone(),
+                source,
+            },
+        )?;
         let db = Arc::new(db);
         self.lock_tiers().insert(tier.to_owned(), db.clone());
         Ok(db)

@@ -19,6 +19,10 @@ pub enum Damage {
     /// redb found its own structures damaged.
     #[error("the storage engine's pages do not hold what they must")]
     Engine(#[source] redb::StorageError),
+    /// redb panicked on the file's pages, which hold something it does not expect (see
+    /// the `guard` module: the store catches the panic as a last resort).
+    #[error("the storage engine failed on the file's pages ({0})")]
+    Panic(String),
 }
 
 /// Why a database (or one of its tier files) could not be opened.
@@ -142,6 +146,16 @@ pub enum IngestError {
         /// What is full ("the text dictionary", "relation \"imports\"").
         what: String,
     },
+    /// None of the units given to retract states any fact, and the batch has no id (with one,
+    /// the empty batch is committed so that a retry is recognised): nothing was committed.
+    #[error(
+        "no fact is stated by {}: nothing to retract, nothing was committed",
+        units_named(.units)
+    )]
+    UnknownUnits {
+        /// The units given.
+        units: Vec<String>,
+    },
     /// An earlier batch of this process failed while committing in a way that needs the
     /// files opened again before anything builds on them.
     #[error(
@@ -220,6 +234,15 @@ pub enum CommitError {
     /// A tier file the batch writes to could not be opened; nothing was stored.
     #[error(transparent)]
     Tier(OpenError),
+}
+
+/// `unit "a"` or `units "a", "b"`, for messages.
+fn units_named(units: &[String]) -> String {
+    let quoted: Vec<String> = units.iter().map(|u| format!("\"{u}\"")).collect();
+    match quoted.len() {
+        1 => format!("unit {}", quoted[0]),
+        _ => format!("units {}", quoted.join(", ")),
+    }
 }
 
 /// What a failed write says about the batch.

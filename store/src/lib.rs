@@ -33,6 +33,7 @@ pub mod column;
 mod db;
 pub mod dump;
 mod error;
+mod guard;
 pub mod index;
 mod ingest;
 pub mod intern;

@@ -13,6 +13,7 @@ use strata_eval::{FactSource, RelationInfo, SourceError, Term, TermKind, Value, 
 use crate::catalog::{BatchRecord, Catalog, RelationMeta, meta_u64};
 use crate::db::Store;
 use crate::error::{Fault, ReadError, Result, damaged};
+use crate::guard::faults;
 use crate::intern::TEXT_CHUNK_BITS;
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
 use crate::{column, index, intern};
@@ -37,7 +38,7 @@ impl TierRead {
                 txn.open_table(layout::DEAD)?,
             ))
         };
-        let (blocks, postings, dead) = open().map_err(|f| f.read(&path))?;
+        let (blocks, postings, dead) = faults(open).map_err(|f| f.read(&path))?;
         Ok(TierRead {
             blocks,
             postings,
@@ -87,12 +88,12 @@ impl Store {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let base_path = self.base_path();
-        let base = self
-            .inner
-            .base
-            .begin_read()
-            .map_err(|e| Fault::from(e).read(&base_path))?;
-        let catalog = self.cached_catalog(&base).map_err(|f| f.read(&base_path))?;
+        let (base, catalog) = faults(|| {
+            let base = self.inner.base.begin_read()?;
+            let catalog = self.cached_catalog(&base)?;
+            Ok((base, catalog))
+        })
+        .map_err(|f| f.read(&base_path))?;
         let mut map = HashMap::new();
         map.insert(
             DEFAULT_TIER.to_owned(),
@@ -100,7 +101,7 @@ impl Store {
         );
         for (name, db) in dbs {
             let path = self.tier_path(&name);
-            let txn = db.begin_read().map_err(|e| Fault::from(e).read(&path))?;
+            let txn = faults(|| Ok(db.begin_read()?)).map_err(|f| f.read(&path))?;
             map.insert(name, Arc::new(TierRead::new(&txn, path)?));
         }
         let tables = || -> Result<_> {
@@ -113,7 +114,7 @@ impl Store {
             ))
         };
         let (text_by_id, id_by_text, text_collisions, number_by_id, id_by_number) =
-            tables().map_err(|f| f.read(&base_path))?;
+            faults(tables).map_err(|f| f.read(&base_path))?;
         Ok(Snapshot {
             store: self.clone(),
             text_by_id,
@@ -186,7 +187,7 @@ impl Snapshot {
             let applied = meta_u64(&txn.open_table(layout::TIER_META)?, "applied_seq")?;
             Ok((txn, applied))
         };
-        let (txn, applied) = begin().map_err(|f| f.read(&path))?;
+        let (txn, applied) = faults(begin).map_err(|f| f.read(&path))?;
         if applied != self.catalog.tier_seq.get(tier).copied().unwrap_or(0) {
             return Err(ReadError::SnapshotMoved(tier.to_owned()));
         }
@@ -196,10 +197,11 @@ impl Snapshot {
     }
 
     fn dead(&self, tier: &TierRead, rel: u32) -> Result<RoaringBitmap, ReadError> {
-        match tier.dead.get(rel).map_err(|e| tier.err(e))? {
-            Some(v) => index::decode(v.value()).map_err(|e| tier.err(e)),
+        faults(|| match tier.dead.get(rel)? {
+            Some(v) => Ok(index::decode(v.value())?),
             None => Ok(RoaringBitmap::new()),
-        }
+        })
+        .map_err(|f| tier.err(f))
     }
 
     /// The rows of a relation whose columns hold the bound terms (live rows only).
@@ -253,7 +255,7 @@ impl Snapshot {
             let view = index::ChunkView::parse(v.value())?;
             Ok(view.get(low).map(index::decode_posting).transpose()?)
         };
-        read().map_err(|f| tier.err(f))
+        faults(read).map_err(|f| tier.err(f))
     }
 
     fn check_columns(meta: &RelationMeta, bound: &[(usize, Term)]) -> Result<(), SourceError> {
@@ -303,10 +305,8 @@ impl Snapshot {
                 rows.next();
             }
             for &c in &free {
-                let guard = tier
-                    .blocks
-                    .get((meta.id, c as u16, b))
-                    .map_err(|e| tier.err(e))?
+                let guard = faults(|| Ok(tier.blocks.get((meta.id, c as u16, b))?))
+                    .map_err(|f| tier.err(f))?
                     .ok_or_else(|| {
                         tier.err(damaged(format!(
                             "relation {}: block {b} of column {c} is missing",
@@ -410,8 +410,9 @@ impl Snapshot {
         let mask = (1u32 << TEXT_CHUNK_BITS) - 1;
         let (lo, hi) = (first >> TEXT_CHUNK_BITS, count >> TEXT_CHUNK_BITS);
         let mut expect = lo;
-        for entry in self.text_by_id.range(lo..=hi)? {
-            let (k, v) = entry?;
+        let mut range = faults(|| Ok(self.text_by_id.range(lo..=hi)?))?;
+        // Each step of the walk reads redb under the guard; `visit` runs outside it.
+        while let Some((k, v)) = faults(|| Ok(range.next().transpose()?))? {
             let chunk = k.value();
             if chunk != expect {
                 return Err(damaged(format!("dictionary chunk {expect} is missing")));
@@ -517,7 +518,7 @@ impl FactSource for Snapshot {
     }
 
     fn term(&self, value: &Value) -> Result<Option<Term>, SourceError> {
-        let r: Result<Option<Term>> = (|| {
+        let r: Result<Option<Term>> = faults(|| {
             Ok(match value {
                 Value::Absent => Some(Term::ABSENT),
                 Value::Text(s) => crate::intern::find_text(
@@ -539,12 +540,12 @@ impl FactSource for Snapshot {
                     }
                 }
             })
-        })();
+        });
         Ok(r.map_err(|f| f.read(self.store.base_path()))?)
     }
 
     fn value(&self, term: Term) -> Result<Value, SourceError> {
-        let r: Result<Option<Value>> = (|| {
+        let r: Result<Option<Value>> = faults(|| {
             Ok(match term.kind() {
                 TermKind::Absent => Some(Value::Absent),
                 TermKind::Text(id) => {
@@ -557,7 +558,7 @@ impl FactSource for Snapshot {
                     .get(id)?
                     .map(|v| Value::Number(f64::from_bits(v.value()))),
             })
-        })();
+        });
         r.map_err(|f| f.read(self.store.base_path()))?
             .ok_or(SourceError::UnknownTerm(term.0))
     }

@@ -309,22 +309,10 @@ fn malformed_lines_name_file_line_and_problem() {
             "j.jsonl:1: expected a JSON object",
         ),
         (
-            Format::Edges,
-            "e.edges.tsv",
-            b"a\tx\tb\n",
-            "e.edges.tsv:1: \"x\" (an edge kind) names the same relation \"x\" as the stored \"X\" (an edge kind); rename one of them",
-        ),
-        (
             Format::Attrs,
             "a.attrs.tsv",
             b"a\tX\tb\n",
             "a.attrs.tsv:1: \"X\" (an attribute key) names the same relation \"x\" as the stored \"X\" (an edge kind); rename one of them",
-        ),
-        (
-            Format::Edges,
-            "e.edges.tsv",
-            b"a\tY\tb\na\ty\tc\n",
-            "e.edges.tsv:2: \"y\" (an edge kind) names the same relation \"y\" as \"Y\" (an edge kind) at e.edges.tsv:1; rename one of them",
         ),
     ];
     for (format, label, text, want) in cases {

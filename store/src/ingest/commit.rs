@@ -23,8 +23,22 @@ impl Batch<'_> {
         let dir = self.store.dir().to_owned();
         let seq = self.start.seq + 1;
         let mut committing = false;
-        self.commit_inner(&mut committing)
-            .map_err(|f| f.commit(dir, seq, committing))
+        let store = self.store;
+        crate::guard::faults(|| self.commit_inner(&mut committing)).map_err(|f| {
+            store
+                .inner
+                .batch_failed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            if matches!(f, Fault::Damaged(crate::error::Damage::Panic(_))) {
+                // redb stopped part way through a write: build nothing more on these files
+                // in this process.
+                store
+                    .inner
+                    .poisoned
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            f.commit(dir, seq, committing)
+        })
     }
 
     pub(super) fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {

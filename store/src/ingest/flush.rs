@@ -46,12 +46,14 @@ impl Drop for TierTxns {
     /// transactions abort, and the savepoints it took in tier files are deleted.
     fn drop(&mut self) {
         for (_, (db, txn, sp)) in std::mem::take(&mut self.0) {
-            drop(txn);
-            if let Ok(t) = db.begin_write()
-                && t.delete_persistent_savepoint(sp).is_ok()
-            {
-                let _ = t.commit();
-            }
+            // Best effort, and never a panic in a drop (redb may panic on damaged pages).
+            let _ = crate::guard::faults(|| {
+                drop(txn);
+                let t = db.begin_write()?;
+                t.delete_persistent_savepoint(sp)?;
+                t.commit()?;
+                Ok(())
+            });
         }
     }
 }

@@ -61,7 +61,9 @@ impl Batch<'_> {
         let label = &self.label;
         match self.rels.get_mut(fact.relation) {
             Some(p) => {
-                if p.origin != fact.origin || p.spelled != fact.spelled {
+                // Spellings that lower-case alike (`IMPORTS`, `imports`) name one relation,
+                // which keeps the first; only the origin must agree.
+                if p.origin != fact.origin {
                     let (file, line) = (label.clone(), fact.line);
                     let msg = format!(
                         "\"{}\" ({}) names the same relation \"{}\" as \"{}\" ({}) at {}:{}; \
@@ -126,7 +128,7 @@ impl Batch<'_> {
             let stored = written.get(name).or_else(|| self.start.relations.get(name));
             let meta = match stored {
                 Some(m) => {
-                    if m.origin != p.origin || m.spelled != p.spelled {
+                    if m.origin != p.origin {
                         return Err(self.clash(
                             &p.file,
                             p.line,

@@ -1,0 +1,166 @@
+//! Damage: every page of a small database's files zeroed in turn, then every store operation
+//! run on it. Each returns Ok or an error (one naming a file when it is damage); none panics.
+
+#![allow(clippy::unwrap_used)]
+
+use std::ops::ControlFlow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use strata_eval::{FactSource, Value};
+use strata_store::dump::{DumpSpec, Format};
+use strata_store::{BatchOptions, OpenOptions, Store, StoreError};
+
+const PAGE: usize = 4096;
+
+fn spec(label: &str, format: Format) -> DumpSpec {
+    DumpSpec {
+        label: label.to_owned(),
+        format,
+        relation: None,
+        unit: None,
+    }
+}
+
+/// A small database: two edge kinds in the base file, one attribute in tier `big`, units.
+fn build(dir: &Path) {
+    let store = Store::open(
+        dir,
+        OpenOptions {
+            create: true,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap();
+    let mut edges = String::new();
+    for i in 0..600 {
+        edges.push_str(&format!("a{i}\tIMPORTS\tb{}\tu{}\n", i % 40, i % 7));
+        edges.push_str(&format!("b{i}\tCALLS\ta{}\n", i % 55));
+    }
+    let mut batch = store.batch(BatchOptions::default()).unwrap();
+    batch
+        .read_dump(edges.as_bytes(), &spec("e.edges.tsv", Format::Edges))
+        .unwrap();
+    batch.commit().unwrap();
+    let mut attrs = String::new();
+    for i in 0..300 {
+        attrs.push_str(&format!("a{i}\tsize\t{}\n", i * 3));
+    }
+    let mut batch = store
+        .batch(BatchOptions {
+            tier: "big".into(),
+            ..BatchOptions::default()
+        })
+        .unwrap();
+    batch
+        .read_dump(attrs.as_bytes(), &spec("a.attrs.tsv", Format::Attrs))
+        .unwrap();
+    batch.commit().unwrap();
+}
+
+/// Every operation of the store on the database in `dir`; the first error stops it (an
+/// error is a fine outcome; a panic is not).
+fn exercise(dir: &Path, verify: bool) -> Result<(), StoreError> {
+    let store = Store::open(
+        dir,
+        OpenOptions {
+            verify,
+            ..OpenOptions::default()
+        },
+    )?;
+    let _ = store.stats();
+    let _ = store.check();
+    let _ = store.tiers_for(&["imports".to_owned(), "size".to_owned()]);
+    for tiers in [&[][..], &["big"][..]] {
+        let Ok(snap) = store.snapshot_with_tiers(tiers) else {
+            continue;
+        };
+        let mut rows = 0u64;
+        let mut count = |_: &[strata_eval::Term]| {
+            rows += 1;
+            ControlFlow::Continue(())
+        };
+        for rel in ["imports", "calls", "size"] {
+            let _ = snap.scan(rel, &mut count);
+            let _ = snap.estimate(rel, &[]);
+        }
+        if let Ok(Some(t)) = snap.term(&Value::text("b3")) {
+            let _ = snap.lookup("imports", &[(1, t)], &mut count);
+            let _ = snap.term_uses(t);
+            let _ = snap.value(t);
+        }
+        let _ = snap.term(&Value::Number(1.5));
+        let _ = snap.for_each_text(1, &mut |_, _| ControlFlow::Continue(()));
+    }
+    if let Ok(mut batch) = store.batch(BatchOptions::default()) {
+        let more = "a1\tIMPORTS\tz\tu1\nq\tCALLS\tr\n";
+        if batch
+            .read_dump(more.as_bytes(), &spec("m.edges.tsv", Format::Edges))
+            .is_ok()
+        {
+            let _ = batch.commit();
+        }
+    }
+    let _ = store.retract(&["u3".to_owned()], BatchOptions::default());
+    let _ = store.check();
+    Ok(())
+}
+
+/// Zeroes each page of `file` in turn (in a fresh copy of `orig`), and runs every operation.
+/// Returns the pages where something panicked, with what.
+fn sweep(orig: &Path, file: &str, scratch: &Path) -> (usize, Vec<String>) {
+    let len = std::fs::metadata(orig.join(file)).unwrap().len() as usize;
+    let pages = len.div_ceil(PAGE);
+    let mut panics = Vec::new();
+    for page in 0..pages {
+        for verify in [false, true] {
+            let dir = scratch.join(format!("{file}-{page}-{verify}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for e in std::fs::read_dir(orig).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+            }
+            let mut bytes = std::fs::read(dir.join(file)).unwrap();
+            let end = ((page + 1) * PAGE).min(bytes.len());
+            bytes[page * PAGE..end].fill(0);
+            std::fs::write(dir.join(file), &bytes).unwrap();
+            let run = catch_unwind(AssertUnwindSafe(|| exercise(&dir, verify)));
+            match run {
+                Err(p) => panics.push(format!(
+                    "{file} page {page} (verify {verify}): {}",
+                    p.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                        .unwrap_or_default()
+                )),
+                Ok(Err(e)) => {
+                    let shown = format!("{e}");
+                    assert!(
+                        shown.contains(&dir.display().to_string()),
+                        "{file} page {page}: the error names no file of the database: {shown}"
+                    );
+                }
+                Ok(Ok(())) => {}
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+    (pages, panics)
+}
+
+#[test]
+fn issue20_every_zeroed_page_is_an_error_or_an_answer_never_a_panic() {
+    let root = tempfile::tempdir().unwrap();
+    let orig = root.path().join("orig");
+    build(&orig);
+    let scratch = root.path().join("scratch");
+    let mut all = Vec::new();
+    let mut swept = 0;
+    for file in ["strata.redb", "tier-big.redb"] {
+        let (pages, panics) = sweep(&orig, file, &scratch);
+        swept += pages;
+        all.extend(panics);
+    }
+    assert!(swept > 20, "only {swept} pages swept");
+    assert!(all.is_empty(), "{} panics:\n{}", all.len(), all.join("\n"));
+}
