@@ -106,14 +106,47 @@ fn exercise(dir: &Path, verify: bool) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Zeroes each page of `file` in turn (in a fresh copy of `orig`), and runs every operation.
-/// Returns the pages where something panicked, with what.
-fn sweep(orig: &Path, file: &str, scratch: &Path) -> (usize, Vec<String>) {
+/// What is done to one page of a file.
+#[derive(Clone, Copy, Debug)]
+enum Harm {
+    /// Every byte of the page zeroed.
+    Zero,
+    /// The file cut at the page's start.
+    Truncate,
+    /// Eight bytes of the page flipped.
+    Flip,
+}
+
+impl Harm {
+    fn apply(self, bytes: &mut Vec<u8>, page: usize) {
+        let start = page * PAGE;
+        let end = (start + PAGE).min(bytes.len());
+        match self {
+            Harm::Zero => bytes[start..end].fill(0),
+            Harm::Truncate => bytes.truncate(start),
+            Harm::Flip => {
+                for i in 0..8 {
+                    let at = start + (i * 509 + 17) % (end - start);
+                    bytes[at] ^= 0x5a;
+                }
+            }
+        }
+    }
+}
+
+/// Harms each page of `file` in turn (in a fresh copy of `orig`), and runs every operation
+/// (opening without and, for zeroed pages, with `verify`). Returns the pages where something
+/// panicked, with what.
+fn sweep(orig: &Path, file: &str, harm: Harm, scratch: &Path) -> (usize, Vec<String>) {
     let len = std::fs::metadata(orig.join(file)).unwrap().len() as usize;
     let pages = len.div_ceil(PAGE);
     let mut panics = Vec::new();
+    let verifies: &[bool] = match harm {
+        Harm::Zero => &[false, true],
+        _ => &[false],
+    };
     for page in 0..pages {
-        for verify in [false, true] {
+        for &verify in verifies {
             let dir = scratch.join(format!("{file}-{page}-{verify}"));
             std::fs::create_dir_all(&dir).unwrap();
             for e in std::fs::read_dir(orig).unwrap() {
@@ -121,13 +154,12 @@ fn sweep(orig: &Path, file: &str, scratch: &Path) -> (usize, Vec<String>) {
                 std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
             }
             let mut bytes = std::fs::read(dir.join(file)).unwrap();
-            let end = ((page + 1) * PAGE).min(bytes.len());
-            bytes[page * PAGE..end].fill(0);
+            harm.apply(&mut bytes, page);
             std::fs::write(dir.join(file), &bytes).unwrap();
             let run = catch_unwind(AssertUnwindSafe(|| exercise(&dir, verify)));
             match run {
                 Err(p) => panics.push(format!(
-                    "{file} page {page} (verify {verify}): {}",
+                    "{file} page {page} {harm:?} (verify {verify}): {}",
                     p.downcast_ref::<String>()
                         .cloned()
                         .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
@@ -137,7 +169,8 @@ fn sweep(orig: &Path, file: &str, scratch: &Path) -> (usize, Vec<String>) {
                     let shown = format!("{e}");
                     assert!(
                         shown.contains(&dir.display().to_string()),
-                        "{file} page {page}: the error names no file of the database: {shown}"
+                        "{file} page {page} {harm:?}: the error names no file of the database: \
+                         {shown}"
                     );
                 }
                 Ok(Ok(())) => {}
@@ -148,8 +181,7 @@ fn sweep(orig: &Path, file: &str, scratch: &Path) -> (usize, Vec<String>) {
     (pages, panics)
 }
 
-#[test]
-fn issue20_every_zeroed_page_is_an_error_or_an_answer_never_a_panic() {
+fn damage_never_panics(harm: Harm) {
     let root = tempfile::tempdir().unwrap();
     let orig = root.path().join("orig");
     build(&orig);
@@ -157,10 +189,25 @@ fn issue20_every_zeroed_page_is_an_error_or_an_answer_never_a_panic() {
     let mut all = Vec::new();
     let mut swept = 0;
     for file in ["strata.redb", "tier-big.redb"] {
-        let (pages, panics) = sweep(&orig, file, &scratch);
+        let (pages, panics) = sweep(&orig, file, harm, &scratch);
         swept += pages;
         all.extend(panics);
     }
     assert!(swept > 20, "only {swept} pages swept");
     assert!(all.is_empty(), "{} panics:\n{}", all.len(), all.join("\n"));
+}
+
+#[test]
+fn issue20_every_zeroed_page_is_an_error_or_an_answer_never_a_panic() {
+    damage_never_panics(Harm::Zero);
+}
+
+#[test]
+fn issue20_a_file_cut_at_any_page_is_an_error_or_an_answer_never_a_panic() {
+    damage_never_panics(Harm::Truncate);
+}
+
+#[test]
+fn issue20_flipped_bytes_in_any_page_are_an_error_or_an_answer_never_a_panic() {
+    damage_never_panics(Harm::Flip);
 }
