@@ -8,54 +8,45 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use strata_eval::{FactSource, Value};
-use strata_store::dump::{DumpSpec, Format};
+use strata_store::dump::Format;
 use strata_store::{BatchOptions, OpenOptions, Store, StoreError};
+
+mod common;
+
+use common::{create, read_into, spec};
 
 const PAGE: usize = 4096;
 
-fn spec(label: &str, format: Format) -> DumpSpec {
-    DumpSpec {
-        label: label.to_owned(),
-        format,
-        relation: None,
-        unit: None,
-    }
-}
-
 /// A small database: two edge kinds in the base file, one attribute in tier `big`, units.
 fn build(dir: &Path) {
-    let store = Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
+    let store = create(dir);
     let mut edges = String::new();
     for i in 0..600 {
         edges.push_str(&format!("a{i}\tIMPORTS\tb{}\tu{}\n", i % 40, i % 7));
         edges.push_str(&format!("b{i}\tCALLS\ta{}\n", i % 55));
     }
-    let mut batch = store.batch(BatchOptions::default()).unwrap();
-    batch
-        .read_dump(edges.as_bytes(), &spec("e.edges.tsv", Format::Edges))
-        .unwrap();
-    batch.commit().unwrap();
+    read_into(
+        &store,
+        "default",
+        "e.edges.tsv",
+        Format::Edges,
+        edges.as_bytes(),
+    )
+    .commit()
+    .unwrap();
     let mut attrs = String::new();
     for i in 0..300 {
         attrs.push_str(&format!("a{i}\tsize\t{}\n", i * 3));
     }
-    let mut batch = store
-        .batch(BatchOptions {
-            tier: "big".into(),
-            ..BatchOptions::default()
-        })
-        .unwrap();
-    batch
-        .read_dump(attrs.as_bytes(), &spec("a.attrs.tsv", Format::Attrs))
-        .unwrap();
-    batch.commit().unwrap();
+    read_into(
+        &store,
+        "big",
+        "a.attrs.tsv",
+        Format::Attrs,
+        attrs.as_bytes(),
+    )
+    .commit()
+    .unwrap();
 }
 
 /// Every operation of the store on the database in `dir`; the first error stops it (an

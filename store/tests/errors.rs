@@ -4,33 +4,15 @@
 
 use std::error::Error;
 use std::io::Write;
-use std::path::Path;
 
-use strata_store::dump::{self, DumpSpec, Format};
+mod common;
+
+use common::{create, spec};
+use strata_store::dump::{self, Format};
 use strata_store::{
     BatchOptions, CheckError, Damage, IngestError, OpenError, OpenOptions, ReadError, Store,
     StoreError,
 };
-
-fn create(dir: &Path) -> Store {
-    Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap()
-}
-
-fn spec(label: &str) -> DumpSpec {
-    DumpSpec {
-        label: label.to_owned(),
-        format: Format::Edges,
-        relation: None,
-        unit: None,
-    }
-}
 
 /// The error's messages from the outside in, as `{:#}` renders them.
 fn chain(e: &dyn Error) -> Vec<String> {
@@ -74,7 +56,9 @@ fn a_truncated_gzip_names_its_file_and_line_with_the_decoders_error_as_source() 
     let path = dir.path().join("t.edges.tsv.gz");
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let mut batch = store.batch(BatchOptions::default()).unwrap();
-    let err = batch.read_file(&path, &spec("t.edges.tsv.gz")).unwrap_err();
+    let err = batch
+        .read_file(&path, &spec("t.edges.tsv.gz", Format::Edges))
+        .unwrap_err();
     let IngestError::Read { file, line, source } = &err else {
         panic!("{err}");
     };

@@ -5,31 +5,13 @@
 
 use std::io::{BufReader, Read, Write};
 use std::ops::ControlFlow;
-use std::path::Path;
 
 use strata_eval::{FactSource, Value};
-use strata_store::dump::{self, DumpSpec, Fact, FactSink, Format, MAX_LINE_BYTES};
-use strata_store::{BatchOptions, CommitError, IngestError, OpenOptions, Store};
+mod common;
 
-fn create(dir: &Path) -> Store {
-    Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap()
-}
-
-fn spec(label: &str, format: Format) -> DumpSpec {
-    DumpSpec {
-        label: label.to_owned(),
-        format,
-        relation: (format == Format::Facts).then(|| label.trim_end_matches(".facts").to_owned()),
-        unit: None,
-    }
-}
+use common::{create, read_into, spec};
+use strata_store::dump::{self, Fact, FactSink, Format, MAX_LINE_BYTES};
+use strata_store::{BatchOptions, CommitError, IngestError, Store};
 
 /// Counts the facts a dump yields, without a store.
 struct Count(u64);
@@ -299,15 +281,7 @@ fn issue20_a_failed_first_ingest_leaves_nothing_behind() {
     std::fs::create_dir(&dir).unwrap();
     {
         let store = create(&dir);
-        let mut batch = store
-            .batch(BatchOptions {
-                tier: "big".into(),
-                ..BatchOptions::default()
-            })
-            .unwrap();
-        batch
-            .read_dump(&b"a\tX\tb\n"[..], &spec("e.edges.tsv", Format::Edges))
-            .unwrap();
+        let batch = read_into(&store, "big", "e.edges.tsv", Format::Edges, b"a\tX\tb\n");
         batch.commit().unwrap();
         // A later failure does not remove what committed.
         assert!(ingest(&store, "e.edges.tsv", Format::Edges, b"broken\n").is_err());
@@ -321,15 +295,7 @@ fn issue20_a_failed_first_ingest_leaves_nothing_behind() {
     std::fs::create_dir(&dir).unwrap();
     {
         let store = create(&dir);
-        let mut batch = store
-            .batch(BatchOptions {
-                tier: "big".into(),
-                ..BatchOptions::default()
-            })
-            .unwrap();
-        batch
-            .read_dump(&b"a\tX\tb\n"[..], &spec("e.edges.tsv", Format::Edges))
-            .unwrap();
+        let mut batch = read_into(&store, "big", "e.edges.tsv", Format::Edges, b"a\tX\tb\n");
         // The dump is read, the tier file opened; the batch is dropped on an error later.
         assert!(
             batch
