@@ -81,6 +81,9 @@ pub enum SourceError {
     /// The storage underneath failed; the message says how.
     #[error("{0}")]
     Storage(String),
+    /// The store underneath failed: its own error, kept whole with its source chain.
+    #[error(transparent)]
+    Store(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Read access to base facts: what the engine needs of a store, and all it needs.
