@@ -26,51 +26,26 @@
 //! ```
 
 pub mod answer;
-pub mod ast;
-pub mod budget;
-mod buffer;
-pub mod check;
-mod cycles;
 pub mod cypher;
-pub mod dict;
-pub mod engine;
-pub mod error;
-pub mod explain;
-mod grouped;
-pub mod index;
+pub mod data;
+pub mod exec;
+pub mod front;
 pub mod ir;
-mod linked;
-mod lower;
-pub mod magic;
-mod memory;
+pub mod link;
 pub mod naive;
-mod output;
-mod pair;
-pub mod parse;
 pub mod plan;
-mod pool;
-pub mod query;
-pub mod radix;
-pub mod relation;
-mod resolve;
-pub mod run;
-mod safety;
-pub mod schema;
-mod source;
-pub mod split;
-pub mod strata;
-mod suggest;
-pub mod value;
-pub mod vocab;
+pub mod rewrite;
 pub mod witness;
-mod worker;
 
-pub use memory::MemorySource;
-pub use source::{FactSource, Origin, RelationInfo, SourceError, Visit};
-pub use value::{Term, TermKind, Value};
+mod compat;
+pub use compat::*;
 
-pub use ast::Span;
-pub use check::{Bind, Compiled, compile};
-pub use error::Diagnostic;
-pub use parse::{parse_module, parse_program};
-pub use vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use data::memory::MemorySource;
+pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};
+pub use data::value::{Term, TermKind, Value};
+
+pub use front::ast::Span;
+pub use front::diagnostic::Diagnostic;
+pub use front::parse::{parse_module, parse_program};
+pub use link::compile::{Bind, Compiled, compile};
+pub use link::vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};

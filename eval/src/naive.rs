@@ -8,12 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
-use crate::ast::{AggFunc, CmpOp};
-use crate::engine::{EvalError, glob};
+use crate::data::source::FactSource;
+use crate::data::value::Value;
+use crate::exec::engine::{EvalError, glob};
+use crate::front::ast::{AggFunc, CmpOp};
 use crate::ir::{Arg, Builtin, HeadArg, Ir, Lit, RelKind, Rule};
-use crate::source::FactSource;
-use crate::strata::stratify;
-use crate::value::Value;
+use crate::link::strata::stratify;
 
 /// A relation's facts, as values.
 pub type Facts = BTreeSet<Vec<Value>>;

@@ -42,10 +42,10 @@ mod program;
 
 pub use graph::{Graph, Mapping};
 
-use crate::check::Bind;
-use crate::query::{Outcome, Query, QueryError, RunOptions};
-use crate::source::FactSource;
-use crate::vocab::Vocabulary;
+use crate::answer::query::{Outcome, Query, QueryError, RunOptions};
+use crate::data::source::FactSource;
+use crate::link::compile::Bind;
+use crate::link::vocab::Vocabulary;
 
 /// A Cypher query compiled and checked, ready to run.
 #[derive(Clone, Debug)]
@@ -80,7 +80,8 @@ pub fn prepare(
     text: &str,
     params: &[(String, Bind)],
 ) -> Result<CypherQuery, CypherError> {
-    let render = |d: crate::error::Diagnostic| CypherError::Query(d.render("cypher", text));
+    let render =
+        |d: crate::front::diagnostic::Diagnostic| CypherError::Query(d.render("cypher", text));
     let ast = parse::parse(text).map_err(render)?;
     let compiled = compile::compile(graph, &ast, params).map_err(render)?;
     let refused = |e: String| {
@@ -92,11 +93,11 @@ pub fn prepare(
         ))
     };
     let program_text = &compiled.program;
-    let mut program = crate::parse::parse_program(program_text)
+    let mut program = crate::front::parse::parse_program(program_text)
         .map_err(|d| refused(d.render("query", program_text)))?;
     let shown = program.to_string();
     let goal_binds = params::bind(&mut program, &compiled.binds);
-    let checked = crate::check::compile(vocab, &program, &goal_binds)
+    let checked = crate::link::compile::compile(vocab, &program, &goal_binds)
         .map_err(|d| refused(d.render("query", program_text)))?;
     let mut query = Query {
         text: program_text.clone(),
@@ -135,7 +136,7 @@ impl CypherQuery {
         &self,
         base: &dyn FactSource,
         options: &RunOptions,
-    ) -> Result<crate::explain::Report, CypherError> {
+    ) -> Result<crate::answer::explain::Report, CypherError> {
         self.query
             .explain(base, options)
             .map_err(|e| self.failed(e))

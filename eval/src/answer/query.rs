@@ -1,0 +1,211 @@
+//! Running a query end to end: parse, check and link against a vocabulary, choose the base
+//! (the host's BaseFor hook sees the base relations the program reads), rewrite for demand,
+//! evaluate, and answer a page.
+//!
+//! ```
+//! use strata_eval::query::{Query, RunOptions};
+//! use strata_eval::{FactSource, MemorySource, Value, Vocabulary};
+//!
+//! let mut src = MemorySource::new();
+//! src.add_relation("imports", &["src", "dst"]);
+//! for (a, b) in [("app", "api"), ("api", "log"), ("api", "util")] {
+//!     src.insert("imports", &[Value::text(a), Value::text(b)]).unwrap();
+//! }
+//! let deps = "depends_on(?a, ?b) :- imports(?a, ?b);\n\
+//!             depends_on(?a, ?c) :- depends_on(?a, ?b), imports(?b, ?c);";
+//! let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[("deps", deps)]).unwrap();
+//! let q = Query::prepare(&vocab, r#"deps.depends_on("app", ?d) => ?d"#, &[]).unwrap();
+//! let out = q.run(&src, &RunOptions::default()).unwrap();
+//! assert_eq!(out.answer.total, 3);
+//! assert!(out.answer.text().starts_with("columns: d\n1. api\n   deps.depends_on(\"app\", \"api\")"));
+//! ```
+
+use std::time::{Duration, Instant};
+
+use crate::answer::Answer;
+use crate::answer::explain::Report;
+use crate::data::source::FactSource;
+use crate::exec::engine::{self, EvalError};
+use crate::front::parse::parse_program;
+use crate::link::compile::{Bind, Compiled, compile};
+use crate::link::vocab::Vocabulary;
+
+/// A query that parsed and checked, ready to run on any base with its vocabulary.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// The program's text.
+    pub text: String,
+    /// The checked, lowered program.
+    pub compiled: Compiled,
+}
+
+/// Why a query gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The program does not parse or check: the message is rendered with its line, caret
+    /// and fix.
+    #[error("{0}")]
+    Program(String),
+    /// The evaluation stopped: a budget, the deadline, cancellation, or the source failed.
+    #[error("query: {0}")]
+    Eval(#[from] EvalError),
+}
+
+/// How to run a query.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The first row of the page (a page token).
+    pub offset: u64,
+    /// The most rows of the page.
+    pub limit: u64,
+    /// Evaluate by demand when the goal binds an argument of a derived relation.
+    pub demand: bool,
+    /// Threads, witnesses, work budget, deadline, cancellation.
+    pub engine: engine::Options,
+    /// Profile the run, so an empty answer says which literal matched nothing.
+    pub why: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            offset: 0,
+            limit: 100,
+            demand: true,
+            engine: engine::Options::default(),
+            why: false,
+        }
+    }
+}
+
+/// A page of answer and what it cost.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The page.
+    pub answer: Answer,
+    /// Work spent (candidate tuples examined).
+    pub work: u64,
+    /// Semi-naive rounds run.
+    pub rounds: u64,
+    /// Wall time of the evaluation and the answer.
+    pub elapsed: Duration,
+    /// Whether the demand rewrite was used.
+    pub demand: bool,
+    /// Derived tuples computed, over all relations.
+    pub derived: u64,
+    /// For an empty answer run with [`RunOptions::why`]: the first literal of the goal
+    /// that matched nothing.
+    pub why: Option<String>,
+}
+
+impl Query {
+    /// Parses and checks `text` against `vocab`, with `binds` giving variables values.
+    /// Errors are rendered as LANGUAGE.md shows them, with the context `query`.
+    pub fn prepare(
+        vocab: &Vocabulary,
+        text: &str,
+        binds: &[(String, Bind)],
+    ) -> Result<Query, QueryError> {
+        let program =
+            parse_program(text).map_err(|d| QueryError::Program(d.render("query", text)))?;
+        let compiled = compile(vocab, &program, binds)
+            .map_err(|d| QueryError::Program(d.render("query", text)))?;
+        Ok(Query {
+            text: text.to_owned(),
+            compiled,
+        })
+    }
+
+    /// The base relations the program reads: what a BaseFor hook decides the base by.
+    pub fn base_relations(&self) -> &[String] {
+        &self.compiled.base_relations
+    }
+
+    /// Runs the query against `base` and answers one page.
+    pub fn run(&self, base: &dyn FactSource, options: &RunOptions) -> Result<Outcome, QueryError> {
+        let started = Instant::now();
+        let rewritten = if options.demand {
+            crate::rewrite::magic::rewrite(&self.compiled.ir)
+        } else {
+            None
+        };
+        let demand = rewritten.is_some();
+        let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
+        let split = crate::rewrite::split::rewrite(ir);
+        let ir = split.as_ref().unwrap_or(ir);
+        // A goal that only restates a derived relation is answered from it, not copied.
+        let alias = if options.why { None } else { ir.goal_alias() };
+        let unaliased;
+        let ir = match alias {
+            Some(_) => {
+                let mut plain = ir.clone();
+                plain.rules.retain(|r| r.head != ir.goal);
+                unaliased = plain;
+                &unaliased
+            }
+            None => ir,
+        };
+        let mut engine_options = options.engine.clone();
+        engine_options.profile |= options.why;
+        let ev = engine::evaluate(ir, base, &engine_options)?;
+        let answer = Answer::build_from(
+            ir,
+            &ev,
+            &self.compiled.shape,
+            options.offset,
+            options.limit,
+            alias.unwrap_or(ir.goal),
+            alias.is_some(),
+        )?;
+        let derived = ev
+            .relations
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| ir.relations[*i].kind == crate::ir::RelKind::Derived)
+            .map(|(_, r)| u64::from(r.len()))
+            .sum();
+        let why = if options.why && answer.total == 0 {
+            Report::build(&self.text, ir, &ev, 0, started.elapsed()).empty_at
+        } else {
+            None
+        };
+        Ok(Outcome {
+            answer,
+            work: ev.work,
+            rounds: ev.rounds,
+            elapsed: started.elapsed(),
+            demand,
+            derived,
+            why,
+        })
+    }
+
+    /// Runs the query with profiling and answers where the work went instead of rows.
+    pub fn explain(
+        &self,
+        base: &dyn FactSource,
+        options: &RunOptions,
+    ) -> Result<Report, QueryError> {
+        let started = Instant::now();
+        let rewritten = if options.demand {
+            crate::rewrite::magic::rewrite(&self.compiled.ir)
+        } else {
+            None
+        };
+        let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
+        let split = crate::rewrite::split::rewrite(ir);
+        let ir = split.as_ref().unwrap_or(ir);
+        let mut engine_options = options.engine.clone();
+        engine_options.profile = true;
+        engine_options.witnesses = false;
+        let ev = engine::evaluate(ir, base, &engine_options)?;
+        let answer = Answer::build(ir, &ev, &self.compiled.shape, 0, 0)?;
+        Ok(Report::build(
+            &self.text,
+            ir,
+            &ev,
+            answer.total,
+            started.elapsed(),
+        ))
+    }
+}
