@@ -46,13 +46,13 @@ use crate::front::ast::{self, AggFunc, Column, Direction, Program, Span};
 use crate::front::diagnostic::Diagnostic;
 use crate::ir::Ir;
 use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
-use crate::link::cycles::check_cycles;
 use crate::link::linked::{
     LGoal, LRule, LTerm, all_vars, link_goal, link_rule, list_error, top_vars,
 };
 use crate::link::lower::Lowering;
 use crate::link::resolve::{LocalRel, Resolver, Target, arity_error, target_name};
 use crate::link::safety::{Level, check_goal, check_rule};
+use crate::link::strata::check_linked;
 use crate::link::vocab::{Vocabulary, builtin, head_columns};
 
 /// A value given to a goal's variable by name, never spliced into the program's text.
@@ -109,7 +109,7 @@ pub fn compile(
         rules.push(linked);
     }
     let tagged: Vec<(&LRule, ())> = rules.iter().map(|r| (r, ())).collect();
-    check_cycles(&tagged, &|t| target_name(vocab, &locals, t)).map_err(|(_, d)| d)?;
+    check_linked(&tagged, &|t| target_name(vocab, &locals, t)).map_err(|(_, d)| d)?;
 
     let goal = &program.goal;
     let binds = normalize_binds(binds, goal)?;

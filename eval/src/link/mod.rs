@@ -9,7 +9,6 @@
 //! [`crate::front::Diagnostic`] at the place it refers to.
 
 pub mod compile;
-pub(crate) mod cycles;
 pub(crate) mod linked;
 pub(crate) mod lower;
 pub(crate) mod resolve;

@@ -1,7 +1,229 @@
-//! Strata: the order in which derived relations are computed, and the check that no
-//! relation depends on itself through negation or an aggregate.
+//! Stratification, once for every form of the program: the dependency graph of derived
+//! relations, its strongly connected components in dependency order, and the check that no
+//! relation depends on itself through `not` or an aggregate.
+//!
+//! A rule's head depends on every derived relation its body reads; the dependency is strict
+//! when it is read under `not`, inside an aggregate literal's `{ }`, or by a rule with an
+//! aggregate in its head. A strict dependency on a relation that depends back on the head
+//! (through any path) cannot be computed. The same [`Graph`] is built from the linked rules
+//! (where the checker refuses such a cycle at the literal that reads it, naming the relations
+//! on it in order: [`check_linked`]) and from the [`Ir`] (where the engine orders its strata:
+//! [`stratify`], and the rewrites ask which relations share a cycle: [`cycles`]).
 
+use std::collections::{HashMap, VecDeque};
+
+use crate::front::ast::Span;
+use crate::front::diagnostic::Diagnostic;
 use crate::ir::{HeadArg, Ir, Lit, RelId, RelKind};
+use crate::link::linked::{LHead, LLit, LRule};
+use crate::link::resolve::Target;
+
+/// What a literal reads, as the dependency graph sees it.
+pub(crate) enum Reads<'a, L, R> {
+    /// A positive atom of this relation.
+    Atom(R),
+    /// `not` an atom of this relation.
+    Not(R),
+    /// An aggregate's `{ }` body.
+    Aggregate(&'a [L]),
+    /// Nothing (a comparison, a builtin, a bound list).
+    Nothing,
+}
+
+/// A literal of some form of the program (linked, or lowered).
+pub(crate) trait Literal: Sized {
+    /// How the form names a relation.
+    type Rel: Copy + Eq + std::hash::Hash;
+    /// What the literal reads.
+    fn reads(&self) -> Reads<'_, Self, Self::Rel>;
+}
+
+impl Literal for Lit {
+    type Rel = RelId;
+    fn reads(&self) -> Reads<'_, Lit, RelId> {
+        match self {
+            Lit::Pos { rel, .. } => Reads::Atom(*rel),
+            Lit::Neg { rel, .. } => Reads::Not(*rel),
+            Lit::Agg { body, .. } => Reads::Aggregate(body),
+            Lit::Cmp { .. } | Lit::Builtin { .. } | Lit::OneOf { .. } => Reads::Nothing,
+        }
+    }
+}
+
+impl Literal for LLit {
+    type Rel = Target;
+    fn reads(&self) -> Reads<'_, LLit, Target> {
+        match self {
+            LLit::Pos { rel, .. } => Reads::Atom(*rel),
+            LLit::Neg { rel, .. } => Reads::Not(*rel),
+            LLit::Agg { body, .. } => Reads::Aggregate(body),
+            LLit::Builtin { .. } | LLit::Cmp { .. } | LLit::OneOf { .. } => Reads::Nothing,
+        }
+    }
+}
+
+/// A dependency: rule `rule`'s head `head` reads `on` at literal `lit`.
+pub(crate) struct Edge<'a, L: Literal> {
+    /// The rule (its index in the list the graph was built from).
+    pub(crate) rule: usize,
+    /// The head (a node).
+    pub(crate) head: usize,
+    /// The relation read (a node).
+    pub(crate) on: usize,
+    /// Under `not`, in an aggregate's `{ }`, or by an aggregating head.
+    pub(crate) strict: bool,
+    /// Under `not`.
+    pub(crate) negation: bool,
+    /// The literal that reads it.
+    pub(crate) lit: &'a L,
+}
+
+/// The dependency graph between derived relations, on nodes `0..n`.
+pub(crate) struct Graph<'a, L: Literal> {
+    /// Each node's successors (the relations it reads), each once, in the order first read.
+    succ: Vec<Vec<usize>>,
+    /// Every dependency, rule by rule, each rule's literals in the order written.
+    edges: Vec<Edge<'a, L>>,
+}
+
+/// A cycle through a strict dependency.
+pub(crate) struct Cycle {
+    /// The offending dependency (an index into the graph's edges).
+    pub(crate) edge: usize,
+    /// The relations on the cycle: the head, the relation it reads strictly, and on to the
+    /// last before the head again.
+    pub(crate) nodes: Vec<usize>,
+}
+
+impl<'a, L: Literal> Graph<'a, L> {
+    /// The graph of `rules` (each a head, whether the head aggregates, and a body), over
+    /// `n` nodes numbered by `node`; only relations `derived` says are derived are read.
+    pub(crate) fn new(
+        n: usize,
+        rules: impl IntoIterator<Item = (L::Rel, bool, &'a [L])>,
+        node: &mut dyn FnMut(L::Rel) -> usize,
+        derived: &dyn Fn(L::Rel) -> bool,
+    ) -> Self {
+        fn walk<'a, L: Literal>(
+            rule: usize,
+            head: usize,
+            body: &'a [L],
+            strict: bool,
+            node: &mut dyn FnMut(L::Rel) -> usize,
+            derived: &dyn Fn(L::Rel) -> bool,
+            out: &mut Vec<Edge<'a, L>>,
+        ) {
+            for lit in body {
+                let (on, strict, negation) = match lit.reads() {
+                    Reads::Atom(r) => (r, strict, false),
+                    Reads::Not(r) => (r, true, true),
+                    Reads::Aggregate(inner) => {
+                        walk(rule, head, inner, true, node, derived, out);
+                        continue;
+                    }
+                    Reads::Nothing => continue,
+                };
+                if derived(on) {
+                    out.push(Edge {
+                        rule,
+                        head,
+                        on: node(on),
+                        strict,
+                        negation,
+                        lit,
+                    });
+                }
+            }
+        }
+        let mut edges = Vec::new();
+        for (i, (head, aggregating, body)) in rules.into_iter().enumerate() {
+            let h = node(head);
+            walk(i, h, body, aggregating, node, derived, &mut edges);
+        }
+        let n = edges
+            .iter()
+            .map(|e| e.head.max(e.on) + 1)
+            .max()
+            .unwrap_or(0)
+            .max(n);
+        let mut succ = vec![Vec::new(); n];
+        for e in &edges {
+            if !succ[e.head].contains(&e.on) {
+                succ[e.head].push(e.on);
+            }
+        }
+        Graph { succ, edges }
+    }
+
+    /// The dependencies.
+    pub(crate) fn edges(&self) -> &[Edge<'a, L>] {
+        &self.edges
+    }
+
+    /// The strongly connected components, each after the ones it depends on.
+    pub(crate) fn components(&self) -> Vec<Vec<usize>> {
+        tarjan(self.succ.len(), &self.succ)
+    }
+
+    /// Whether node `r` reads itself directly.
+    fn reads_itself(&self, r: usize) -> bool {
+        self.succ[r].contains(&r)
+    }
+
+    /// The first strict dependency (in rule and literal order) whose relation depends back
+    /// on the head, with the shortest cycle through it.
+    pub(crate) fn strict_cycle(&self) -> Option<Cycle> {
+        self.edges.iter().enumerate().find_map(|(i, e)| {
+            if !e.strict {
+                return None;
+            }
+            let mut nodes = vec![e.head];
+            let path = self.path(e.on, e.head)?;
+            nodes.extend(&path[..path.len() - 1]);
+            Some(Cycle { edge: i, nodes })
+        })
+    }
+
+    /// The shortest path `from` ... `to` (both included), if `to` is reachable; breadth
+    /// first, successors in the order first read.
+    fn path(&self, from: usize, to: usize) -> Option<Vec<usize>> {
+        let mut prev = vec![usize::MAX; self.succ.len()];
+        let mut queue = VecDeque::from([from]);
+        prev[from] = from;
+        while let Some(x) = queue.pop_front() {
+            if x == to {
+                let mut out = vec![to];
+                let mut at = to;
+                while at != from {
+                    at = prev[at];
+                    out.push(at);
+                }
+                out.reverse();
+                return Some(out);
+            }
+            for &y in &self.succ[x] {
+                if prev[y] == usize::MAX {
+                    prev[y] = x;
+                    queue.push_back(y);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The dependency graph of `ir`'s rules, on relation ids.
+fn ir_graph(ir: &Ir) -> Graph<'_, Lit> {
+    Graph::new(
+        ir.relations.len(),
+        ir.rules.iter().map(|r| {
+            let aggregating = r.args.iter().any(|a| matches!(a, HeadArg::Agg { .. }));
+            (r.head, aggregating, &r.body[..])
+        }),
+        &mut |r| r,
+        &|r| ir.relations[r].kind == RelKind::Derived,
+    )
+}
 
 /// One strongly connected component of the dependency graph: relations computed together.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,38 +243,13 @@ pub struct Unstratifiable {
     pub negation: bool,
 }
 
-/// The edges of the dependency graph: (head, body relation, through negation or aggregate).
-fn edges(ir: &Ir) -> Vec<(RelId, RelId, bool)> {
-    let mut out = Vec::new();
-    fn lits(head: RelId, body: &[Lit], strict: bool, out: &mut Vec<(RelId, RelId, bool)>) {
-        for l in body {
-            match l {
-                Lit::Pos { rel, .. } => out.push((head, *rel, strict)),
-                Lit::Neg { rel, .. } => out.push((head, *rel, true)),
-                Lit::Agg { body, .. } => lits(head, body, true, out),
-                Lit::Cmp { .. } | Lit::Builtin { .. } | Lit::OneOf { .. } => {}
-            }
-        }
-    }
-    for r in &ir.rules {
-        let strict = r.args.iter().any(|a| matches!(a, HeadArg::Agg { .. }));
-        lits(r.head, &r.body, strict, &mut out);
-    }
-    out.retain(|&(_, b, _)| ir.relations[b].kind == RelKind::Derived);
-    out
-}
-
 /// For each relation, the recursive component it is on (an index), if any: two relations
 /// are on a cycle together when they share one (a relation alone on one reads itself).
 pub fn cycles(ir: &Ir) -> Vec<Option<usize>> {
-    let n = ir.relations.len();
-    let mut succ = vec![Vec::new(); n];
-    for (h, b, _) in edges(ir) {
-        succ[h].push(b);
-    }
-    let mut out = vec![None; n];
-    for (i, comp) in tarjan(n, &succ).into_iter().enumerate() {
-        if comp.len() > 1 || succ[comp[0]].contains(&comp[0]) {
+    let g = ir_graph(ir);
+    let mut out = vec![None; ir.relations.len()];
+    for (i, comp) in g.components().into_iter().enumerate() {
+        if comp.len() > 1 || g.reads_itself(comp[0]) {
             for r in comp {
                 out[r] = Some(i);
             }
@@ -64,77 +261,97 @@ pub fn cycles(ir: &Ir) -> Vec<Option<usize>> {
 /// The strata of the derived relations, dependencies first; or the first cycle through
 /// negation or an aggregate.
 pub fn stratify(ir: &Ir) -> Result<Vec<Stratum>, Unstratifiable> {
-    let n = ir.relations.len();
-    let edges = edges(ir);
-    let mut succ = vec![Vec::new(); n];
-    for &(h, b, _) in &edges {
-        succ[h].push(b);
+    let g = ir_graph(ir);
+    if let Some(c) = g.strict_cycle() {
+        return Err(Unstratifiable {
+            cycle: c.nodes,
+            negation: g.edges()[c.edge].negation,
+        });
     }
-    let comps = tarjan(n, &succ);
-    let mut comp_of = vec![usize::MAX; n];
-    for (i, c) in comps.iter().enumerate() {
-        for &r in c {
-            comp_of[r] = i;
-        }
-    }
-    for &(h, b, strict) in &edges {
-        if strict && comp_of[h] == comp_of[b] {
-            return Err(Unstratifiable {
-                cycle: cycle_through(&succ, &comp_of, b, h),
-                negation: ir.rules.iter().any(|r| {
-                    r.head == h
-                        && r.body
-                            .iter()
-                            .any(|l| matches!(l, Lit::Neg { rel, .. } if *rel == b))
-                }),
-            });
-        }
-    }
-    Ok(comps
+    Ok(g.components()
         .into_iter()
         .filter(|c| c.iter().all(|&r| ir.relations[r].kind == RelKind::Derived))
-        .map(|relations| {
-            let recursive = relations.len() > 1
-                || edges
-                    .iter()
-                    .any(|&(h, b, _)| h == relations[0] && b == relations[0]);
-            Stratum {
-                relations,
-                recursive,
-            }
+        .map(|relations| Stratum {
+            recursive: relations.len() > 1 || g.reads_itself(relations[0]),
+            relations,
         })
         .collect())
 }
 
-/// A path from `from` back to `to` within one component, then the edge `to -> from`: the
-/// relations on the cycle, starting at `to`.
-fn cycle_through(succ: &[Vec<RelId>], comp_of: &[usize], from: RelId, to: RelId) -> Vec<RelId> {
-    // Breadth-first from `from` to `to`, staying in the component.
-    let comp = comp_of[from];
-    let mut prev = vec![usize::MAX; succ.len()];
-    let mut queue = std::collections::VecDeque::from([from]);
-    prev[from] = from;
-    while let Some(x) = queue.pop_front() {
-        if x == to {
-            break;
-        }
-        for &y in &succ[x] {
-            if comp_of[y] == comp && prev[y] == usize::MAX {
-                prev[y] = x;
-                queue.push_back(y);
-            }
-        }
-    }
-    let mut path = vec![to];
-    let mut x = to;
-    while x != from && prev[x] != usize::MAX && prev[x] != x {
-        x = prev[x];
-        path.push(x);
-    }
-    path.reverse();
-    path.rotate_right(1);
-    path.dedup();
-    path
+/// Checks that the linked `rules` (each with a tag saying where it is written) can be
+/// stratified. On a cycle, returns the tag of the rule holding the offending literal, and
+/// the error at that literal. `name` gives a relation's name.
+pub(crate) fn check_linked<T: Copy>(
+    rules: &[(&LRule, T)],
+    name: &dyn Fn(Target) -> String,
+) -> Result<(), (T, Diagnostic)> {
+    let mut ids: HashMap<Target, usize> = HashMap::new();
+    let mut targets: Vec<Target> = Vec::new();
+    let mut node = |t: Target| {
+        *ids.entry(t).or_insert_with(|| {
+            targets.push(t);
+            targets.len() - 1
+        })
+    };
+    let g = Graph::new(
+        0,
+        rules.iter().map(|(r, _)| {
+            let aggregating = r.args.iter().any(|a| matches!(a, LHead::Agg { .. }));
+            (r.head, aggregating, &r.body[..])
+        }),
+        &mut node,
+        &|t| matches!(t, Target::Member(_) | Target::Local(_)),
+    );
+    let Some(c) = g.strict_cycle() else {
+        return Ok(());
+    };
+    let e = &g.edges()[c.edge];
+    let name = |n: usize| name(targets[n]);
+    let mut cycle: Vec<String> = c.nodes.iter().map(|&n| name(n)).collect();
+    cycle.push(name(e.head));
+    let (h, b) = (name(e.head), name(e.on));
+    let (message, fix) = if e.negation {
+        (
+            format!(
+                "a cycle through \"not\" can't be computed: {}",
+                cycle.join(" -> ")
+            ),
+            if e.head == e.on {
+                format!(
+                    "a relation can't depend on its own negation: define \"{h}\" without \
+                     \"not {h}(...)\""
+                )
+            } else {
+                format!(
+                    "\"not\" reads a relation computed before this one: define \"{b}\" \
+                     without reading \"{h}\""
+                )
+            },
+        )
+    } else {
+        (
+            format!(
+                "a cycle through an aggregate can't be computed: {}",
+                cycle.join(" -> ")
+            ),
+            if e.head == e.on {
+                "a relation can't aggregate over itself: aggregate over another relation".to_owned()
+            } else {
+                format!(
+                    "an aggregate reads a relation computed before this one: define \"{b}\" \
+                     without reading \"{h}\""
+                )
+            },
+        )
+    };
+    let span = match e.lit {
+        LLit::Pos { span, .. } | LLit::Neg { span, .. } => *span,
+        _ => Span::default(),
+    };
+    Err((
+        rules[e.rule].1,
+        Diagnostic::new(message, span).with_fix(fix),
+    ))
 }
 
 /// Tarjan's strongly connected components, each listed after the ones it depends on.

@@ -49,10 +49,10 @@ use crate::data::source::{FactSource, RelationInfo, SourceError};
 use crate::front::ast::{self, HeadArg, Span, Term};
 use crate::front::diagnostic::Diagnostic;
 use crate::ir::Builtin;
-use crate::link::cycles::check_cycles;
 use crate::link::linked::{LRule, link_rule};
 use crate::link::resolve::{Resolver, Target, arity_error};
 use crate::link::safety::check_rule;
+use crate::link::strata::check_linked;
 
 /// How deeply module directories may nest.
 const MAX_DEPTH: usize = 32;
@@ -553,7 +553,7 @@ fn build(base: Vec<RelationInfo>, mut files: Vec<ModuleFile>) -> Result<Vocabula
             .map_or_else(String::new, |m| m.name.clone()),
         _ => String::new(),
     };
-    if let Err((mi, d)) = check_cycles(&rules, &names) {
+    if let Err((mi, d)) = check_linked(&rules, &names) {
         return Err(module_error(&v, mi, d));
     }
     Ok(v)
