@@ -26,12 +26,14 @@
 //! ```
 
 pub mod answer;
+pub(crate) mod builtins;
 pub mod cypher;
 pub mod data;
 pub mod exec;
 pub mod front;
 pub mod ir;
 pub mod link;
+#[doc(hidden)]
 pub mod naive;
 pub mod plan;
 pub mod rewrite;

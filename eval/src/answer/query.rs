@@ -20,13 +20,15 @@
 //! assert!(out.answer.text().starts_with("columns: d\n1. api\n   deps.depends_on(\"app\", \"api\")"));
 //! ```
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
-use crate::answer::Answer;
 use crate::answer::explain::Report;
+use crate::answer::{Answer, Input, Window};
 use crate::data::source::FactSource;
-use crate::exec::engine::{self, EvalError};
+use crate::exec::engine::{self, EvalError, Evaluation};
 use crate::front::parse::parse_program;
+use crate::ir::{Ir, RelId, Shape};
 use crate::link::compile::{Bind, Compiled, compile};
 use crate::link::vocab::Vocabulary;
 
@@ -121,51 +123,52 @@ impl Query {
         &self.compiled.base_relations
     }
 
-    /// Runs the query against `base` and answers one page.
-    pub fn run(&self, base: &dyn FactSource, options: &RunOptions) -> Result<Outcome, QueryError> {
-        let started = Instant::now();
-        let rewritten = if options.demand {
+    /// The program as a run with `options` runs it: demand (when asked for and the goal
+    /// binds an argument of a derived relation), join splits, and the goal answered from
+    /// the relation it restates (unless profiling, which must see the goal's own rule).
+    fn stage(&self, demand: bool, profile: bool) -> Staged<'_> {
+        let rewritten = if demand {
             crate::rewrite::magic::rewrite(&self.compiled.ir)
         } else {
             None
         };
         let demand = rewritten.is_some();
-        let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
-        let split = crate::rewrite::split::rewrite(ir);
-        let ir = split.as_ref().unwrap_or(ir);
+        let ir = rewritten.map_or(Cow::Borrowed(&self.compiled.ir), Cow::Owned);
+        let ir = match crate::rewrite::split::rewrite(&ir) {
+            Some(split) => Cow::Owned(split),
+            None => ir,
+        };
         // A goal that only restates a derived relation is answered from it, not copied.
-        let alias = if options.why { None } else { ir.goal_alias() };
-        let unaliased;
+        let alias = if profile { None } else { ir.goal_alias() };
         let ir = match alias {
             Some(_) => {
-                let mut plain = ir.clone();
-                plain.rules.retain(|r| r.head != ir.goal);
-                unaliased = plain;
-                &unaliased
+                let mut plain = ir.into_owned();
+                let goal = plain.goal;
+                plain.rules.retain(|r| r.head != goal);
+                Cow::Owned(plain)
             }
             None => ir,
         };
+        Staged { ir, demand, alias }
+    }
+
+    /// Runs the query against `base` and answers one page.
+    pub fn run(&self, base: &dyn FactSource, options: &RunOptions) -> Result<Outcome, QueryError> {
+        let started = Instant::now();
+        let staged = self.stage(options.demand, options.why);
         let mut engine_options = options.engine.clone();
         engine_options.profile |= options.why;
-        let ev = engine::evaluate(ir, base, &engine_options)?;
-        let answer = Answer::build_from(
-            ir,
-            &ev,
-            &self.compiled.shape,
-            options.offset,
-            options.limit,
-            alias.unwrap_or(ir.goal),
-            alias.is_some(),
-        )?;
+        let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
+        let answer = staged.answer(&ev, &self.compiled.shape, options.offset, options.limit)?;
         let derived = ev
             .relations
             .iter()
             .enumerate()
-            .filter(|(i, _)| ir.relations[*i].kind == crate::ir::RelKind::Derived)
+            .filter(|(i, _)| staged.ir.relations[*i].kind == crate::ir::RelKind::Derived)
             .map(|(_, r)| u64::from(r.len()))
             .sum();
         let why = if options.why && answer.total == 0 {
-            Report::build(&self.text, ir, &ev, 0, started.elapsed()).empty_at
+            Report::build(&self.text, &staged.ir, &ev, 0, started.elapsed()).empty_at
         } else {
             None
         };
@@ -174,38 +177,62 @@ impl Query {
             work: ev.work,
             rounds: ev.rounds,
             elapsed: started.elapsed(),
-            demand,
+            demand: staged.demand,
             derived,
             why,
         })
     }
 
-    /// Runs the query with profiling and answers where the work went instead of rows.
+    /// Runs the query as [`Query::run`] does, with profiling and without witnesses, and
+    /// answers where the work went instead of rows.
     pub fn explain(
         &self,
         base: &dyn FactSource,
         options: &RunOptions,
     ) -> Result<Report, QueryError> {
         let started = Instant::now();
-        let rewritten = if options.demand {
-            crate::rewrite::magic::rewrite(&self.compiled.ir)
-        } else {
-            None
-        };
-        let ir = rewritten.as_ref().unwrap_or(&self.compiled.ir);
-        let split = crate::rewrite::split::rewrite(ir);
-        let ir = split.as_ref().unwrap_or(ir);
+        let staged = self.stage(options.demand, true);
         let mut engine_options = options.engine.clone();
         engine_options.profile = true;
         engine_options.witnesses = false;
-        let ev = engine::evaluate(ir, base, &engine_options)?;
-        let answer = Answer::build(ir, &ev, &self.compiled.shape, 0, 0)?;
+        let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
+        let answer = staged.answer(&ev, &self.compiled.shape, 0, 0)?;
         Ok(Report::build(
             &self.text,
-            ir,
+            &staged.ir,
             &ev,
             answer.total,
             started.elapsed(),
         ))
+    }
+}
+
+/// The program as it runs: after the rewrites, and where the goal's solutions are read.
+struct Staged<'q> {
+    /// The program the engine evaluates.
+    ir: Cow<'q, Ir>,
+    /// Whether the demand rewrite applied.
+    demand: bool,
+    /// The relation the goal restates, answered from directly (the goal's rule dropped).
+    alias: Option<RelId>,
+}
+
+impl Staged<'_> {
+    /// The page of the answer in `offset`, `limit`.
+    fn answer(
+        &self,
+        ev: &Evaluation<'_>,
+        shape: &Shape,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Answer, EvalError> {
+        Input {
+            ir: &self.ir,
+            ev,
+            shape,
+            solutions: self.alias.unwrap_or(self.ir.goal),
+            alias: self.alias.is_some(),
+        }
+        .answer(Window { offset, limit })
     }
 }

@@ -23,7 +23,7 @@ use crate::exec::budget::{Budget, Cancel};
 use crate::exec::delta::{Candidate, INLINE, Output};
 use crate::exec::relation::{Mask, Relation};
 use crate::exec::witness::{Witnesses, Word};
-use crate::exec::worker::{Ctx, Worker, aggregate, run_tasks};
+use crate::exec::worker::{Ctx, Steps, Worker, aggregate, run_tasks};
 use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
 use crate::link::strata::{Stratum, Unstratifiable, stratify};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
@@ -72,6 +72,15 @@ pub enum EvalError {
     /// The fact source failed.
     #[error(transparent)]
     Source(#[from] SourceError),
+}
+
+impl From<crate::builtins::BuiltinError> for EvalError {
+    fn from(e: crate::builtins::BuiltinError) -> Self {
+        match e {
+            crate::builtins::BuiltinError::Aggregate(m) => EvalError::Aggregate(m),
+            crate::builtins::BuiltinError::Regex(m) => EvalError::Regex(m),
+        }
+    }
 }
 
 /// "; the work went to: rule (N units), ..." for a budget error's message.
@@ -558,7 +567,7 @@ impl Evaluator<'_, '_> {
                 })
                 .collect()
         };
-        w.run(&p.steps, 0, &mut |w| {
+        w.run(Steps::plan(p), 0, &mut |w| {
             groups
                 .entry(key_of(&w.env))
                 .or_default()
@@ -824,8 +833,6 @@ pub(crate) fn part_range(rel: &Relation, part: Part) -> Range<u32> {
         Part::Stable => rel.stable(),
     }
 }
-
-pub use crate::exec::worker::glob;
 
 #[cfg(test)]
 mod tests {

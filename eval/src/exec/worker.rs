@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::builtins::{self, BuiltinError};
 use crate::data::dict::Dict;
 use crate::data::value::{Term, TermKind, Value};
 use crate::exec::budget::{BATCH, Budget};
@@ -105,6 +106,29 @@ pub(crate) fn run_tasks(
     Ok(outs)
 }
 
+/// Steps a worker runs, and whose they are: a plan's own (the task's chunk and the profile
+/// apply to these), or an aggregate's inner steps.
+#[derive(Clone, Copy)]
+pub(crate) struct Steps<'p> {
+    pub(crate) steps: &'p [Step],
+    pub(crate) top: bool,
+}
+
+impl<'p> Steps<'p> {
+    /// Plan `p`'s own steps.
+    pub(crate) fn plan(p: &'p Plan) -> Self {
+        Steps {
+            steps: &p.steps,
+            top: true,
+        }
+    }
+
+    /// An aggregate's inner steps.
+    pub(crate) fn inner(steps: &'p [Step]) -> Self {
+        Steps { steps, top: false }
+    }
+}
+
 /// One worker's state while it runs a plan.
 pub(crate) struct Worker<'c, 'a, 's> {
     pub(crate) ctx: &'c Ctx<'a, 's>,
@@ -117,9 +141,6 @@ pub(crate) struct Worker<'c, 'a, 's> {
     pub(crate) record: bool,
     /// The slice of the first step's part this task covers.
     pub(crate) chunk: Option<Range<u32>>,
-    /// The address of the plan's own steps (an aggregate's inner steps are others): the
-    /// chunk and the profile apply to these only.
-    pub(crate) top: usize,
     /// Per top-level step (and one past the last, for solutions): runs and candidates
     /// reached (when profiling).
     pub(crate) stats: Vec<[u64; 2]>,
@@ -141,7 +162,6 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             base_rows: vec![Vec::new(); body],
             record: ctx.witnesses,
             chunk: None,
-            top: 0,
             stats: Vec::new(),
             work: 0,
             rule: 0,
@@ -155,7 +175,6 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let rule = &ctx.ir.rules[p.rule];
         let mut w = Worker::new(ctx, rule.vars, rule.body.len());
         w.rule = p.rule;
-        w.top = p.steps.as_ptr() as usize;
         if ctx.profile {
             w.stats = vec![[0; 2]; p.steps.len() + 1];
         }
@@ -201,7 +220,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         if let Some(join) = crate::exec::pair::PairJoin::of(self.ctx, p) {
             return self.pair_join(&join, p);
         }
-        self.run(&p.steps, 0, &mut |w| w.emit(p))
+        self.run(Steps::plan(p), 0, &mut |w| w.emit(p))
     }
 
     /// Emits the head tuple of plan `p` for the current bindings (and premises).
@@ -260,12 +279,13 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
     /// Runs `steps[i..]` for the current bindings, calling `done` for each solution.
     pub(crate) fn run(
         &mut self,
-        steps: &[Step],
+        steps: Steps<'_>,
         i: usize,
         done: &mut Done<'_, 'c, 'a, 's>,
     ) -> Result<(), EvalError> {
         let ctx = self.ctx;
-        let top = steps.as_ptr() as usize == self.top;
+        let here = steps;
+        let Steps { top, steps } = here;
         if top && ctx.profile {
             // Runs of step i; a step's candidates that passed are the runs of the next.
             self.stats[i][0] += 1;
@@ -284,7 +304,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             } => {
                 if *base && !ctx.loaded[*rel] {
                     ctx.probes[*rel].fetch_add(1, Ordering::Relaxed);
-                    return self.base_atom(steps, i, *pos, *rel, cols, done);
+                    return self.base_atom(here, i, *pos, *rel, cols, done);
                 }
                 let r = &ctx.relations[*rel];
                 let mut range = part_range(r, *part);
@@ -294,7 +314,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 {
                     range = range.start.max(c.start)..range.end.min(c.end);
                 }
-                let at = (steps, i, *pos, *rel, cols.as_slice(), top);
+                let at = (here, i, *pos, *rel, cols.as_slice());
                 if *mask == 0 {
                     return self.join(at, r, range, done);
                 }
@@ -316,7 +336,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             } => {
                 self.tick()?;
                 if !self.exists(*rel, *base, cols, *mask)? {
-                    self.run(steps, i + 1, done)?;
+                    self.run(here, i + 1, done)?;
                 }
                 Ok(())
             }
@@ -325,25 +345,25 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     let t = ctx.constants[c];
                     if *bound {
                         if self.env[*var] == t {
-                            return self.run(steps, i + 1, done);
+                            return self.run(here, i + 1, done);
                         }
                     } else {
                         self.env[*var] = t;
-                        self.run(steps, i + 1, done)?;
+                        self.run(here, i + 1, done)?;
                     }
                 }
                 Ok(())
             }
             Step::Cmp { op, left, right } => {
                 if self.compare(*op, self.operand(*left), self.operand(*right))? {
-                    self.run(steps, i + 1, done)?;
+                    self.run(here, i + 1, done)?;
                 }
                 Ok(())
             }
             Step::Builtin { builtin, args } => {
                 let terms: Vec<Term> = args.iter().map(|a| self.operand(*a)).collect();
                 if self.builtin(builtin, &terms)? {
-                    self.run(steps, i + 1, done)?;
+                    self.run(here, i + 1, done)?;
                 }
                 Ok(())
             }
@@ -358,7 +378,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             } => {
                 let mut sols: FxHashSet<Vec<Term>> = FxHashSet::default();
                 let record = std::mem::replace(&mut self.record, false);
-                self.run(inner, 0, &mut |w| {
+                self.run(Steps::inner(inner), 0, &mut |w| {
                     let mut s: Vec<Term> = locals.iter().map(|&v| w.env[v]).collect();
                     s.push(w.env[*over]);
                     sols.insert(s);
@@ -369,11 +389,11 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 let t = aggregate(ctx, *func, *distinct, values)?;
                 if *result_bound {
                     if self.env[*result] == t {
-                        self.run(steps, i + 1, done)?;
+                        self.run(here, i + 1, done)?;
                     }
                 } else {
                     self.env[*result] = t;
-                    self.run(steps, i + 1, done)?;
+                    self.run(here, i + 1, done)?;
                 }
                 Ok(())
             }
@@ -384,14 +404,14 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
     /// as `r`) against the tuples `ids`, running the steps after it for each that binds.
     fn join(
         &mut self,
-        (steps, i, pos, rel, cols, top): (&[Step], usize, usize, RelId, &[Col], bool),
+        (steps, i, pos, rel, cols): (Steps<'_>, usize, usize, RelId, &[Col]),
         r: &Relation,
         ids: impl Iterator<Item = u32>,
         done: &mut Done<'_, 'c, 'a, 's>,
     ) -> Result<(), EvalError> {
         for id in ids {
             self.tick()?;
-            if top && self.ctx.profile {
+            if steps.top && self.ctx.profile {
                 self.stats[i][1] += 1;
             }
             if self.bind(cols, r.tuple(id)) {
@@ -408,7 +428,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
     /// carries the other column's term, bound without reading the tuple.
     fn join_pairs(
         &mut self,
-        (steps, i, pos, rel, cols, top): (&[Step], usize, usize, RelId, &[Col], bool),
+        (steps, i, pos, rel, cols): (Steps<'_>, usize, usize, RelId, &[Col]),
         other: usize,
         entries: &[Entry],
         done: &mut Done<'_, 'c, 'a, 's>,
@@ -416,7 +436,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let col = cols[other];
         for &[id, term] in entries {
             self.tick()?;
-            if top && self.ctx.profile {
+            if steps.top && self.ctx.profile {
                 self.stats[i][1] += 1;
             }
             if !self.match_column(col, Term(term)) {
@@ -514,7 +534,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
 
     pub(crate) fn base_atom(
         &mut self,
-        steps: &[Step],
+        steps: Steps<'_>,
         i: usize,
         pos: usize,
         rel: RelId,
@@ -525,7 +545,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let bound = self.bound_terms(cols);
         let name = &ctx.ir.relations[rel].name;
         let mut failure = None;
-        let top = steps.as_ptr() as usize == self.top && ctx.profile;
+        let top = steps.top && ctx.profile;
         ctx.dict.source().lookup(name, &bound, &mut |row| {
             let r = (|| {
                 self.tick()?;
@@ -614,27 +634,12 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         if matches!(op, CmpOp::Eq | CmpOp::Ne) {
             return Ok((a == b) == (op == CmpOp::Eq));
         }
-        let ord = match (a.kind(), b.kind()) {
-            (TermKind::Integer(x), TermKind::Integer(y)) => x.cmp(&y),
+        Ok(match (a.kind(), b.kind()) {
+            (TermKind::Integer(x), TermKind::Integer(y)) => builtins::holds(op, x.cmp(&y)),
             _ => {
                 let (x, y) = (self.ctx.dict.value(a)?, self.ctx.dict.value(b)?);
-                // A number and a text are never ordered against each other.
-                if matches!(
-                    (&x, &y),
-                    (Value::Number(_), Value::Text(_)) | (Value::Text(_), Value::Number(_))
-                ) {
-                    return Ok(false);
-                }
-                x.cmp(&y)
+                builtins::compare(op, &x, &y)
             }
-        };
-        Ok(match op {
-            CmpOp::Lt => ord.is_lt(),
-            CmpOp::Le => ord.is_le(),
-            CmpOp::Gt => ord.is_gt(),
-            CmpOp::Ge => ord.is_ge(),
-            CmpOp::Eq => ord.is_eq(),
-            CmpOp::Ne => ord.is_ne(),
         })
     }
 
@@ -651,52 +656,21 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let (Some(s), Some(p)) = (text(args[0])?, text(args[1])?) else {
             return Ok(false);
         };
-        Ok(match b {
-            Builtin::Contains => s.contains(&p),
-            Builtin::Prefix => s.starts_with(&p),
-            Builtin::Suffix => s.ends_with(&p),
-            Builtin::Glob => glob(&s, &p),
-            Builtin::Match => {
-                let mut cache = self
-                    .ctx
-                    .regexes
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let re = cache
-                    .entry(p.clone())
-                    .or_insert_with(|| regex::Regex::new(&p).map_err(|e| e.to_string()));
-                match re {
-                    Ok(re) => re.is_match(&s),
-                    Err(e) => return Err(EvalError::Regex(e.clone())),
-                }
+        Ok(builtins::text_holds(b, &s, &p, |p| {
+            let mut cache = self
+                .ctx
+                .regexes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let re = cache
+                .entry(p.to_owned())
+                .or_insert_with(|| regex::Regex::new(p).map_err(|e| e.to_string()));
+            match re {
+                Ok(re) => Ok(re.is_match(&s)),
+                Err(e) => Err(BuiltinError::Regex(e.clone())),
             }
-            Builtin::Absent => false,
-        })
+        })?)
     }
-}
-
-/// `*` matches any run of characters, `?` any one; everything else itself.
-pub fn glob(s: &str, pattern: &str) -> bool {
-    let s: Vec<char> = s.chars().collect();
-    let p: Vec<char> = pattern.chars().collect();
-    let (mut i, mut j) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while i < s.len() {
-        if j < p.len() && (p[j] == '?' || p[j] == s[i]) {
-            i += 1;
-            j += 1;
-        } else if j < p.len() && p[j] == '*' {
-            star = Some((j, i));
-            j += 1;
-        } else if let Some((sj, si)) = star {
-            j = sj + 1;
-            i = si + 1;
-            star = Some((sj, si + 1));
-        } else {
-            return false;
-        }
-    }
-    p[j..].iter().all(|&c| c == '*')
 }
 
 /// The aggregate of `values` (one per distinct solution), as a term.
@@ -710,28 +684,15 @@ pub(crate) fn aggregate(
         values.sort_unstable();
         values.dedup();
     }
-    let number = |n: f64| {
-        ctx.dict
-            .term(&Value::Number(if n == 0.0 { 0.0 } else { n }))
-    };
+    let number = |n: f64| ctx.dict.term(&Value::Number(builtins::number(n)));
     Ok(match func {
         AggFunc::Count => number(values.len() as f64)?,
         AggFunc::Sum => {
-            let mut nums = Vec::with_capacity(values.len());
-            for t in values {
-                match ctx.dict.value(t)? {
-                    Value::Number(n) => nums.push(n),
-                    Value::Absent => {}
-                    Value::Text(s) => {
-                        return Err(EvalError::Aggregate(format!(
-                            "sum adds numbers, but one value is the text {s:?}"
-                        )));
-                    }
-                }
-            }
-            // Sorted, so the float sum does not depend on the order solutions came in.
-            nums.sort_by(f64::total_cmp);
-            number(nums.iter().sum())?
+            let values = values
+                .into_iter()
+                .map(|t| ctx.dict.value(t))
+                .collect::<Result<Vec<_>, _>>()?;
+            number(builtins::sum(values)?)?
         }
         AggFunc::Min | AggFunc::Max => {
             let mut best: Option<(Value, Term)> = None;
@@ -740,37 +701,15 @@ pub(crate) fn aggregate(
                 if v == Value::Absent {
                     continue;
                 }
-                let better = match &best {
-                    None => true,
-                    Some((b, _)) if func == AggFunc::Min => v < *b,
-                    Some((b, _)) => v > *b,
-                };
-                if better {
+                if best
+                    .as_ref()
+                    .is_none_or(|(b, _)| builtins::better(func == AggFunc::Min, &v, b))
+                {
                     best = Some((v, t));
                 }
             }
             best.map_or(Term::ABSENT, |(_, t)| t)
         }
-        AggFunc::List => {
-            return Err(EvalError::Aggregate(
-                "list(...) makes a list, which only a goal's columns can hold".to_owned(),
-            ));
-        }
+        AggFunc::List => return Err(builtins::list_outside_goal().into()),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob;
-
-    #[test]
-    fn globs() {
-        assert!(glob("src/cli.rs", "src/*.rs"));
-        assert!(glob("src/cli.rs", "*cli*"));
-        assert!(glob("abc", "a?c"));
-        assert!(!glob("abc", "a?d"));
-        assert!(glob("", "*"));
-        assert!(!glob("a", ""));
-        assert!(glob("aXbXc", "a*b*c"));
-    }
 }
