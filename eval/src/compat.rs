@@ -19,11 +19,6 @@ pub mod budget {
 pub mod check {
     pub use crate::link::compile::*;
 }
-/// Old path of [`crate::data::dict`].
-#[doc(hidden)]
-pub mod dict {
-    pub use crate::data::dict::*;
-}
 /// Old path of [`crate::exec::engine`].
 #[doc(hidden)]
 pub mod engine {
@@ -39,16 +34,6 @@ pub mod error {
 pub mod explain {
     pub use crate::answer::explain::*;
 }
-/// Old path of [`crate::exec::index`].
-#[doc(hidden)]
-pub mod index {
-    pub use crate::exec::index::*;
-}
-/// Old path of [`crate::rewrite::magic`].
-#[doc(hidden)]
-pub mod magic {
-    pub use crate::rewrite::magic::*;
-}
 /// Old path of [`crate::front::parse`].
 #[doc(hidden)]
 pub mod parse {
@@ -59,35 +44,10 @@ pub mod parse {
 pub mod query {
     pub use crate::answer::query::*;
 }
-/// Old path of [`crate::data::radix`].
-#[doc(hidden)]
-pub mod radix {
-    pub use crate::data::radix::*;
-}
-/// Old path of [`crate::exec::relation`].
-#[doc(hidden)]
-pub mod relation {
-    pub use crate::exec::relation::*;
-}
-/// Old path of [`crate::exec::sorted`].
-#[doc(hidden)]
-pub mod run {
-    pub use crate::exec::sorted::*;
-}
 /// Old path of [`crate::link::schema`].
 #[doc(hidden)]
 pub mod schema {
     pub use crate::link::schema::*;
-}
-/// Old path of [`crate::rewrite::split`].
-#[doc(hidden)]
-pub mod split {
-    pub use crate::rewrite::split::*;
-}
-/// Old path of [`crate::link::strata`].
-#[doc(hidden)]
-pub mod strata {
-    pub use crate::link::strata::*;
 }
 /// Old path of [`crate::data::value`].
 #[doc(hidden)]

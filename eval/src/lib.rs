@@ -28,26 +28,53 @@
 pub mod answer;
 pub(crate) mod builtins;
 pub mod cypher;
-pub mod data;
-pub mod exec;
-pub mod front;
-pub mod ir;
-pub mod link;
+pub(crate) mod data;
+pub(crate) mod exec;
+pub(crate) mod front;
+pub(crate) mod ir;
+pub(crate) mod link;
 #[doc(hidden)]
 pub mod naive;
-pub mod plan;
-pub mod rewrite;
+pub(crate) mod plan;
+pub(crate) mod rewrite;
 pub mod witness;
 
 mod compat;
+#[doc(hidden)]
 pub use compat::*;
 
+pub use answer::explain::{How, LiteralReport, RelationReport, Report, RuleReport};
+pub use answer::query::{Outcome, Query, QueryError, RunOptions};
+pub use answer::{Answer, Cell, Row};
+pub use cypher::{CypherError, CypherQuery, Graph, Mapping};
 pub use data::memory::MemorySource;
 pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};
-pub use data::value::{Term, TermKind, Value};
-
+pub use data::value::{Term, TermKind, Value, canonical_number};
+pub use exec::budget::Cancel;
+pub use exec::engine::{EvalError, LiteralProfile, Options as EngineOptions};
 pub use front::ast::Span;
 pub use front::diagnostic::Diagnostic;
 pub use front::parse::{parse_module, parse_program};
 pub use link::compile::{Bind, Compiled, compile};
+pub use link::schema::{card, describe};
 pub use link::vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use witness::{Node, write_value};
+
+/// The engine's stages, for the benchmarks and the tests that drive them one by one (the
+/// lowered program, the evaluator, the rewrites, the oracle). Not a stable interface.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::answer::{Input, Window};
+    pub use crate::data::radix;
+    pub use crate::exec::engine::{EvalError, Evaluation, Options, evaluate};
+    pub use crate::exec::witness::Premise;
+    pub use crate::front::ast;
+    pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
+    pub use crate::naive;
+    pub use crate::rewrite::{magic, split};
+
+    /// The lowered program ([`crate::ir`]).
+    pub mod ir {
+        pub use crate::ir::*;
+    }
+}

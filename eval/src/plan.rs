@@ -127,8 +127,6 @@ pub enum Step {
 pub struct Plan {
     /// The rule's index in [`Ir::rules`].
     pub rule: usize,
-    /// The body position reading the delta, for a semi-naive variant.
-    pub delta: Option<usize>,
     /// The steps in join order.
     pub steps: Vec<Step>,
     /// The body position of each step, as written.
@@ -441,7 +439,6 @@ pub fn plan(
     let premises = recorded(ir, rule);
     Plan {
         rule: rule_index,
-        delta,
         steps,
         positions,
         premises,

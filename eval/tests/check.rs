@@ -6,12 +6,14 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use strata_eval::answer::{Answer, ColumnSpec, OrderSpec};
-use strata_eval::ast::AggFunc;
-use strata_eval::engine::{Options, evaluate};
+use strata_eval::Answer;
+use strata_eval::internals::ast::AggFunc;
+use strata_eval::internals::{ColumnSpec, OrderSpec};
+use strata_eval::internals::{Options, evaluate};
+use strata_eval::internals::{magic, naive};
 use strata_eval::{
     Bind, Compiled, FactSource, MemorySource, RelationKind, Value, VocabError, Vocabulary, compile,
-    magic, naive, parse_program,
+    parse_program,
 };
 
 const DEPS: &str = include_str!("../../fixtures/example/modules/deps.dl");
@@ -92,7 +94,7 @@ fn run(v: &Vocabulary, text: &str, binds: &[(String, Bind)]) -> (Compiled, BTree
     (c, goal)
 }
 
-fn goal_tuples(ir: &strata_eval::ir::Ir, src: &MemorySource) -> BTreeSet<Vec<Value>> {
+fn goal_tuples(ir: &strata_eval::internals::ir::Ir, src: &MemorySource) -> BTreeSet<Vec<Value>> {
     let ev = evaluate(ir, src, &Options::default()).unwrap();
     ev.relations[ir.goal]
         .iter()
@@ -1058,9 +1060,9 @@ fn repeated_existential_under_not() {
 mod random {
     use super::*;
     use proptest::prelude::*;
+    use strata_eval::Cell;
     use strata_eval::Diagnostic;
-    use strata_eval::answer::Cell;
-    use strata_eval::engine::EvalError;
+    use strata_eval::internals::EvalError;
 
     const VARS: [&str; 4] = ["?a", "?b", "?c", "?d"];
     const CONSTS: [&str; 6] = ["\"app\"", "\"api\"", "\"log\"", "1", "absent", "_"];

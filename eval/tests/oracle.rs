@@ -9,11 +9,12 @@ mod common;
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use strata_eval::ast::{AggFunc, CmpOp};
-use strata_eval::engine::{Options, evaluate};
-use strata_eval::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelKind, Rule};
-use strata_eval::witness::Premise;
-use strata_eval::{FactSource, MemorySource, Value, naive};
+use strata_eval::internals::Premise;
+use strata_eval::internals::ast::{AggFunc, CmpOp};
+use strata_eval::internals::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelKind, Rule};
+use strata_eval::internals::naive;
+use strata_eval::internals::{Options, evaluate};
+use strata_eval::{FactSource, MemorySource, Value};
 
 /// Base relations: e(2), f(2), n(1). Derived: d0..d3, each of arity 2 (aggregates: arity 2).
 const BASE: [(&str, usize); 3] = [("e", 2), ("f", 2), ("n", 1)];
@@ -301,7 +302,7 @@ fn engine_facts(ir: &Ir, src: &MemorySource, threads: usize, witnesses: bool) ->
 /// Every derived tuple with a derivation must follow from its premises by its rule: the
 /// premises are facts (stored, or derived), and evaluating the rule's body with the premises
 /// as the only facts of their positive literals yields the tuple.
-fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evaluation<'_>) {
+fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::internals::Evaluation<'_>) {
     let w = ev.witnesses.as_ref().unwrap();
     // Asserts that `terms` are a fact stored in base relation `rel`.
     let stored = |rel: u32, terms: &[strata_eval::Term]| {
@@ -419,7 +420,7 @@ fn compare(rules: &[GenRule], facts: &[(usize, u8, u8)]) {
     }
     // With join intermediates (when a rule qualifies): the same relations, naive and fast,
     // every witness re-deriving its tuple through the intermediates' rules.
-    if let Some(split) = strata_eval::split::rewrite(&ir) {
+    if let Some(split) = strata_eval::internals::split::rewrite(&ir) {
         let naive_split = naive::evaluate(&split, &src).unwrap();
         for threads in [1, 3] {
             let got = engine_facts(&split, &src, threads, true);
@@ -444,7 +445,7 @@ fn compare_demand(rules: &[GenRule], facts: &[(usize, u8, u8)], c: u8) {
     let Ok(want) = naive::evaluate(&ir, &src) else {
         return;
     };
-    let Some(magic) = strata_eval::magic::rewrite(&ir) else {
+    let Some(magic) = strata_eval::internals::magic::rewrite(&ir) else {
         return;
     };
     let naive_magic = naive::evaluate(&magic, &src).unwrap();
@@ -459,7 +460,7 @@ fn compare_demand(rules: &[GenRule], facts: &[(usize, u8, u8)], c: u8) {
             "engine on the rewritten program"
         );
     }
-    if let Some(split) = strata_eval::split::rewrite(&magic) {
+    if let Some(split) = strata_eval::internals::split::rewrite(&magic) {
         let got = engine_facts(&split, &src, 2, true);
         assert_eq!(got[split.goal], want[ir.goal], "engine, magic and split");
     }
@@ -713,11 +714,11 @@ fn demand_computes_only_what_the_bound_argument_reaches() {
         goal: 2,
     };
     let whole = evaluate(&ir, &src, &Options::default()).unwrap();
-    let magic = strata_eval::magic::rewrite(&ir).expect("the goal binds an argument");
+    let magic = strata_eval::internals::magic::rewrite(&ir).expect("the goal binds an argument");
     let demand = evaluate(&magic, &src, &Options::default()).unwrap();
     assert_eq!(whole.relations[ir.goal].len(), 60);
     assert_eq!(demand.relations[magic.goal].len(), 60);
-    let derived = |ev: &strata_eval::engine::Evaluation<'_>, ir: &Ir| -> u32 {
+    let derived = |ev: &strata_eval::internals::Evaluation<'_>, ir: &Ir| -> u32 {
         (0..ir.relations.len())
             .filter(|&r| ir.relations[r].kind == RelKind::Derived)
             .map(|r| ev.relations[r].len())
@@ -805,7 +806,7 @@ fn an_aggregate_inside_a_chunked_task_sees_its_whole_relation() {
 
 #[test]
 fn a_budget_error_says_where_the_work_went() {
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::{Query, RunOptions};
     let w = strata_fixtures::workloads::closure(300, 2, 11);
     let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
@@ -831,7 +832,7 @@ fn same_at_any_thread_count(
     offset: u64,
     at_least: u64,
 ) {
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::{Query, RunOptions};
     let src = common::workload_source(w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
     let q = Query::prepare(&vocab, program, &[]).unwrap();
@@ -882,7 +883,7 @@ fn points_to_gives_the_same_answer_witnesses_and_work_at_any_thread_count() {
 fn points_to_witnesses_show_the_rules_as_written() {
     // pt and heap read join intermediates; a witness shows each rule's literals as the
     // program writes them, never an intermediate.
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::{Query, RunOptions};
     let w = strata_fixtures::workloads::points_to(3000, 13);
     let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
@@ -958,9 +959,9 @@ fn witnesses_of_facts_read_through_the_source_rederive() {
     // The witness text names the base facts as stored.
     let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
-    let q = strata_eval::query::Query::prepare(&vocab, program, &[]).unwrap();
+    let q = strata_eval::Query::prepare(&vocab, program, &[]).unwrap();
     let text = q
-        .run(&src, &strata_eval::query::RunOptions::default())
+        .run(&src, &strata_eval::RunOptions::default())
         .unwrap()
         .answer
         .text();
@@ -972,8 +973,8 @@ fn witnesses_of_facts_read_through_the_source_rederive() {
 /// engine's page (through `Query::run`, so with its rewrites) must be the oracle's.
 mod answers {
     use super::*;
-    use strata_eval::answer::Cell;
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::Cell;
+    use strata_eval::{Query, RunOptions};
 
     const BODIES: [&str; 4] = [
         "e(?a, ?b)",

@@ -3,7 +3,7 @@
 //! evaluate, and answer a page.
 //!
 //! ```
-//! use strata_eval::query::{Query, RunOptions};
+//! use strata_eval::{Query, RunOptions};
 //! use strata_eval::{FactSource, MemorySource, Value, Vocabulary};
 //!
 //! let mut src = MemorySource::new();

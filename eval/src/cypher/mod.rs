@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use strata_eval::cypher::{self, Graph, Mapping};
-//! use strata_eval::query::RunOptions;
+//! use strata_eval::RunOptions;
 //! use strata_eval::{Bind, MemorySource, Origin, Value, Vocabulary, FactSource};
 //!
 //! let mut src = MemorySource::new();

@@ -3,8 +3,8 @@
 //! through which facts are read, the evaluation's dictionary ([`dict`]), an in-memory source
 //! ([`memory`]) and the radix sort of packed keys ([`radix`]).
 
-pub mod dict;
+pub(crate) mod dict;
 pub(crate) mod memory;
 pub mod radix;
 pub(crate) mod source;
-pub mod value;
+pub(crate) mod value;

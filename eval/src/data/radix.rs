@@ -14,7 +14,7 @@ const SMALL: usize = 1 << 10;
 /// Sorts `items` by `key(item)`, stably.
 ///
 /// ```
-/// # use strata_eval::radix::sort_by_key;
+/// # use strata_eval::internals::radix::sort_by_key;
 /// let mut v: Vec<(u64, u32)> = (0..5000u32).map(|i| (u64::from(i % 7) << 32, i)).collect();
 /// sort_by_key(&mut v, |e| e.0);
 /// assert!(v.windows(2).all(|w| w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)));

@@ -8,15 +8,15 @@
 //! [`delta`]; the [`pair`] join is the fast path of the commonest recursive plan. Work,
 //! budgets and cancellation are counted in [`budget`].
 
-pub mod budget;
+pub(crate) mod budget;
 pub(crate) mod buffer;
 pub(crate) mod delta;
-pub mod engine;
+pub(crate) mod engine;
 pub(crate) mod grouped;
-pub mod index;
+pub(crate) mod index;
 pub(crate) mod pair;
 pub(crate) mod pool;
-pub mod relation;
-pub mod sorted;
-pub mod witness;
+pub(crate) mod relation;
+pub(crate) mod sorted;
+pub(crate) mod witness;
 pub(crate) mod worker;

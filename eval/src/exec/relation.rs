@@ -25,7 +25,7 @@ use crate::data::value::Term;
 use crate::exec::index::{Index, Lookup};
 use crate::exec::sorted::Runs;
 
-pub use crate::exec::index::{KEY_COLUMNS, Mask, key_columns, pack};
+pub(crate) use crate::exec::index::{KEY_COLUMNS, Mask};
 
 /// At least this many tuples added at once update a relation's indexes on several threads.
 const PARALLEL_INDEX: usize = 1 << 14;
@@ -513,6 +513,7 @@ impl Relation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::index::pack;
     use crate::exec::index::Entry;
 
     fn found(r: &Relation, mask: Mask, key: u128, range: Range<u32>) -> Vec<Entry> {

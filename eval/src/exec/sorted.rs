@@ -148,11 +148,6 @@ impl Run {
         self.keys.len()
     }
 
-    /// Whether the run is empty.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
     /// Whether the run holds `k`.
     pub fn contains(&self, k: u64) -> bool {
         self.keys.binary_search(&k).is_ok()
@@ -276,13 +271,9 @@ pub struct Runs {
 
 impl Runs {
     /// How many keys the runs hold.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.runs.iter().map(Run::len).sum()
-    }
-
-    /// Whether the runs hold no key.
-    pub fn is_empty(&self) -> bool {
-        self.runs.iter().all(Run::is_empty)
     }
 
     /// Whether some run holds `k`.

@@ -7,8 +7,6 @@
 //! later stages offer.
 
 pub mod ast;
-pub mod diagnostic;
-pub mod parse;
+pub(crate) mod diagnostic;
+pub(crate) mod parse;
 pub(crate) mod suggest;
-
-pub use diagnostic::Diagnostic;

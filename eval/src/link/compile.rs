@@ -8,8 +8,8 @@
 //! `binds`. Every error is one [`Diagnostic`], rendered against the program's text:
 //!
 //! ```
-//! use strata_eval::check::compile;
-//! use strata_eval::vocab::Vocabulary;
+//! use strata_eval::compile;
+//! use strata_eval::Vocabulary;
 //! use strata_eval::{RelationInfo, parse_program};
 //!
 //! let imports = RelationInfo {

@@ -8,11 +8,11 @@
 //! reaches are lowered ([`lower`]). Every user error is one
 //! [`crate::front::Diagnostic`] at the place it refers to.
 
-pub mod compile;
+pub(crate) mod compile;
 pub(crate) mod linked;
 pub(crate) mod lower;
 pub(crate) mod resolve;
 pub(crate) mod safety;
-pub mod schema;
-pub mod strata;
-pub mod vocab;
+pub(crate) mod schema;
+pub(crate) mod strata;
+pub(crate) mod vocab;

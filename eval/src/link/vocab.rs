@@ -10,7 +10,7 @@
 //! one is reported against its file:
 //!
 //! ```
-//! use strata_eval::vocab::Vocabulary;
+//! use strata_eval::Vocabulary;
 //! use strata_eval::RelationInfo;
 //!
 //! let imports = RelationInfo {

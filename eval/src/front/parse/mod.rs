@@ -13,7 +13,7 @@
 //! aggregates, and `diagnostic` the errors they share.
 //!
 //! ```
-//! use strata_eval::parse::parse_program;
+//! use strata_eval::parse_program;
 //!
 //! let program = parse_program(r#"deps.depends_on("app", ?d) => ?d"#).unwrap();
 //! assert_eq!(program.to_string(), r#"deps.depends_on("app", ?d) => ?d"#);
