@@ -53,7 +53,7 @@ pub use data::value::{Term, TermKind, Value, canonical_number};
 pub use exec::budget::Cancel;
 pub use exec::engine::{EvalError, LiteralProfile, Options as EngineOptions};
 pub use front::ast::Span;
-pub use front::diagnostic::Diagnostic;
+pub use front::diagnostic::{Diagnostic, Located, ProgramError};
 pub use front::parse::{parse_module, parse_program};
 pub use link::compile::{Bind, Compiled, compile};
 pub use link::schema::{card, describe};

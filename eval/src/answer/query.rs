@@ -27,6 +27,7 @@ use crate::answer::explain::Report;
 use crate::answer::{Answer, Input, Window};
 use crate::data::source::FactSource;
 use crate::exec::engine::{self, EvalError, Evaluation};
+use crate::front::diagnostic::{Diagnostic, ProgramError};
 use crate::front::parse::parse_program;
 use crate::ir::{Ir, RelId, Shape};
 use crate::link::compile::{Bind, Compiled, compile};
@@ -44,13 +45,28 @@ pub struct Query {
 /// Why a query gave no answer.
 #[derive(Debug, thiserror::Error)]
 pub enum QueryError {
-    /// The program does not parse or check: the message is rendered with its line, caret
-    /// and fix.
+    /// The program does not parse or check: the diagnostics as data (message, place, fix),
+    /// shown with their line, caret and fix.
     #[error("{0}")]
-    Program(String),
+    Program(ProgramError),
     /// The evaluation stopped: a budget, the deadline, cancellation, or the source failed.
     #[error("query: {0}")]
     Eval(#[from] EvalError),
+}
+
+impl QueryError {
+    /// The error of diagnostic `d` in program `text`.
+    fn program(text: &str, d: Diagnostic) -> QueryError {
+        QueryError::Program(ProgramError::new("query", text, [d]))
+    }
+
+    /// The diagnostics, when the program does not parse or check.
+    pub fn diagnostics(&self) -> Option<&ProgramError> {
+        match self {
+            QueryError::Program(p) => Some(p),
+            QueryError::Eval(_) => None,
+        }
+    }
 }
 
 /// How to run a query.
@@ -108,10 +124,8 @@ impl Query {
         text: &str,
         binds: &[(String, Bind)],
     ) -> Result<Query, QueryError> {
-        let program =
-            parse_program(text).map_err(|d| QueryError::Program(d.render("query", text)))?;
-        let compiled = compile(vocab, &program, binds)
-            .map_err(|d| QueryError::Program(d.render("query", text)))?;
+        let program = parse_program(text).map_err(|d| QueryError::program(text, d))?;
+        let compiled = compile(vocab, &program, binds).map_err(|d| QueryError::program(text, d))?;
         Ok(Query {
             text: text.to_owned(),
             compiled,
@@ -234,5 +248,37 @@ impl Staged<'_> {
             alias: self.alias.is_some(),
         }
         .answer(Window { offset, limit })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FactSource, MemorySource};
+
+    #[test]
+    fn a_program_error_carries_its_diagnostic_as_data() {
+        let mut src = MemorySource::new();
+        src.add_relation("imports", &["src", "dst"]);
+        let vocab = Vocabulary::from_sources(src.relations().unwrap_or_default(), &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = "imports(?a, ?b) => ?a\n  , ?c";
+        let Err(e) = Query::prepare(&vocab, text, &[]) else {
+            panic!("?c is not bound")
+        };
+        let p = e.diagnostics().unwrap_or_else(|| panic!("{e}"));
+        assert_eq!(p.context, "query");
+        assert_eq!(p.diagnostics.len(), 1);
+        let d = &p.diagnostics[0];
+        assert_eq!((d.line, d.column), (2, 5));
+        assert_eq!(d.source_line, "  , ?c");
+        assert!(e.to_string().starts_with("query: "), "{e}");
+        assert!(
+            e.to_string()
+                .contains("line 2, column 5:\n    , ?c\n      ^"),
+            "{e}"
+        );
+        let json = serde_json::to_value(p).unwrap_or_default();
+        assert_eq!(json["diagnostics"][0]["line"], 2);
     }
 }

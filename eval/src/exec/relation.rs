@@ -513,8 +513,8 @@ impl Relation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::index::pack;
     use crate::exec::index::Entry;
+    use crate::exec::index::pack;
 
     fn found(r: &Relation, mask: Mask, key: u128, range: Range<u32>) -> Vec<Entry> {
         r.lookup(mask, key, range).flatten().copied().collect()

@@ -59,6 +59,12 @@ impl Diagnostic {
     /// tabs of the source line before the column, so the caret lines up however tabs are shown.
     /// The `fix:` line is there only when there is a fix. There is no trailing newline.
     pub fn render(&self, context: &str, source: &str) -> String {
+        self.locate(source).render(context)
+    }
+
+    /// The diagnostic placed in the `source` it refers to: its line, column and source line,
+    /// as data (what [`Diagnostic::render`] shows).
+    pub fn locate(&self, source: &str) -> Located {
         let (line, column) = self.span.line_col(source);
         let at = floor_boundary(source, self.span.start);
         let line_start = source
@@ -68,9 +74,45 @@ impl Diagnostic {
         let rest = source.get(line_start..).unwrap_or("");
         let text = rest.split('\n').next().unwrap_or("");
         let text = text.strip_suffix('\r').unwrap_or(text);
-        let pad: String = text
+        Located {
+            message: self.message.clone(),
+            start: self.span.start,
+            end: self.span.end,
+            line,
+            column,
+            source_line: text.to_owned(),
+            fix: self.fix.clone(),
+        }
+    }
+}
+
+/// A diagnostic placed in the text it refers to, as data a client can show or act on.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Located {
+    /// What is wrong, in one line.
+    pub message: String,
+    /// Where it starts: a byte offset into the text.
+    pub start: usize,
+    /// Where it ends: a byte offset into the text.
+    pub end: usize,
+    /// Its line, 1-based.
+    pub line: usize,
+    /// Its column on the line, 1-based, in characters.
+    pub column: usize,
+    /// The text of the line (without its line break).
+    pub source_line: String,
+    /// How to fix it, when there is something to suggest.
+    pub fix: Option<String>,
+}
+
+impl Located {
+    /// The diagnostic as text, prefixed by `context` (none when empty); see
+    /// [`Diagnostic::render`].
+    pub fn render(&self, context: &str) -> String {
+        let pad: String = self
+            .source_line
             .chars()
-            .take(column - 1)
+            .take(self.column.saturating_sub(1))
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         let mut out = String::new();
@@ -80,7 +122,8 @@ impl Diagnostic {
         }
         out.push_str(&self.message);
         out.push_str(&format!(
-            "\nline {line}, column {column}:\n  {text}\n  {pad}^"
+            "\nline {}, column {}:\n  {}\n  {pad}^",
+            self.line, self.column, self.source_line
         ));
         if let Some(fix) = &self.fix {
             out.push_str("\nfix: ");
@@ -89,6 +132,46 @@ impl Diagnostic {
         out
     }
 }
+
+/// A program or query that does not parse or check: its diagnostics (the first is the one
+/// that stopped it), each placed in the text, and the context they are shown in (`query`,
+/// `cypher`, a module's file). Shown as text by [`fmt::Display`], exactly as
+/// [`Diagnostic::render`] renders each; serialisable, for a client that wants the data.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProgramError {
+    /// The context, such as `query`.
+    pub context: String,
+    /// The diagnostics, at least one.
+    pub diagnostics: Vec<Located>,
+}
+
+impl ProgramError {
+    /// `diagnostics`, placed in `source`, shown with `context`.
+    pub fn new(
+        context: &str,
+        source: &str,
+        diagnostics: impl IntoIterator<Item = Diagnostic>,
+    ) -> ProgramError {
+        ProgramError {
+            context: context.to_owned(),
+            diagnostics: diagnostics.into_iter().map(|d| d.locate(source)).collect(),
+        }
+    }
+}
+
+impl fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            f.write_str(&d.render(&self.context))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ProgramError {}
 
 impl fmt::Display for Diagnostic {
     /// Prints the message alone; use [`Diagnostic::render`] for the full text.
@@ -147,5 +230,18 @@ fix: did you mean "deps.depends_on"?"#
         );
         let d = Diagnostic::new("x", Span::empty(0));
         assert_eq!(d.render("q", ""), "q: x\nline 1, column 1:\n  \n  ^");
+    }
+
+    #[test]
+    fn a_program_error_keeps_the_place_as_data_and_shows_the_same_text() {
+        let source = "a(?x) :- b(?x);\n\tc(?y) => x";
+        let at = source.rfind('x').unwrap();
+        let d = Diagnostic::new("oops", Span::new(at, at + 1)).with_fix("write ?x");
+        let e = ProgramError::new("query", source, [d.clone()]);
+        assert_eq!(e.to_string(), d.render("query", source));
+        let l = &e.diagnostics[0];
+        assert_eq!((l.line, l.column, l.start), (2, 11, at));
+        assert_eq!(l.source_line, "\tc(?y) => x");
+        assert_eq!(l.fix.as_deref(), Some("write ?x"));
     }
 }
