@@ -9,22 +9,22 @@
 pub mod ast {
     pub use crate::front::ast::*;
 }
-/// Old path of [`crate::exec::budget`].
+/// Old path of `crate::exec::budget`.
 #[doc(hidden)]
 pub mod budget {
     pub use crate::exec::budget::*;
 }
-/// Old path of [`crate::link::compile`].
+/// Old path of `crate::link::compile`.
 #[doc(hidden)]
 pub mod check {
     pub use crate::link::compile::*;
 }
-/// Old path of [`crate::exec::engine`].
+/// Old path of `crate::exec::engine`.
 #[doc(hidden)]
 pub mod engine {
     pub use crate::exec::engine::*;
 }
-/// Old path of [`crate::front::diagnostic`].
+/// Old path of `crate::front::diagnostic`.
 #[doc(hidden)]
 pub mod error {
     pub use crate::front::diagnostic::*;
@@ -34,7 +34,7 @@ pub mod error {
 pub mod explain {
     pub use crate::answer::explain::*;
 }
-/// Old path of [`crate::front::parse`].
+/// Old path of `crate::front::parse`.
 #[doc(hidden)]
 pub mod parse {
     pub use crate::front::parse::*;
@@ -44,17 +44,17 @@ pub mod parse {
 pub mod query {
     pub use crate::answer::query::*;
 }
-/// Old path of [`crate::link::schema`].
+/// Old path of `crate::link::schema`.
 #[doc(hidden)]
 pub mod schema {
     pub use crate::link::schema::*;
 }
-/// Old path of [`crate::data::value`].
+/// Old path of `crate::data::value`.
 #[doc(hidden)]
 pub mod value {
     pub use crate::data::value::*;
 }
-/// Old path of [`crate::link::vocab`].
+/// Old path of `crate::link::vocab`.
 #[doc(hidden)]
 pub mod vocab {
     pub use crate::link::vocab::*;

@@ -6,6 +6,13 @@
 //! implements [`FactSource`] over its redb files, and [`MemorySource`] implements it in memory
 //! for tests and examples.
 //!
+//! A query goes through the stages the source tree is laid out by: `front` (text to syntax
+//! tree and diagnostics), `link` (names, checks, stratification, lowering to the IR),
+//! `rewrite` (demand, join intermediates), `plan`, `exec` (semi-naive rounds on worker
+//! threads), `witness` (trees for the rows answered) and `answer` (grouping, ordering,
+//! paging, explain). [`Query`] runs them all; [`cypher`] is a second front end. The stages
+//! are internal: this root re-exports what a caller uses.
+//!
 //! ```
 //! use strata_eval::{FactSource, MemorySource, Value};
 //!
@@ -73,7 +80,7 @@ pub mod internals {
     pub use crate::naive;
     pub use crate::rewrite::{magic, split};
 
-    /// The lowered program ([`crate::ir`]).
+    /// The lowered program (`crate::ir`).
     pub mod ir {
         pub use crate::ir::*;
     }

@@ -1,5 +1,5 @@
 //! Witness trees: the facts an answer row was derived from, built from the derivations the
-//! evaluation recorded ([`crate::exec::witness`]) for the rows answered only.
+//! evaluation recorded (`crate::exec::witness`) for the rows answered only.
 
 pub use crate::data::value::write_value;
 pub use crate::exec::witness::Premise;

@@ -5,6 +5,33 @@
 //! base relation that the derived tuple and the other premises pin down whole is rebuilt
 //! from them when a tree is built, so `tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z)` keeps one
 //! word a tuple, not two.
+//!
+//! # The layout
+//!
+//! Per derived tuple, the derivation of its first occurrence in task order. A derivation
+//! records a premise only for the positive literals it cannot do without (`witness::recorded`,
+//! which is also a plan's `premises`): every literal of a derived relation, and a literal of a
+//! base relation unless each of its arguments is a constant or a variable the head or a
+//! recorded literal binds. Such a base fact is pinned down by the derived tuple and the
+//! recorded premises, so it is rebuilt from them when a tree is built (`Premise::Implied`) and
+//! nothing of it is kept: the closure's `tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z)` records `tc(?x,
+//! ?y)` alone, same generation's three-literal rule its one `sg` premise, and `tc(?x, ?y) :-
+//! e(?x, ?y)` nothing. Per relation, the layout fits the most premises any of its rules
+//! records: one, 4 bytes a tuple (`Packed`: the rule's place among the relation's first three
+//! rules plus one in the top 2 bits, 0 for no derivation; then the word's arena flag and a
+//! 29-bit value, all ones for no premise), widened once to 8 bytes (the rule and the word) when
+//! a derivation does not fit (a fourth rule, a value of 2^29 or more); two, 12 bytes; more, 8
+//! bytes (rule, where its words start) and 4 bytes a premise in a shared list. A word is a
+//! tuple id of the in-memory relation the rule's literal names (derived, or a base relation
+//! read into memory), or with the top bit set the offset of a base fact's terms read through
+//! the source, in an arena. A narrow candidate of a rule recording at most two premises carries
+//! its premise words inline, in its 16-byte entry (key and words), so they are sorted, filtered
+//! and merged with it and recorded in id order. Otherwise a task keeps the premises of the
+//! candidates that survive its filter only, and the merge appends each task's block of premise
+//! words whole (in order, no gather), each new tuple pointing into its origin's block; a key
+//! two tasks of a round both kept leaves the later one's words unused. A round's inline
+//! derivations of one relation are recorded in one pass (`Witnesses::record_words`): the layout
+//! is matched once, not once a tuple. Trees are built only for the rows of the page answered.
 
 use crate::data::value::Term;
 use crate::exec::relation::Relation;
@@ -32,8 +59,8 @@ pub enum Premise {
         /// Where its terms start.
         start: u32,
     },
-    /// A base fact of `rel` not recorded but rebuilt ([`recorded`]), its terms at `start`
-    /// of [`Derivation::terms`].
+    /// A base fact of `rel` not recorded but rebuilt (`recorded`), its terms at `start`
+    /// of `Derivation::terms`.
     Implied {
         /// The relation.
         rel: u32,

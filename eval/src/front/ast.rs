@@ -1,4 +1,4 @@
-//! The syntax tree of Strata's query language, as [`crate::front::parse`] builds it.
+//! The syntax tree of Strata's query language, as `crate::front::parse` builds it.
 //!
 //! Every node carries a [`Span`]: the byte range of the source text it was parsed from, from
 //! which [`Span::line_col`] computes a line and column for error messages. The tree is purely
