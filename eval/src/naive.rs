@@ -445,105 +445,11 @@ pub fn answer(
     let grouped = shape.columns.iter().any(aggregates)
         || !shape.having.is_empty()
         || shape.order.iter().any(|o| aggregates(&o.column));
-    // Each row: its order keys, then its cells.
-    let mut rows: Vec<(Vec<Cell>, Vec<Cell>)> = Vec::new();
-    if grouped {
-        let mut groups: BTreeMap<Vec<Value>, Vec<&Vec<Value>>> = BTreeMap::new();
-        let vars: Vec<usize> = shape
-            .columns
-            .iter()
-            .filter_map(|c| match c {
-                ColumnSpec::Var(v) => Some(*v),
-                ColumnSpec::Agg { .. } => None,
-            })
-            .collect();
-        if vars.is_empty() {
-            groups.insert(Vec::new(), goal.iter().collect());
-        }
-        for s in goal.iter().filter(|_| !vars.is_empty()) {
-            let key = vars.iter().map(|&v| s[v].clone()).collect();
-            groups.entry(key).or_default().push(s);
-        }
-        let cell =
-            |c: &ColumnSpec, key: &[Value], sols: &[&Vec<Value>]| -> Result<Cell, OracleError> {
-                Ok(match *c {
-                    ColumnSpec::Var(v) => {
-                        let at = vars.iter().position(|&x| x == v);
-                        Cell::Value(at.map_or(Value::Absent, |i| key[i].clone()))
-                    }
-                    ColumnSpec::Agg {
-                        func: AggFunc::List,
-                        distinct,
-                        var,
-                    } => {
-                        let mut values: Vec<Value> = sols.iter().map(|s| s[var].clone()).collect();
-                        values.sort();
-                        if distinct {
-                            values.dedup();
-                        }
-                        Cell::List(values)
-                    }
-                    ColumnSpec::Agg {
-                        func,
-                        distinct,
-                        var,
-                    } => Cell::Value(aggregate(
-                        func,
-                        distinct,
-                        sols.iter().map(|s| s[var].clone()).collect(),
-                    )?),
-                })
-            };
-        'groups: for (key, sols) in &groups {
-            for h in &shape.having {
-                match cell(&h.aggregate, key, sols)? {
-                    Cell::Value(v) if compare(h.op, &v, &h.value) => {}
-                    _ => continue 'groups,
-                }
-            }
-            let cells = shape
-                .columns
-                .iter()
-                .map(|c| cell(c, key, sols))
-                .collect::<Result<Vec<_>, _>>()?;
-            let keys = shape
-                .order
-                .iter()
-                .map(|o| match o.column {
-                    // Ordered by a column variable: its value; by another, absent.
-                    ColumnSpec::Var(v) if !shape.columns.contains(&ColumnSpec::Var(v)) => {
-                        Ok(Cell::Value(Value::Absent))
-                    }
-                    ref c => cell(c, key, sols),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            rows.push((keys, cells));
-        }
+    let mut rows = if grouped {
+        grouped_rows(goal, shape)?
     } else {
-        // Each distinct projection, ordered by the values of its least solution.
-        let mut seen = BTreeSet::new();
-        for s in goal {
-            let cells: Vec<Cell> = shape
-                .columns
-                .iter()
-                .map(|c| match c {
-                    ColumnSpec::Var(v) => Cell::Value(s[*v].clone()),
-                    ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
-                })
-                .collect();
-            if seen.insert(cells.clone()) {
-                let keys = shape
-                    .order
-                    .iter()
-                    .map(|o| match o.column {
-                        ColumnSpec::Var(v) => Cell::Value(s[v].clone()),
-                        ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
-                    })
-                    .collect();
-                rows.push((keys, cells));
-            }
-        }
-    }
+        projected_rows(goal, shape)
+    };
     rows.sort_by(|(ka, ca), (kb, cb)| {
         for (i, o) in shape.order.iter().enumerate() {
             let ord = ka[i].cmp(&kb[i]);
@@ -556,21 +462,128 @@ pub fn answer(
     });
     let rows: Vec<Vec<Cell>> = rows.into_iter().map(|(_, c)| c).collect();
     // The program's own window, then the page.
-    let skip = usize::try_from(shape.offset).unwrap_or(usize::MAX);
-    let answer: Vec<Vec<Cell>> = rows
-        .into_iter()
-        .skip(skip)
-        .take(
-            shape
-                .limit
-                .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX)),
-        )
+    let whole = window(rows, shape.offset, shape.limit);
+    let total = whole.len() as u64;
+    Ok(Page {
+        rows: window(whole, offset, Some(limit)),
+        total,
+    })
+}
+
+/// `rows` past the first `offset`, at most `limit` of them.
+fn window(rows: Vec<Vec<Cell>>, offset: u64, limit: Option<u64>) -> Vec<Vec<Cell>> {
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    rows.into_iter()
+        .skip(count(offset))
+        .take(limit.map_or(usize::MAX, count))
+        .collect()
+}
+
+/// An answer's row before ordering: its order keys, then its cells.
+type KeyedRow = (Vec<Cell>, Vec<Cell>);
+
+/// The rows of an answer without aggregates: each distinct projection, ordered by the values
+/// of its least solution.
+fn projected_rows(goal: &Facts, shape: &crate::ir::Shape) -> Vec<KeyedRow> {
+    use crate::ir::ColumnSpec;
+    let mut seen = BTreeSet::new();
+    let mut rows = Vec::new();
+    for s in goal {
+        let cells: Vec<Cell> = shape
+            .columns
+            .iter()
+            .map(|c| match c {
+                ColumnSpec::Var(v) => Cell::Value(s[*v].clone()),
+                ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
+            })
+            .collect();
+        if seen.insert(cells.clone()) {
+            let keys = shape
+                .order
+                .iter()
+                .map(|o| match o.column {
+                    ColumnSpec::Var(v) => Cell::Value(s[v].clone()),
+                    ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
+                })
+                .collect();
+            rows.push((keys, cells));
+        }
+    }
+    rows
+}
+
+/// The rows of an aggregating answer: one per distinct value of the column variables (one
+/// in all when there is none) that passes `having`.
+fn grouped_rows(goal: &Facts, shape: &crate::ir::Shape) -> Result<Vec<KeyedRow>, OracleError> {
+    use crate::ir::ColumnSpec;
+    let vars: Vec<usize> = shape
+        .columns
+        .iter()
+        .filter_map(|c| match c {
+            ColumnSpec::Var(v) => Some(*v),
+            ColumnSpec::Agg { .. } => None,
+        })
         .collect();
-    let total = answer.len() as u64;
-    let rows = answer
-        .into_iter()
-        .skip(usize::try_from(offset).unwrap_or(usize::MAX))
-        .take(usize::try_from(limit).unwrap_or(usize::MAX))
-        .collect();
-    Ok(Page { rows, total })
+    let mut groups: BTreeMap<Vec<Value>, Vec<&Vec<Value>>> = BTreeMap::new();
+    if vars.is_empty() {
+        groups.insert(Vec::new(), goal.iter().collect());
+    } else {
+        for s in goal {
+            let key = vars.iter().map(|&v| s[v].clone()).collect();
+            groups.entry(key).or_default().push(s);
+        }
+    }
+    let cell = |c: &ColumnSpec, key: &[Value], sols: &[&Vec<Value>]| -> Result<Cell, OracleError> {
+        let values = |var: usize| sols.iter().map(|s| s[var].clone()).collect::<Vec<_>>();
+        Ok(match *c {
+            ColumnSpec::Var(v) => {
+                let at = vars.iter().position(|&x| x == v);
+                Cell::Value(at.map_or(Value::Absent, |i| key[i].clone()))
+            }
+            ColumnSpec::Agg {
+                func: AggFunc::List,
+                distinct,
+                var,
+            } => {
+                let mut values = values(var);
+                values.sort();
+                if distinct {
+                    values.dedup();
+                }
+                Cell::List(values)
+            }
+            ColumnSpec::Agg {
+                func,
+                distinct,
+                var,
+            } => Cell::Value(aggregate(func, distinct, values(var))?),
+        })
+    };
+    let mut rows = Vec::new();
+    'groups: for (key, sols) in &groups {
+        for h in &shape.having {
+            match cell(&h.aggregate, key, sols)? {
+                Cell::Value(v) if compare(h.op, &v, &h.value) => {}
+                _ => continue 'groups,
+            }
+        }
+        let cells = shape
+            .columns
+            .iter()
+            .map(|c| cell(c, key, sols))
+            .collect::<Result<Vec<_>, _>>()?;
+        let keys = shape
+            .order
+            .iter()
+            .map(|o| match o.column {
+                // Ordered by a column variable: its value; by another, absent.
+                ColumnSpec::Var(v) if !shape.columns.contains(&ColumnSpec::Var(v)) => {
+                    Ok(Cell::Value(Value::Absent))
+                }
+                ref c => cell(c, key, sols),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.push((keys, cells));
+    }
+    Ok(rows)
 }

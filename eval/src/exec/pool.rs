@@ -32,6 +32,35 @@ pub(crate) fn map<T: Send, R: Send>(
         .collect()
 }
 
+/// Calls `work(i)` for each `i` in `0..count`, on up to `threads` threads, and returns the
+/// results in order; after an error no further item is started, and the first error in
+/// order is returned.
+pub(crate) fn try_map<R: Send, E: Send>(
+    threads: usize,
+    count: usize,
+    work: impl Fn(usize) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    if threads.max(1).min(count) <= 1 {
+        return (0..count).map(work).collect();
+    }
+    let slots: Vec<Mutex<Option<Result<R, E>>>> = (0..count).map(|_| Mutex::new(None)).collect();
+    for_each_index(threads, count, |i| {
+        let r = work(i);
+        let ok = r.is_ok();
+        *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+        // After an error the others stop at their next item.
+        ok
+    });
+    let mut out = Vec::with_capacity(count);
+    for slot in slots {
+        match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some(r) => out.push(r?),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
 /// Calls `work(i)` once for each `i` in `0..count`, on up to `threads` threads. `work`
 /// returns whether to go on; after a `false` no further item is started.
 pub(crate) fn for_each_index(threads: usize, count: usize, work: impl Fn(usize) -> bool + Sync) {

@@ -78,32 +78,7 @@ pub(crate) fn run_tasks(
         w.out.stats = std::mem::take(&mut w.stats);
         Ok(w.out)
     };
-    let threads = threads.max(1).min(tasks.len());
-    if threads <= 1 {
-        return tasks.iter().map(run_one).collect();
-    }
-    let slots: Vec<Mutex<Option<Result<Output, EvalError>>>> =
-        tasks.iter().map(|_| Mutex::new(None)).collect();
-    crate::exec::pool::for_each_index(threads, tasks.len(), |i| {
-        let r = run_one(&tasks[i]);
-        let ok = r.is_ok();
-        *slots[i]
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(r);
-        // After an error the others stop at their next task.
-        ok
-    });
-    let mut outs = Vec::with_capacity(tasks.len());
-    for slot in slots {
-        match slot
-            .into_inner()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-        {
-            Some(r) => outs.push(r?),
-            None => break,
-        }
-    }
-    Ok(outs)
+    crate::exec::pool::try_map(threads, tasks.len(), |i| run_one(&tasks[i]))
 }
 
 /// Steps a worker runs, and whose they are: a plan's own (the task's chunk and the profile
