@@ -133,9 +133,26 @@ pub(crate) fn list_outside_goal() -> BuiltinError {
     )
 }
 
-/// Whether `v` replaces `best` as `min` (else `max`) of the values seen.
-pub(crate) fn better(min: bool, v: &Value, best: &Value) -> bool {
-    if min { v < best } else { v > best }
+/// `min` (else `max`) of the values that are not `absent`, each with what it came with
+/// (the first of equal values); none when there is none.
+pub(crate) fn extreme<T, E>(
+    min: bool,
+    items: impl IntoIterator<Item = Result<(Value, T), E>>,
+) -> Result<Option<(Value, T)>, E> {
+    let mut best: Option<(Value, T)> = None;
+    for item in items {
+        let (v, t) = item?;
+        if v == Value::Absent {
+            continue;
+        }
+        let better = best
+            .as_ref()
+            .is_none_or(|(b, _)| if min { v < *b } else { v > *b });
+        if better {
+            best = Some((v, t));
+        }
+    }
+    Ok(best)
 }
 
 /// An aggregate of values (one per distinct solution); `list` is not a value.
@@ -152,16 +169,9 @@ pub(crate) fn aggregate(
         AggFunc::Count => Value::Number(number(values.len() as f64)),
         AggFunc::Sum => Value::Number(sum(values)?),
         AggFunc::Min | AggFunc::Max => {
-            let mut best: Option<Value> = None;
-            for v in values.into_iter().filter(|v| *v != Value::Absent) {
-                if best
-                    .as_ref()
-                    .is_none_or(|b| better(func == AggFunc::Min, &v, b))
-                {
-                    best = Some(v);
-                }
-            }
-            best.unwrap_or(Value::Absent)
+            let items = values.into_iter().map(|v| Ok((v, ())));
+            extreme::<(), BuiltinError>(func == AggFunc::Min, items)?
+                .map_or(Value::Absent, |(v, ())| v)
         }
         AggFunc::List => return Err(list_outside_goal()),
     })

@@ -670,20 +670,10 @@ pub(crate) fn aggregate(
             number(builtins::sum(values)?)?
         }
         AggFunc::Min | AggFunc::Max => {
-            let mut best: Option<(Value, Term)> = None;
-            for t in values {
-                let v = ctx.dict.value(t)?;
-                if v == Value::Absent {
-                    continue;
-                }
-                if best
-                    .as_ref()
-                    .is_none_or(|(b, _)| builtins::better(func == AggFunc::Min, &v, b))
-                {
-                    best = Some((v, t));
-                }
-            }
-            best.map_or(Term::ABSENT, |(_, t)| t)
+            let items = values
+                .into_iter()
+                .map(|t| ctx.dict.value(t).map(|v| (v, t)));
+            builtins::extreme(func == AggFunc::Min, items)?.map_or(Term::ABSENT, |(_, t)| t)
         }
         AggFunc::List => return Err(builtins::list_outside_goal().into()),
     })

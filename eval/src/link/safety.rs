@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use crate::front::ast::Span;
 use crate::front::diagnostic::Diagnostic;
 use crate::link::linked::{LHead, LLit, LRule, LTerm, occurrences};
+use crate::link::vocab::BuiltinSig;
 
 /// Which body a check is about, for messages.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -149,179 +150,25 @@ fn check_body(
 ) -> Result<Level, Diagnostic> {
     let pos = positives(body);
     let bound: HashSet<usize> = pos.union(outer).copied().collect();
-    let name = |s: usize| names.get(s).map_or("?", String::as_str);
+    let b = Body {
+        bound: &bound,
+        place,
+        names,
+    };
     let mut existential: HashMap<usize, (Span, usize)> = HashMap::new();
     for (i, lit) in body.iter().enumerate() {
         match lit {
             LLit::Pos { .. } | LLit::OneOf { .. } => {}
-            LLit::Cmp { left, right, .. } => {
-                for t in [left, right] {
-                    match t {
-                        LTerm::Var(s, span) if !bound.contains(s) => {
-                            let v = name(*s);
-                            return Err(Diagnostic::new(
-                                format!(
-                                    "?{v} in a comparison is not bound by a positive atom of {}",
-                                    place.body()
-                                ),
-                                *span,
-                            )
-                            .with_fix(format!(
-                                "a comparison tests and never binds: use ?{v} in a positive \
-                                 atom of {} too",
-                                place.body()
-                            )));
-                        }
-                        LTerm::Wild(span) => {
-                            return Err(Diagnostic::new(
-                                "a comparison can't test _, which stands for no value",
-                                *span,
-                            )
-                            .with_fix(
-                                "compare a ?variable bound by a positive atom, or a constant",
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            LLit::Builtin { sig, args, .. } => {
-                let b = sig.builtin.name();
-                for (t, param) in args.iter().zip(sig.params) {
-                    match t {
-                        LTerm::Var(s, span) if !bound.contains(s) => {
-                            let v = name(*s);
-                            return Err(Diagnostic::new(
-                                format!(
-                                    "{b} tests its argument {param}, but ?{v} is not bound by a \
-                                     positive atom of {}",
-                                    place.body()
-                                ),
-                                *span,
-                            )
-                            .with_fix(format!(
-                                "builtins test values and never bind: use ?{v} in a positive \
-                                 atom of {} too",
-                                place.body()
-                            )));
-                        }
-                        LTerm::Wild(span) => {
-                            return Err(Diagnostic::new(
-                                format!("{b} can't take _ as its argument {param}"),
-                                *span,
-                            )
-                            .with_fix(
-                                "give it a ?variable bound by a positive atom, or a constant",
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            LLit::Neg { args, span, .. } => {
-                let vars: Vec<(usize, Span)> = args
-                    .iter()
-                    .filter_map(|t| match t {
-                        LTerm::Var(s, sp) => Some((*s, *sp)),
-                        _ => None,
-                    })
-                    .collect();
-                if !vars.is_empty() && vars.iter().all(|(s, _)| !bound.contains(s)) {
-                    let mut listed: Vec<String> = Vec::new();
-                    for (s, _) in &vars {
-                        let v = format!("?{}", name(*s));
-                        if !listed.contains(&v) {
-                            listed.push(v);
-                        }
-                    }
-                    let which = match listed.as_slice() {
-                        [one] => one.clone(),
-                        _ => format!("one of {}", listed.join(", ")),
-                    };
-                    return Err(Diagnostic::new(
-                        format!(
-                            "\"not\" shares no variable with the positive atoms of {}",
-                            place.body()
-                        ),
-                        *span,
-                    )
-                    .with_fix(format!(
-                        "\"not\" tests values bound elsewhere: use {which} in a positive atom \
-                         of {} too, or write _ for a value that may be anything",
-                        place.body()
-                    )));
-                }
-                for (s, sp) in vars {
-                    if bound.contains(&s) {
-                        continue;
-                    }
-                    match existential.get(&s) {
-                        Some(&(_, at)) if at != i => {
-                            let v = name(s);
-                            return Err(Diagnostic::new(
-                                format!(
-                                    "?{v} appears only under \"not\", in two negations; each \
-                                     would read it apart"
-                                ),
-                                sp,
-                            )
-                            .with_fix(format!(
-                                "bind ?{v} with a positive atom, or give each \"not\" a variable \
-                                 of its own (or _)"
-                            )));
-                        }
-                        Some(_) => {}
-                        None => {
-                            existential.insert(s, (sp, i));
-                        }
-                    }
-                }
-            }
+            LLit::Cmp { left, right, .. } => b.comparison(left, right)?,
+            LLit::Builtin { sig, args, .. } => b.builtin(sig, args)?,
+            LLit::Neg { args, span, .. } => b.negation(i, args, *span, &mut existential)?,
             LLit::Agg {
                 over,
                 over_span,
                 body: inner,
                 shared,
                 ..
-            } => {
-                for &s in shared {
-                    if bound.contains(&s) {
-                        continue;
-                    }
-                    let mut occ = Vec::new();
-                    occurrences(inner, &mut occ);
-                    let span = occ
-                        .iter()
-                        .find(|(x, _)| *x == s)
-                        .map_or(*over_span, |(_, sp)| *sp);
-                    let v = name(s);
-                    return Err(Diagnostic::new(
-                        format!(
-                            "?{v} is used inside the aggregate's {{ }} and outside it, but no \
-                             positive atom outside binds it"
-                        ),
-                        span,
-                    )
-                    .with_fix(format!(
-                        "use ?{v} in a positive atom of {} outside the {{ }}, or rename it \
-                         inside to make it the aggregate's own",
-                        place.body()
-                    )));
-                }
-                let shared: HashSet<usize> = shared.iter().copied().collect();
-                let level = check_body(inner, &shared, Place::Aggregate, names)?;
-                if !level.pos.contains(over) && !shared.contains(over) {
-                    let v = name(*over);
-                    return Err(Diagnostic::new(
-                        format!("?{v} is not bound by a positive atom of the aggregate's {{ }}"),
-                        *over_span,
-                    )
-                    .with_fix(format!(
-                        "aggregate a variable that an atom inside the {{ }} binds, or use ?{v} \
-                         in one"
-                    )));
-                }
-            }
+            } => b.aggregate(*over, *over_span, inner, shared)?,
         }
     }
     Ok(Level {
@@ -331,4 +178,211 @@ fn check_body(
             .map(|(s, (sp, _))| (s, sp))
             .collect(),
     })
+}
+
+/// A body being checked: the variables bound in it (by its positive literals, or from
+/// outside), where it is written, and the variables' names.
+struct Body<'a> {
+    bound: &'a HashSet<usize>,
+    place: Place,
+    names: &'a [String],
+}
+
+impl Body<'_> {
+    fn name(&self, s: usize) -> &str {
+        self.names.get(s).map_or("?", String::as_str)
+    }
+
+    /// A comparison tests bound variables and constants, never `_`.
+    fn comparison(&self, left: &LTerm, right: &LTerm) -> Result<(), Diagnostic> {
+        let (bound, place) = (self.bound, self.place);
+        let name = |s: usize| self.name(s);
+        for t in [left, right] {
+            match t {
+                LTerm::Var(s, span) if !bound.contains(s) => {
+                    let v = name(*s);
+                    return Err(Diagnostic::new(
+                        format!(
+                            "?{v} in a comparison is not bound by a positive atom of {}",
+                            place.body()
+                        ),
+                        *span,
+                    )
+                    .with_fix(format!(
+                        "a comparison tests and never binds: use ?{v} in a positive \
+                         atom of {} too",
+                        place.body()
+                    )));
+                }
+                LTerm::Wild(span) => {
+                    return Err(Diagnostic::new(
+                        "a comparison can't test _, which stands for no value",
+                        *span,
+                    )
+                    .with_fix("compare a ?variable bound by a positive atom, or a constant"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A builtin tests bound variables and constants, never `_`.
+    fn builtin(&self, sig: &BuiltinSig, args: &[LTerm]) -> Result<(), Diagnostic> {
+        let (bound, place) = (self.bound, self.place);
+        let name = |s: usize| self.name(s);
+        let b = sig.builtin.name();
+        for (t, param) in args.iter().zip(sig.params) {
+            match t {
+                LTerm::Var(s, span) if !bound.contains(s) => {
+                    let v = name(*s);
+                    return Err(Diagnostic::new(
+                        format!(
+                            "{b} tests its argument {param}, but ?{v} is not bound by a \
+                             positive atom of {}",
+                            place.body()
+                        ),
+                        *span,
+                    )
+                    .with_fix(format!(
+                        "builtins test values and never bind: use ?{v} in a positive \
+                         atom of {} too",
+                        place.body()
+                    )));
+                }
+                LTerm::Wild(span) => {
+                    return Err(Diagnostic::new(
+                        format!("{b} can't take _ as its argument {param}"),
+                        *span,
+                    )
+                    .with_fix("give it a ?variable bound by a positive atom, or a constant"));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `not` (literal `i`) shares a variable with the positive part; its other variables are
+    /// existential, each in one negation only.
+    fn negation(
+        &self,
+        i: usize,
+        args: &[LTerm],
+        span: Span,
+        existential: &mut HashMap<usize, (Span, usize)>,
+    ) -> Result<(), Diagnostic> {
+        let (bound, place) = (self.bound, self.place);
+        let name = |s: usize| self.name(s);
+        let span = &span;
+        let vars: Vec<(usize, Span)> = args
+            .iter()
+            .filter_map(|t| match t {
+                LTerm::Var(s, sp) => Some((*s, *sp)),
+                _ => None,
+            })
+            .collect();
+        if !vars.is_empty() && vars.iter().all(|(s, _)| !bound.contains(s)) {
+            let mut listed: Vec<String> = Vec::new();
+            for (s, _) in &vars {
+                let v = format!("?{}", name(*s));
+                if !listed.contains(&v) {
+                    listed.push(v);
+                }
+            }
+            let which = match listed.as_slice() {
+                [one] => one.clone(),
+                _ => format!("one of {}", listed.join(", ")),
+            };
+            return Err(Diagnostic::new(
+                format!(
+                    "\"not\" shares no variable with the positive atoms of {}",
+                    place.body()
+                ),
+                *span,
+            )
+            .with_fix(format!(
+                "\"not\" tests values bound elsewhere: use {which} in a positive atom \
+                 of {} too, or write _ for a value that may be anything",
+                place.body()
+            )));
+        }
+        for (s, sp) in vars {
+            if bound.contains(&s) {
+                continue;
+            }
+            match existential.get(&s) {
+                Some(&(_, at)) if at != i => {
+                    let v = name(s);
+                    return Err(Diagnostic::new(
+                        format!(
+                            "?{v} appears only under \"not\", in two negations; each \
+                             would read it apart"
+                        ),
+                        sp,
+                    )
+                    .with_fix(format!(
+                        "bind ?{v} with a positive atom, or give each \"not\" a variable \
+                         of its own (or _)"
+                    )));
+                }
+                Some(_) => {}
+                None => {
+                    existential.insert(s, (sp, i));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An aggregate's shared variables are bound outside it, and what it aggregates inside.
+    fn aggregate(
+        &self,
+        over: usize,
+        over_span: Span,
+        inner: &[LLit],
+        shared: &[usize],
+    ) -> Result<(), Diagnostic> {
+        let (bound, place, names) = (self.bound, self.place, self.names);
+        let name = |s: usize| self.name(s);
+        let (over, over_span) = (&over, &over_span);
+        for &s in shared {
+            if bound.contains(&s) {
+                continue;
+            }
+            let mut occ = Vec::new();
+            occurrences(inner, &mut occ);
+            let span = occ
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map_or(*over_span, |(_, sp)| *sp);
+            let v = name(s);
+            return Err(Diagnostic::new(
+                format!(
+                    "?{v} is used inside the aggregate's {{ }} and outside it, but no \
+                     positive atom outside binds it"
+                ),
+                span,
+            )
+            .with_fix(format!(
+                "use ?{v} in a positive atom of {} outside the {{ }}, or rename it \
+                 inside to make it the aggregate's own",
+                place.body()
+            )));
+        }
+        let shared: HashSet<usize> = shared.iter().copied().collect();
+        let level = check_body(inner, &shared, Place::Aggregate, names)?;
+        if !level.pos.contains(over) && !shared.contains(over) {
+            let v = name(*over);
+            return Err(Diagnostic::new(
+                format!("?{v} is not bound by a positive atom of the aggregate's {{ }}"),
+                *over_span,
+            )
+            .with_fix(format!(
+                "aggregate a variable that an atom inside the {{ }} binds, or use ?{v} \
+                 in one"
+            )));
+        }
+        Ok(())
+    }
 }
