@@ -17,7 +17,7 @@ use std::time::Duration;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::data::dict::Dict;
-use crate::data::source::{FactSource, SourceError};
+use crate::data::source::FactSource;
 use crate::data::value::Term;
 use crate::exec::budget::{Budget, Cancel};
 use crate::exec::delta::{Candidate, INLINE, Output};
@@ -28,72 +28,13 @@ use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
 use crate::link::strata::{Stratum, Unstratifiable, stratify};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
 
+mod error;
 mod prepare;
+
+pub use error::EvalError;
 
 /// The fewest tuples of the first step's part per task.
 pub const CHUNK: u32 = 2048;
-
-/// Why an evaluation stopped without an answer.
-#[derive(Debug, thiserror::Error)]
-pub enum EvalError {
-    /// The work budget ran out.
-    #[error("the program passed its work budget of {max} units{}", went(spent))]
-    WorkLimit {
-        /// The budget.
-        max: u64,
-        /// Where the work went: the rules that spent most, with their units.
-        spent: Vec<(String, u64)>,
-    },
-    /// The deadline passed.
-    #[error("the program ran past its time limit of {limit:?}{}", went(spent))]
-    Deadline {
-        /// The limit.
-        limit: Duration,
-        /// Where the work went: the rules that spent most, with their units.
-        spent: Vec<(String, u64)>,
-    },
-    /// The cancellation token was cancelled.
-    #[error("the evaluation was cancelled")]
-    Cancelled,
-    /// A relation depends on itself through negation or an aggregate.
-    #[error("relations {cycle:?} depend on each other through {}", if *.negation { "negation" } else { "an aggregate" })]
-    Unstratifiable {
-        /// The relations on the cycle.
-        cycle: Vec<String>,
-        /// Negation (else an aggregate).
-        negation: bool,
-    },
-    /// An aggregate met a value it cannot take (`sum` of a text).
-    #[error("{0}")]
-    Aggregate(String),
-    /// `str.match` was given a pattern that is not a regular expression.
-    #[error("str.match: {0}")]
-    Regex(String),
-    /// The fact source failed.
-    #[error(transparent)]
-    Source(#[from] SourceError),
-}
-
-impl From<crate::builtins::BuiltinError> for EvalError {
-    fn from(e: crate::builtins::BuiltinError) -> Self {
-        match e {
-            crate::builtins::BuiltinError::Aggregate(m) => EvalError::Aggregate(m),
-            crate::builtins::BuiltinError::Regex(m) => EvalError::Regex(m),
-        }
-    }
-}
-
-/// "; the work went to: rule (N units), ..." for a budget error's message.
-fn went(spent: &[(String, u64)]) -> String {
-    if spent.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = spent
-        .iter()
-        .map(|(rule, units)| format!("{rule} ({units} units)"))
-        .collect();
-    format!("; the work went to: {}", parts.join(", "))
-}
 
 /// How to evaluate.
 #[derive(Clone, Debug)]
@@ -835,38 +776,4 @@ pub(crate) fn part_range(rel: &Relation, part: Part) -> Range<u32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: the split points were the quantiles of the largest task's run; each
-    /// task's keys lie in a narrow range of their own, so one range of four got 83% of
-    /// same generation's first round (380,000 of 458,000 keys) and two threads merged
-    /// no faster than one.
-    #[test]
-    fn split_points_balance_tasks_that_cover_ranges_of_their_own() {
-        // Sixteen tasks, each over keys of its own; the largest over the lowest.
-        let runs: Vec<Vec<u64>> = (0..16u64)
-            .map(|t| {
-                let n = if t == 0 { 4_000 } else { 1_000 };
-                (0..n).map(|i| t << 32 | i).collect()
-            })
-            .collect();
-        let refs: Vec<(usize, &[u64])> = runs.iter().map(|r| &r[..]).enumerate().collect();
-        let total: usize = runs.iter().map(Vec::len).sum();
-        let bounds = split_points(&refs, &|&k: &u64| (k, ()), total, 4);
-        assert_eq!(bounds.len(), 3);
-        let mut lo = 0;
-        for hi in bounds.iter().copied().chain([u64::MAX]) {
-            let n = runs
-                .iter()
-                .flatten()
-                .filter(|&&k| k >= lo && k < hi)
-                .count();
-            assert!(
-                n * 8 >= total && n * 2 <= total,
-                "{n} of {total} keys in {lo}..{hi}"
-            );
-            lo = hi;
-        }
-    }
-}
+mod tests;
