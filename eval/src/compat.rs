@@ -39,6 +39,21 @@ pub mod explain {
 pub mod parse {
     pub use crate::front::parse::*;
 }
+/// Old path of the demand rewrite.
+#[doc(hidden)]
+pub mod magic {
+    pub use crate::rewrite::magic::*;
+}
+/// Old path of the join-intermediate rewrite.
+#[doc(hidden)]
+pub mod split {
+    pub use crate::rewrite::split::*;
+}
+/// Old path of the radix sort.
+#[doc(hidden)]
+pub mod radix {
+    pub use crate::data::radix::*;
+}
 /// Old path of [`crate::answer::query`].
 #[doc(hidden)]
 pub mod query {

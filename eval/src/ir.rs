@@ -1,7 +1,7 @@
 //! The program as the evaluator runs it: relations by number, rules over variable slots.
 //!
 //! The checker lowers a linked, checked [`crate::front::ast::Program`] to an [`Ir`]; the evaluators
-//! ([`crate::naive`] and [`crate::exec::engine`]) run it. Nothing here refers to source text except
+//! ([`crate::naive`] and `crate::exec::engine`) run it. Nothing here refers to source text except
 //! the names kept for witnesses and reports.
 
 use crate::data::value::Value;

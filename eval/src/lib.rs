@@ -38,7 +38,8 @@ pub mod cypher;
 pub(crate) mod data;
 pub(crate) mod exec;
 pub(crate) mod front;
-pub(crate) mod ir;
+#[doc(hidden)]
+pub mod ir;
 pub(crate) mod link;
 #[doc(hidden)]
 pub mod naive;
@@ -76,12 +77,8 @@ pub mod internals {
     pub use crate::exec::engine::{EvalError, Evaluation, Options, evaluate};
     pub use crate::exec::witness::Premise;
     pub use crate::front::ast;
+    pub use crate::ir;
     pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
     pub use crate::naive;
     pub use crate::rewrite::{magic, split};
-
-    /// The lowered program (`crate::ir`).
-    pub mod ir {
-        pub use crate::ir::*;
-    }
 }
