@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use strata_eval::Vocabulary;
 use strata_eval::cypher::Graph;
 use strata_eval::query::Query;
-use strata_store::{OpenOptions, Store};
+use strata_store::{OpenOptions, Store, StoreError};
 
 use crate::error::{OpenError, OptionsError};
 use crate::find;
@@ -43,7 +43,7 @@ struct Inner {
 impl App {
     /// Opens the database in `dir` and its pack (`strata.toml`).
     pub fn open(dir: &Path, options: Options) -> Result<App, OpenError> {
-        let store = Store::open(dir, OpenOptions::default())?;
+        let store = Store::open(dir, OpenOptions::default()).map_err(StoreError::from)?;
         let pack = Pack::load(dir)?;
         App::new(store, pack, options)
     }
@@ -73,7 +73,7 @@ impl App {
         let modules = store.dir().join("modules");
         let modules_dir = modules.is_dir().then_some(modules);
         let vocab = if host.vocabulary.is_none() {
-            let snap = store.snapshot()?;
+            let snap = store.snapshot().map_err(StoreError::from)?;
             let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
             check_examples(&pack, &vocab)?;
             Some((snap.seq(), vocab))

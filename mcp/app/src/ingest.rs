@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use strata_store::dump::{self, DumpSpec, Format};
-use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store, StoreError};
+use strata_store::{BatchOptions, BatchSummary, OpenError, OpenOptions, Store, StoreError};
 
 /// How the files of a batch are to be read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -125,20 +125,20 @@ pub fn ingest(
     let store = match Store::open(db, open) {
         Ok(store) => store,
         // A running `strata serve` holds it: hand the batch to it.
-        Err(in_use @ StoreError::InUse { .. }) => return via_server(db, specs, &options, in_use),
-        Err(e) => return Err(e.into()),
+        Err(in_use @ OpenError::InUse { .. }) => return via_server(db, specs, &options, in_use),
+        Err(e) => return Err(StoreError::from(e).into()),
     };
     // This process holds the database: a socket left there by a killed server is stale.
     #[cfg(unix)]
     crate::ingest_socket::remove_stale_socket(db);
-    let mut batch = store.batch(options)?;
+    let mut batch = store.batch(options).map_err(StoreError::from)?;
     batch.on_progress(progress);
     for (path, spec) in specs {
-        batch.read_file(path, spec)?;
+        batch.read_file(path, spec).map_err(StoreError::from)?;
     }
     committing();
     Ok(Ingested {
-        summary: batch.commit()?,
+        summary: batch.commit().map_err(StoreError::from)?,
         files: specs.len(),
         via_server: false,
     })
@@ -151,7 +151,7 @@ fn via_server(
     db: &Path,
     specs: &[(PathBuf, DumpSpec)],
     options: &BatchOptions,
-    in_use: StoreError,
+    in_use: OpenError,
 ) -> Result<Ingested, IngestError> {
     use crate::ingest_socket::{SendError, send_batch};
     match send_batch(db, options, specs) {
@@ -160,7 +160,7 @@ fn via_server(
             files: specs.len(),
             via_server: true,
         }),
-        Err(SendError::NoServer(_)) => Err(in_use.into()),
+        Err(SendError::NoServer(_)) => Err(StoreError::from(in_use).into()),
         Err(e) => Err(e.into()),
     }
 }
@@ -170,9 +170,9 @@ fn via_server(
     _db: &Path,
     _specs: &[(PathBuf, DumpSpec)],
     _options: &BatchOptions,
-    in_use: StoreError,
+    in_use: OpenError,
 ) -> Result<Ingested, IngestError> {
-    Err(in_use.into())
+    Err(StoreError::from(in_use).into())
 }
 
 impl Ingested {
@@ -218,7 +218,7 @@ impl Ingested {
 pub fn retract(db: &Path, units: &[String], options: BatchOptions) -> Result<Ingested, StoreError> {
     let store = Store::open(db, OpenOptions::default())?;
     Ok(Ingested {
-        summary: store.retract(units, options)?,
+        summary: store.retract(units, options).map_err(StoreError::from)?,
         files: 0,
         via_server: false,
     })

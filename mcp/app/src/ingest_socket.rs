@@ -178,9 +178,9 @@ pub enum RequestError {
         source: std::io::Error,
     },
     /// The store refused the batch (a malformed line, a full disk, ...); nothing of it
-    /// was stored.
-    #[error("{0}")]
-    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// was stored. The message is the error and its sources, as the client prints it.
+    #[error("{}", crate::model::error_chain(.0.as_ref()))]
+    Store(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl RequestError {

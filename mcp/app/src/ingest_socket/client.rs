@@ -94,7 +94,8 @@ fn send_body(
     w.write_all(&line).map_err(sock)?;
     let mut buf = vec![0u8; CLIENT_FRAME];
     for (path, spec) in files {
-        let mut input = dump::open(path).map_err(|e| SendError::Local(e.to_string()))?;
+        let mut input =
+            dump::open(path).map_err(|e| SendError::Local(crate::model::error_chain(&e)))?;
         loop {
             let n = match input.read(&mut buf) {
                 Ok(0) => break,
