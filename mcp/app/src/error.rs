@@ -214,8 +214,10 @@ impl CallError {
     }
 
     /// The error as data: `ask`'s failure is its question, language, mode and every try;
-    /// any other is `{"error": {"kind", "message"}}`, with `suggestion` where one name
-    /// was nearly right and `variable` for a bind.
+    /// any other is `{"error": {"kind", "message"}}`, with `diagnostic` for a program or
+    /// Cypher query that does not parse or check (its context and each diagnostic's
+    /// message, span, line, column, source line and fix), `suggestion` where one name was
+    /// nearly right and `variable` for a bind.
     pub fn json(&self) -> serde_json::Value {
         if let CallError::Ask(a) = self
             && let Some(j) = a.json()
@@ -229,6 +231,9 @@ impl CallError {
                 ..
             } => e["suggestion"] = s.clone().into(),
             CallError::Bind(b) => e["variable"] = b.variable().into(),
+            CallError::Query(QueryError::Program(p)) | CallError::Cypher(CypherError::Query(p)) => {
+                e["diagnostic"] = serde_json::to_value(p).unwrap_or_default();
+            }
             _ => {}
         }
         serde_json::json!({ "error": e })

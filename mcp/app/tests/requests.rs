@@ -149,6 +149,10 @@ fn a_wrong_program_is_a_program_error_with_its_fix() {
     );
     assert_eq!(e.json()["error"]["kind"], "program");
     assert_eq!(e.json()["error"]["message"], text);
+    let d = &e.json()["error"]["diagnostic"]["diagnostics"][0];
+    assert_eq!(d["line"], 1);
+    assert_eq!(d["column"], 1);
+    assert_eq!(d["fix"], "did you mean \"deps.depends_on\"?");
 
     let mut r = query("imports(?a, ?b) => ?a");
     r.page.page_token = "x".to_owned();
