@@ -160,14 +160,11 @@ pub fn binds_from_flags(
     Ok(out.finish())
 }
 
+/// What a value that is not a bind is: an array inside a bind's list is a list of lists.
 fn kind(v: &serde_json::Value) -> &'static str {
     match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "a list of lists",
-        serde_json::Value::Object(_) => "an object",
+        other => crate::host::kind(other),
     }
 }
 

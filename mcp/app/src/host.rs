@@ -280,7 +280,8 @@ fn article(t: &str) -> String {
     }
 }
 
-fn kind(v: &serde_json::Value) -> &'static str {
+/// What kind of JSON value `v` is, with its article: `null`, `a boolean`, `an array`, ...
+pub(crate) fn kind(v: &serde_json::Value) -> &'static str {
     match v {
         serde_json::Value::Null => "null",
         serde_json::Value::Bool(_) => "a boolean",
