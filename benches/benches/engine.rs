@@ -14,8 +14,8 @@ use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use strata_benches::engines::{Engine, Prepared, bfs_store};
 use strata_benches::workload::{Kind, Scale};
 use strata_benches::{DEFAULT_SEED, LookupSample, bench_edges, code_graph_db, large, open_store};
-use strata_eval::query::{Query, RunOptions};
 use strata_eval::{FactSource, Vocabulary};
+use strata_eval::{Query, RunOptions};
 
 fn workloads(c: &mut Criterion) {
     let scale = if large() {
@@ -63,7 +63,7 @@ fn reach_program(text: &str) -> String {
 fn count_of(q: &Query, src: &dyn FactSource) -> u64 {
     let out = q.run(src, &RunOptions::default()).expect("query");
     match out.answer.rows.first().and_then(|r| r.cells.first()) {
-        Some(strata_eval::answer::Cell::Value(strata_eval::Value::Number(n))) => *n as u64,
+        Some(strata_eval::Cell::Value(strata_eval::Value::Number(n))) => *n as u64,
         other => panic!("expected a count, got {other:?}"),
     }
 }

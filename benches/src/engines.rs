@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rustc_hash::FxHashSet;
-use strata_eval::answer::Cell;
-use strata_eval::query::{Query, RunOptions};
+use strata_eval::Cell;
 use strata_eval::{FactSource, MemorySource, Value, Vocabulary};
+use strata_eval::{Query, RunOptions};
 
 use crate::workload::{Kind, Workload};
 use crate::{BenchError, BenchResult};

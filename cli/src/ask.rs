@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use strata_app::{App, AskOptions, AskRequest, Call, Language, Mode, ModelFlags, Options};
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 use super::{ProgramError, duration, print, program_error};
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use strata_app::{Call, CypherRequest, binds_from_flags};
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 use super::query::RunFlags;
 use super::{print, program_error};

@@ -196,7 +196,7 @@ fn print(response: &impl strata_app::Render, json: bool) -> Result<()> {
 /// Cypher query, a question) prints as rendered, caret and fix; anything else as an error.
 fn program_error(e: strata_app::CallError) -> anyhow::Error {
     use strata_app::CallError;
-    use strata_eval::query::QueryError;
+    use strata_eval::QueryError;
     match e {
         CallError::Query(QueryError::Program(_))
         | CallError::Cypher(_)

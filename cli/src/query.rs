@@ -9,7 +9,7 @@ use clap::Args;
 use strata_app::{
     App, Call, ExplainRequest, Options, Page, QueryRequest, SchemaRequest, binds_from_flags,
 };
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 use super::{duration, print, program_error};
 

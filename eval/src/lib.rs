@@ -47,10 +47,6 @@ pub(crate) mod plan;
 pub(crate) mod rewrite;
 pub mod witness;
 
-mod compat;
-#[doc(hidden)]
-pub use compat::*;
-
 pub use answer::explain::{How, LiteralReport, RelationReport, Report, RuleReport};
 pub use answer::query::{Outcome, Query, QueryError, RunOptions};
 pub use answer::{Answer, Cell, Row};

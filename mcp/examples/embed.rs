@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::model::JsonObject;
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 use strata_eval::{MemorySource, Value, Vocabulary};
 use strata_mcp::{CallContext, Example, HostArguments, Pack, Run, Server, Source, ToolOutput};
 use strata_store::{OpenOptions, Store};

@@ -15,7 +15,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 use crate::server::{Server, ToolOutput};
 

@@ -16,7 +16,7 @@
 //! the pack, the host's hooks, the models, the instructions and the ingest socket.
 //!
 //! ```
-//! use strata_eval::budget::Cancel;
+//! use strata_eval::Cancel;
 //! use strata_mcp::{Options, Pack, Server};
 //! use strata_store::dump::{DumpSpec, Format};
 //! use strata_store::{BatchOptions, OpenOptions, Store};

@@ -111,8 +111,7 @@ impl Server {
             .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
         if uri == SCHEMA_URI {
             return Ok(
-                ResourceContents::text(strata_eval::schema::card(&vocab), uri)
-                    .with_mime_type("text/plain"),
+                ResourceContents::text(strata_eval::card(&vocab), uri).with_mime_type("text/plain")
             );
         }
         if uri == PACK_URI {

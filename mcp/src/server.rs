@@ -14,7 +14,7 @@ use rmcp::model::{JsonObject, Tool};
 use strata_app::App;
 use strata_app::host::HostOptions;
 use strata_app::pack::Pack;
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 use strata_store::Store;
 
 mod builder;

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 use strata_fixtures::fake_model::{FakeModel, Reply};
 use strata_mcp::ask::AskOptions;
 use strata_mcp::{Api, Model, Options, Pack, Server, ToolOutput};

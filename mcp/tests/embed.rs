@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::JsonObject;
 use serde_json::json;
+use strata_eval::Cancel;
 use strata_eval::Vocabulary;
-use strata_eval::budget::Cancel;
 use strata_mcp::{HostArguments, Pack, Run, Server, ServerError, Source, ToolOutput};
 use strata_store::{OpenOptions, Store};
 

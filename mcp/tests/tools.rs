@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 use strata_mcp::{Options, Pack, Server, ServerError, ToolOutput};
 use strata_store::dump::{self, DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};

@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
-use strata_eval::value::canonical_number;
+use strata_eval::canonical_number;
 
 use crate::error::IngestError;
 

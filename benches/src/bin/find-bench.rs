@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use strata_benches::{median, percentile};
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 use strata_mcp::{Options, Server};
 
 const USAGE: &str = "\

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use strata_eval::Query;
 use strata_eval::Vocabulary;
 use strata_eval::cypher::Graph;
-use strata_eval::query::Query;
 use strata_store::{OpenOptions, Store, StoreError};
 
 use crate::error::{OpenError, OptionsError};

@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, PoisonError};
 
-use strata_eval::query::Query;
+use strata_eval::Query;
 use strata_eval::{Bind, FactSource, Vocabulary};
 use strata_store::Snapshot;
 use strata_store::layout::DEFAULT_TIER;
@@ -410,7 +410,7 @@ mod tests {
         // It runs on batch 3: the reference the batch added is there.
         let out = p
             .query
-            .run(p.base.source(), &strata_eval::query::RunOptions::default())
+            .run(p.base.source(), &strata_eval::RunOptions::default())
             .unwrap();
         assert_eq!(out.answer.total, 2);
     }

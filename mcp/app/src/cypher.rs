@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 use strata_eval::Bind;
+use strata_eval::Cancel;
 use strata_eval::Vocabulary;
-use strata_eval::budget::Cancel;
 use strata_eval::cypher;
 
 use crate::app::App;

@@ -2,9 +2,9 @@
 //! [`OptionsError`]) and why one request got no answer ([`CallError`]). Every message is
 //! the one an agent or a user reads; [`CallError::json`] gives the same as data.
 
+use strata_eval::QueryError;
 use strata_eval::SourceError;
 use strata_eval::cypher::CypherError;
-use strata_eval::query::QueryError;
 use strata_store::StoreError;
 
 use crate::ask::AskError;

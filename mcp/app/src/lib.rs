@@ -28,7 +28,7 @@
 //! ```
 //! use strata_app::{App, Call, Options, Page, QueryRequest, Render};
 //! use strata_app::pack::Pack;
-//! use strata_eval::budget::Cancel;
+//! use strata_eval::Cancel;
 //! use strata_store::dump::{DumpSpec, Format};
 //! use strata_store::{BatchOptions, OpenOptions, Store};
 //!

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 /// How long a model may take to answer one request when the configuration does not say.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use strata_eval::budget::Cancel;
-use strata_eval::query::RunOptions;
+use strata_eval::Cancel;
+use strata_eval::RunOptions;
 
 use crate::app::App;
 use crate::base::Call;

@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 use strata_eval::Bind;
-use strata_eval::budget::Cancel;
-use strata_eval::explain::Report;
-use strata_eval::query::Outcome;
+use strata_eval::Cancel;
+use strata_eval::Outcome;
+use strata_eval::Report;
 
 use crate::app::App;
 use crate::base::{Call, Prepared};

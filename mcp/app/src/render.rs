@@ -6,9 +6,9 @@
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
+use strata_eval::Node;
 use strata_eval::Value;
-use strata_eval::answer::{Answer, Cell};
-use strata_eval::witness::Node;
+use strata_eval::{Answer, Cell};
 use strata_store::Snapshot;
 
 /// A response: one text rendering, and one JSON rendering (its serialisation).

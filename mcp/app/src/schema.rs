@@ -4,7 +4,7 @@
 //! earns.
 
 use serde::Serialize;
-use strata_eval::witness::Node;
+use strata_eval::Node;
 use strata_eval::{FactSource, RelationKind};
 
 use crate::app::App;
@@ -87,9 +87,9 @@ impl App {
             text,
         };
         if path.is_empty() {
-            return Ok(answer(strata_eval::schema::card(&vocab)));
+            return Ok(answer(strata_eval::card(&vocab)));
         }
-        if let Some(text) = strata_eval::schema::describe(&vocab, path) {
+        if let Some(text) = strata_eval::describe(&vocab, path) {
             return Ok(answer(text));
         }
         if path == "data" {
@@ -115,7 +115,7 @@ impl App {
             (Some(s), v)
         };
         let target = r.target.trim();
-        let Some(schema) = strata_eval::schema::describe(&vocab, target) else {
+        let Some(schema) = strata_eval::describe(&vocab, target) else {
             return Err(CallError::Unknown {
                 tool: "look",
                 name: target.to_owned(),

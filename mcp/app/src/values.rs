@@ -2,8 +2,8 @@
 //! writes for `relation.column` or `relation.N` and runs as `query` would.
 
 use serde::Serialize;
+use strata_eval::Cancel;
 use strata_eval::Vocabulary;
-use strata_eval::budget::Cancel;
 
 use crate::app::App;
 use crate::base::Call;

@@ -12,7 +12,7 @@ use strata_app::{
     App, Call, CallError, CypherRequest, ExplainRequest, FindRequest, LookRequest, Options, Page,
     QueryRequest, Render, SchemaRequest, ValuesRequest, binds_from_flags, binds_from_json,
 };
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 use strata_store::dump::{self, DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::de::DeserializeOwned;
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 use strata_app::host::{HostArguments, HostOptions};
 use strata_app::pack::Pack;

@@ -104,7 +104,7 @@ impl App {
                  program may use:\n{}\n",
                 pack.about_or_default(),
                 language.how_to_write(),
-                strata_eval::schema::card(&vocab),
+                strata_eval::card(&vocab),
             ),
             Language::Cypher => {
                 let graph = strata_eval::cypher::Graph::derive(&vocab, &pack.cypher.mapping())
@@ -194,10 +194,7 @@ impl App {
                     continue;
                 }
                 let mut quoted = String::new();
-                strata_eval::witness::write_value(
-                    &strata_eval::Value::text(&*m.value),
-                    &mut quoted,
-                );
+                strata_eval::write_value(&strata_eval::Value::text(&*m.value), &mut quoted);
                 lines.push(format!(
                     "{quoted} ({} for {name}): {}",
                     m.kind,

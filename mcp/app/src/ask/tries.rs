@@ -3,7 +3,7 @@
 //! another try; each [`Try`] recorded.
 
 use serde::Serialize;
-use strata_eval::budget::Cancel;
+use strata_eval::Cancel;
 
 use super::{Answered, AskError, AskResponse, Language, Mode, extract_program};
 use crate::app::App;

@@ -100,7 +100,7 @@ impl Render for FindResponse {
         let mut text = String::new();
         for (i, m) in self.matches.iter().enumerate() {
             let mut quoted = String::new();
-            strata_eval::witness::write_value(&strata_eval::Value::text(&*m.value), &mut quoted);
+            strata_eval::write_value(&strata_eval::Value::text(&*m.value), &mut quoted);
             let how = match m.edits {
                 Some(d) => format!("{} ({d} edit{})", m.kind, plural(d.into())),
                 None => m.kind.to_owned(),
