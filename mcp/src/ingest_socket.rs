@@ -243,6 +243,7 @@ fn format_name(f: Format) -> &'static str {
         Format::Nodes => "nodes",
         Format::Facts => "facts",
         Format::Jsonl => "jsonl",
+        Format::Scip => "scip",
     }
 }
 

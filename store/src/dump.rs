@@ -31,6 +31,8 @@ pub enum Format {
     /// JSON objects `{"src","kind","dst"}`, `{"node","key","value"}` or `{"id","label"}`,
     /// each with an optional `"unit"`.
     Jsonl,
+    /// A SCIP index (`index.scip`), the protobuf code indexers write: see [`crate::scip`].
+    Scip,
 }
 
 /// Where a relation's facts came from, which decides its column names and which other
@@ -69,11 +71,24 @@ impl Format {
             "nodes" => Format::Nodes,
             "facts" => Format::Facts,
             "jsonl" => Format::Jsonl,
+            "scip" => Format::Scip,
             _ => return None,
         })
     }
 
-    /// The format a file name implies (`x.edges.tsv`, `NAME.facts`, `x.jsonl`, each with an
+    /// The name [`Format::parse`] reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Edges => "edges",
+            Format::Attrs => "attrs",
+            Format::Nodes => "nodes",
+            Format::Facts => "facts",
+            Format::Jsonl => "jsonl",
+            Format::Scip => "scip",
+        }
+    }
+
+    /// The format a file name implies (`x.edges.tsv`, `NAME.facts`, `x.jsonl`, `x.scip`, each with an
     /// optional `.gz`).
     pub fn from_path(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_str()?;
@@ -84,6 +99,7 @@ impl Format {
             (".nodes.tsv", Format::Nodes),
             (".facts", Format::Facts),
             (".jsonl", Format::Jsonl),
+            (".scip", Format::Scip),
         ]
         .into_iter()
         .find(|(suffix, _)| name.ends_with(suffix))
@@ -188,6 +204,9 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
 ///
 /// Stops at the first malformed line with [`StoreError::Malformed`] naming the file and line.
 pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
+    if spec.format == Format::Scip {
+        return crate::scip::read(input, spec, sink);
+    }
     let mut reader = LineReader {
         spec,
         line_no: 0,

@@ -90,6 +90,9 @@ pub enum StoreError {
         /// Whether anything of the batch may have been stored, and what to do.
         outcome: &'static str,
     },
+    /// A SCIP index cannot be read; nothing of the batch it belongs to was stored.
+    #[error(transparent)]
+    Scip(#[from] crate::scip::ScipError),
     /// redb, the storage engine underneath, failed.
     #[error("storage engine: {0}")]
     Engine(#[from] redb::Error),

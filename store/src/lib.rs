@@ -38,6 +38,7 @@ mod ingest;
 pub mod intern;
 pub mod layout;
 mod relwriter;
+pub mod scip;
 mod snapshot;
 mod stats;
 
