@@ -69,6 +69,12 @@ pub enum Problem {
         /// Where the varint starts.
         offset: u64,
     },
+    /// A varint inside a message is cut off or runs past ten bytes.
+    #[error("malformed varint at byte {offset} of the message")]
+    Truncated {
+        /// Where the varint starts, from the start of the message.
+        offset: u64,
+    },
     /// A varint runs past the ten bytes a 64-bit value takes.
     #[error("malformed varint at byte {offset}: longer than ten bytes")]
     LongVarint {
@@ -116,7 +122,7 @@ pub enum Problem {
         declared: u64,
     },
     /// The message's bytes do not decode as its SCIP type.
-    #[error("not a valid SCIP {what}: {cause}")]
+    #[error("not a valid SCIP {what}: {}", explain(cause))]
     Decode {
         /// The message type (`Document`, `Metadata`...).
         what: &'static str,
@@ -132,4 +138,27 @@ pub enum Problem {
          the documents); name it with --unit REPO"
     )]
     NoRepository,
+}
+
+/// The protobuf decoder's message, said in terms of the bytes (rust-protobuf 3.7's texts for
+/// the failures a truncated or corrupted message gives; any other text as it is).
+fn explain(cause: &protobuf::Error) -> String {
+    let text = cause.to_string();
+    match text.as_str() {
+        "Unexpected EOF" | "Truncated message" => {
+            "truncated: a nested message ends before its last field does".to_owned()
+        }
+        "New limit must not be greater than current limit" => {
+            "truncated: a nested message declares more bytes than the message holding it".to_owned()
+        }
+        "Invalid UTF-8 sequence" | "UTF-8 decode error" => "a string is not valid UTF-8".to_owned(),
+        "Incorrect varint" => {
+            "malformed varint (longer than ten bytes) in a nested message".to_owned()
+        }
+        "Incorrect tag" => {
+            "invalid tag (field 0 or wire type 6 or 7) in a nested message".to_owned()
+        }
+        "Over recursion limit" => "messages nested too deep".to_owned(),
+        _ => text,
+    }
 }

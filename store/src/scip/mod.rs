@@ -153,6 +153,16 @@ const METADATA: u64 = 1;
 const DOCUMENTS: u64 = 2;
 const EXTERNAL_SYMBOLS: u64 = 3;
 
+/// The fields of `scip.Document` and their wire types.
+const DOCUMENT_FIELDS: &[(u64, u8, &str)] = &[
+    (1, LEN, "Document.relative_path, a string"),
+    (2, LEN, "Document.occurrences, a message"),
+    (3, LEN, "Document.symbols, a message"),
+    (4, LEN, "Document.language, a string"),
+    (5, LEN, "Document.text, a string"),
+    (6, wire::VARINT, "Document.position_encoding, an enum"),
+];
+
 /// Reads a whole SCIP index into `sink`; returns the number of facts read. A malformed index
 /// stops the read with a [`ScipError`] naming the document.
 pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
@@ -165,10 +175,11 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
     let mut fields = Fields::new(input);
     let mut emit = Emitter::new(sink);
     loop {
+        let at = fields.offset();
         let head = match fields.next_head() {
             Ok(Some(head)) => head,
             Ok(None) => break,
-            Err(e) => return Err(reader.index_err(Place::Byte(fields.offset()), e).into()),
+            Err(e) => return Err(reader.index_err(Place::Byte(at), e).into()),
         };
         match head.number {
             METADATA => {
@@ -243,13 +254,8 @@ impl Reader {
             path: wire::peek_string(&fields.payload, 1).unwrap_or_else(|| "no path".to_owned()),
             problem,
         };
-        check_len(head).map_err(|p| {
-            let mut e = err(fields, p);
-            if let ScipError::Document { path, .. } = &mut e {
-                "no path".clone_into(path);
-            }
-            e
-        })?;
+        fields.payload.clear();
+        check_len(head).map_err(|p| err(fields, p))?;
         match fields.read_payload(head) {
             Ok(()) => {}
             Err(WireError::Bytes(p)) => return Err(err(fields, p).into()),
@@ -261,6 +267,7 @@ impl Reader {
                 .into());
             }
         }
+        wire::check_fields(&fields.payload, DOCUMENT_FIELDS).map_err(|p| err(fields, p))?;
         let doc = Document::parse_from_bytes(&fields.payload)
             .map_err(|cause| err(fields, decode("Document", cause)))?;
         if doc.relative_path.is_empty() {

@@ -87,8 +87,8 @@ impl<R: BufRead> Fields<R> {
     /// Reads the payload of a length-delimited field into [`Fields::payload`]. When the input
     /// ends early, the bytes that were there stay in the payload and the error says how many.
     pub(crate) fn read_payload(&mut self, head: FieldHead) -> Result<(), WireError> {
-        let len = self.len(head)?;
         self.payload.clear();
+        let len = self.len(head)?;
         let got = Read::take(&mut self.input, len)
             .read_to_end(&mut self.payload)
             .map_err(WireError::Read)?;
@@ -191,6 +191,66 @@ pub(crate) fn peek_string(message: &[u8], number: u64) -> Option<String> {
         at = at.checked_add(len)?;
     }
     None
+}
+
+/// Checks the framing of a message's own fields (not the messages nested in them): every
+/// tag valid, every length within the message, and each field in `schema` (number, wire
+/// type, what it holds) of its wire type. A protobuf decoder reads a known field of the wrong
+/// wire type as an unknown one and drops it; this says so instead.
+pub(crate) fn check_fields(
+    message: &[u8],
+    schema: &[(u64, u8, &'static str)],
+) -> Result<(), Problem> {
+    let mut at = 0usize;
+    let total = message.len() as u64;
+    while at < message.len() {
+        let (tag, n) =
+            slice_varint(&message[at..]).ok_or(Problem::Truncated { offset: at as u64 })?;
+        at += n;
+        let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
+        if number == 0 || !matches!(wire_type, VARINT | FIXED64 | LEN | FIXED32) {
+            return Err(Problem::InvalidTag {
+                tag,
+                field: number,
+                wire_type,
+            });
+        }
+        if let Some(&(_, expected, what)) = schema.iter().find(|f| f.0 == number)
+            && expected != wire_type
+        {
+            return Err(Problem::WrongWireType {
+                field: number,
+                found: wire_type,
+                expected,
+                what,
+            });
+        }
+        let len = match wire_type {
+            VARINT => {
+                let (_, n) =
+                    slice_varint(&message[at..]).ok_or(Problem::Truncated { offset: at as u64 })?;
+                n as u64
+            }
+            FIXED64 => 8,
+            FIXED32 => 4,
+            _ => {
+                let (len, n) =
+                    slice_varint(&message[at..]).ok_or(Problem::Truncated { offset: at as u64 })?;
+                at += n;
+                len
+            }
+        };
+        let left = total - at as u64;
+        if len > left {
+            return Err(Problem::TruncatedField {
+                field: number,
+                declared: len,
+                found: left,
+            });
+        }
+        at += len as usize;
+    }
+    Ok(())
 }
 
 /// A varint at the start of `bytes` and its length.
