@@ -283,3 +283,44 @@ fn gzip_index_reads_as_the_plain_one() {
         assert_eq!(rows(&store, rel), rows(&plain, rel), "{rel}");
     }
 }
+
+#[test]
+fn code_module_checks_against_the_scip_relations() {
+    use strata_eval::{RelationInfo, Vocabulary};
+    use strata_store::scip::{CODE_MODULE, RELATIONS};
+    let base: Vec<RelationInfo> = RELATIONS
+        .iter()
+        .map(|r| RelationInfo {
+            name: r.name.to_owned(),
+            columns: r.columns.iter().map(|c| (*c).to_owned()).collect(),
+            doc: r.doc.to_owned(),
+            tier: "default".to_owned(),
+            rows: 0,
+            distinct: vec![0; r.columns.len()],
+            origin: Default::default(),
+            spelled: r.name.to_owned(),
+        })
+        .collect();
+    let vocab = Vocabulary::from_sources(base, &[("code", CODE_MODULE)])
+        .unwrap_or_else(|e| panic!("code.dl: {e}"));
+    let schema = vocab.module_schema("code").unwrap();
+    for (relation, columns) in [
+        ("depends_on", "a, b"),
+        ("dependents", "b, a"),
+        ("callers", "s, c"),
+        ("callees", "s, c"),
+        ("implementations", "t, s"),
+        ("defined_in", "symbol, path"),
+        ("impact", "path, p"),
+    ] {
+        let line = schema
+            .lines()
+            .find(|l| l.starts_with(&format!("code.{relation}(")))
+            .unwrap_or_else(|| panic!("no code.{relation} in\n{schema}"));
+        assert!(
+            line.starts_with(&format!("code.{relation}({columns}) # ")),
+            "code.{relation} lacks its columns or its doc: {line}"
+        );
+    }
+    assert!(!schema.contains("_step"), "a private rule is in the schema");
+}

@@ -39,6 +39,16 @@ use wire::{FieldHead, Fields, LEN, WireError};
 use crate::dump::{DumpSpec, FactSink};
 use crate::error::Result;
 
+/// The bundled `code` module (`modules/code.dl`): `depends_on`, `dependents`, `callers`,
+/// `callees`, `implementations`, `defined_in` and `impact` over the relations of
+/// [`RELATIONS`].
+pub const CODE_MODULE: &str = include_str!("code.dl");
+
+/// The bundled pack (`strata.toml`) for a database of SCIP indexes: what it is about, an
+/// example for each of the `code` module's questions, a hint, and the Cypher labels
+/// `Document`, `Symbol` and types `DEFINES`, `REFERENCES`, `USES`, `IMPLEMENTS`, `MEMBER_OF`.
+pub const CODE_PACK: &str = include_str!("code.toml");
+
 /// One relation a SCIP index is read into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Relation {
