@@ -165,6 +165,17 @@ pub trait FactSink {
     fn fact(&mut self, fact: &Fact<'_>) -> Result<()>;
     /// Told every few thousand lines how many bytes and facts were read so far.
     fn progress(&mut self, _bytes: u64, _facts: u64) {}
+    /// For a reader that skips units whose content is unchanged (a SCIP index read while the
+    /// batch replaces): the store as the batch began. `None` (the default): read everything.
+    fn stored(&mut self) -> Result<Option<crate::Snapshot>> {
+        Ok(None)
+    }
+    /// Removes, in this batch, every fact `unit` states: a unit the new input no longer has.
+    fn retract_unit(&mut self, _unit: &str) -> Result<()> {
+        Ok(())
+    }
+    /// Told what a replacing read of a SCIP index did with its documents.
+    fn documents(&mut self, _changes: &crate::scip::DocumentChanges) {}
 }
 
 /// How to read one dump.

@@ -26,6 +26,14 @@ pub enum ScipError {
         /// What is wrong with it.
         problem: Problem,
     },
+    /// Reading what the store holds, to compare a replacing read's documents with, failed.
+    #[error("{file}: reading the stored documents to compare with: {cause}")]
+    Stored {
+        /// The index file (`-` for standard input).
+        file: String,
+        /// What the store said (part of the message, so not chained again).
+        cause: strata_eval::SourceError,
+    },
     /// A part of the index outside its documents (its metadata, an external symbol, the
     /// framing between fields) cannot be read.
     #[error("{file}: {place}: {problem}")]

@@ -60,8 +60,8 @@ impl<'k> Emitter<'k> {
         })
     }
 
-    /// The facts of one document whose path (and unit) is `path`.
-    pub(crate) fn document(&mut self, doc: &Document, path: &str) -> Result<()> {
+    /// The facts of one document whose path (and unit) is `path` and content hash `hash`.
+    pub(crate) fn document(&mut self, doc: &Document, path: &str, hash: &str) -> Result<()> {
         let language = if doc.language.is_empty() {
             language_of(&doc.relative_path).map(Cow::Borrowed)
         } else {
@@ -72,6 +72,7 @@ impl<'k> Emitter<'k> {
             &[text(path), language.map_or(Field::Absent, Field::Text)],
             path,
         )?;
+        self.emit(Rel::DocumentHash, &[text(path), text(hash)], path)?;
         let mut defined: FxHashSet<&str> = FxHashSet::default();
         let mut referenced: FxHashSet<&str> = FxHashSet::default();
         let mut at: FxHashSet<(bool, &str, i32)> = FxHashSet::default();

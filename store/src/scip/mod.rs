@@ -15,6 +15,12 @@
 //! repository's index replaces only that repository's documents. The facts of the index's
 //! `external_symbols` belong to the unit `REPO` itself.
 //!
+//! # Fresh after every commit
+//!
+//! Read with `--replace`, a new index of a repository skips every document whose bytes are
+//! the ones stored (`document_hash`), replaces the others and retracts the repository's
+//! documents it no longer has; [`crate::Batch::documents`] counts each (see `fresh`).
+//!
 //! # Relations
 //!
 //! See [`RELATIONS`] for the names, columns and what each holds. Global symbols are SCIP's
@@ -24,6 +30,7 @@
 
 mod error;
 mod facts;
+mod fresh;
 mod symbol;
 mod wire;
 
@@ -34,6 +41,8 @@ use scip::types::{Document, Metadata, SymbolInformation};
 
 pub use error::{Place, Problem, ScipError};
 use facts::Emitter;
+pub use fresh::DocumentChanges;
+use fresh::Fresh;
 use wire::{FieldHead, Fields, LEN, WireError};
 
 use crate::dump::{DumpSpec, FactSink};
@@ -77,6 +86,7 @@ pub(crate) enum Rel {
     MemberOf,
     Package,
     Uses,
+    DocumentHash,
 }
 
 /// Every relation a SCIP index is read into: the contract agents and the `code` module rely on.
@@ -156,6 +166,12 @@ pub const RELATIONS: &[Relation] = &[
         doc: "a reference to to_symbol lies inside the enclosing range of from_symbol's \
               definition (the innermost enclosing definition of a global symbol)",
     },
+    Relation {
+        name: "document_hash",
+        columns: &["path", "hash"],
+        doc: "a hash of the document's bytes in the index, by which a re-ingest with \
+              --replace skips the documents that did not change",
+    },
 ];
 
 /// The top-level fields of `scip.Index`.
@@ -182,6 +198,8 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         documents: 0,
         externals: 0,
     };
+    let stored = sink.stored()?;
+    let mut fresh = stored.map(Fresh::new);
     let mut fields = Fields::new(input);
     let mut emit = Emitter::new(sink);
     loop {
@@ -203,7 +221,7 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
             }
             DOCUMENTS => {
                 reader.documents += 1;
-                reader.document(&mut fields, head, &mut emit)?;
+                reader.document(&mut fields, head, &mut emit, fresh.as_mut())?;
                 emit.sink.progress(fields.offset(), emit.facts);
             }
             EXTERNAL_SYMBOLS => {
@@ -224,6 +242,15 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
                 .skip(head)
                 .map_err(|e| reader.index_err(Place::Byte(head.offset), e))?,
         }
+    }
+    if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
+        let gone = fresh
+            .missing(repo)
+            .map_err(|cause| reader.stored_err(cause))?;
+        for path in gone {
+            emit.sink.retract_unit(&path)?;
+        }
+        emit.sink.documents(&fresh.changes);
     }
     emit.sink.progress(fields.offset(), emit.facts);
     Ok(emit.facts)
@@ -256,6 +283,7 @@ impl Reader {
         fields: &mut Fields<R>,
         head: FieldHead,
         emit: &mut Emitter<'_>,
+        fresh: Option<&mut Fresh>,
     ) -> Result<()> {
         let number = self.documents;
         let err = |fields: &Fields<R>, problem: Problem| ScipError::Document {
@@ -277,6 +305,22 @@ impl Reader {
                 .into());
             }
         }
+        // A document stored with the same bytes is skipped before it is even decoded.
+        let hash = match (&self.repo, wire::peek_string(&fields.payload, 1)) {
+            (Some(repo), Some(relative)) if !relative.is_empty() => {
+                let path = format!("{repo}/{relative}");
+                let hash = fresh::content_hash(&path, &fields.payload);
+                if let Some(fresh) = fresh
+                    && fresh
+                        .unchanged(repo, &path, &hash)
+                        .map_err(|cause| self.stored_err(cause))?
+                {
+                    return Ok(());
+                }
+                Some(hash)
+            }
+            _ => None,
+        };
         wire::check_fields(&fields.payload, DOCUMENT_FIELDS).map_err(|p| err(fields, p))?;
         let doc = Document::parse_from_bytes(&fields.payload)
             .map_err(|cause| err(fields, decode("Document", cause)))?;
@@ -287,8 +331,16 @@ impl Reader {
             return Err(err(fields, Problem::NoRepository).into());
         };
         let path = format!("{repo}/{}", doc.relative_path);
+        let hash = hash.unwrap_or_else(|| fresh::content_hash(&path, &fields.payload));
         emit.line = number;
-        emit.document(&doc, &path)
+        emit.document(&doc, &path, &hash)
+    }
+
+    fn stored_err(&self, cause: strata_eval::SourceError) -> ScipError {
+        ScipError::Stored {
+            file: self.file.clone(),
+            cause,
+        }
     }
 
     fn index_problem(&self, place: Place, problem: Problem) -> ScipError {
