@@ -246,15 +246,27 @@ fn two_repositories_keep_their_documents_apart() {
             .collect::<Vec<_>>(),
         ["alpha/src/foo.ts"]
     );
-    // Retracting one document's unit removes what only it said.
-    store
-        .retract(&["beta/src/api.ts".to_owned()], Default::default())
-        .unwrap();
+    // beta's new index lacks src/api.ts: the replacing read retracted it.
     let docs: Vec<String> = rows(&store, "document")
         .into_iter()
         .map(|r| r[0].clone())
         .collect();
     assert_eq!(docs, ["alpha/src/foo.ts", "beta/src/foo.ts"]);
+    // Retracting one document's unit removes what only it said.
+    let summary = store
+        .retract(&["alpha/src/foo.ts".to_owned()], Default::default())
+        .unwrap();
+    assert!(summary.unknown_units.is_empty());
+    let docs: Vec<String> = rows(&store, "document")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(docs, ["beta/src/foo.ts"]);
+    assert!(
+        rows(&store, "references")
+            .iter()
+            .all(|r| r[0] == "beta/src/foo.ts")
+    );
 }
 
 #[test]
