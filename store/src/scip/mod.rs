@@ -15,6 +15,18 @@
 //! repository's index replaces only that repository's documents. The facts of the index's
 //! `external_symbols` belong to the unit `REPO` itself.
 //!
+//! # How complete `uses` is
+//!
+//! `uses(from_symbol, to_symbol)` comes from `Occurrence.enclosing_range`, which SCIP leaves
+//! optional: a reference counts only inside a definition that has one, and an indexer that
+//! writes none gives no `uses` at all. Measured on the indexes the tests make: scip-typescript
+//! 0.4.0 over rxjs 7.8.2 gives enclosing ranges on 1,076 of its 3,529 global definitions
+//! (functions, methods, classes), scip-python 0.6.6 over packaging 24.2 on 261 of 847; so
+//! `uses`, `callers` and `callees` there cover calls made inside functions, methods and
+//! classes, not from module-level code. `defines`, `references` and everything built on them
+//! (the `code` module's `depends_on`, `dependents`, `impact`) need no enclosing ranges and are
+//! complete for every indexer.
+//!
 //! # Fresh after every commit
 //!
 //! Read with `--replace`, a new index of a repository skips every document whose bytes are
