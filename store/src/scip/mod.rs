@@ -1,7 +1,7 @@
 //! SCIP indexes: the code facts real indexers write (`scip-typescript`, `scip-python`,
 //! `rust-analyzer scip`, `scip-go`, `scip-java`, `scip-clang`...), read as a dump.
 //!
-//! An index is read as a stream: its top-level fields are framed here ([`wire`]) and each
+//! An index is read as a stream: its top-level fields are framed here (module `wire`) and each
 //! document is decoded on its own with the `scip` crate, so memory holds one document at a
 //! time (plus what the batch keeps), never the whole index.
 //!
