@@ -237,14 +237,7 @@ enum Reply {
 
 /// The name [`Format::parse`] reads back.
 fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::Edges => "edges",
-        Format::Attrs => "attrs",
-        Format::Nodes => "nodes",
-        Format::Facts => "facts",
-        Format::Jsonl => "jsonl",
-        Format::Scip => "scip",
-    }
+    f.name()
 }
 
 // ---- the daemon's side ----------------------------------------------------------------------

@@ -5,7 +5,9 @@ use std::borrow::Cow;
 
 use protobuf::{Enum, EnumFull};
 use rustc_hash::{FxHashMap, FxHashSet};
-use scip::types::{Document, Occurrence, SymbolInformation, occurrence};
+use scip::types::{
+    Document, MultiLineRange, Occurrence, SingleLineRange, SymbolInformation, occurrence,
+};
 
 use super::Rel;
 use super::symbol::{self, is_local};
@@ -252,13 +254,8 @@ fn text(s: &str) -> Field<'_> {
 /// `repeated int32` one of three or four elements).
 fn range(occ: &Occurrence) -> Option<(Pos, Pos)> {
     match &occ.typed_range {
-        Some(occurrence::Typed_range::SingleLineRange(r)) => {
-            Some(((r.line, r.start_character), (r.line, r.end_character)))
-        }
-        Some(occurrence::Typed_range::MultiLineRange(r)) => Some((
-            (r.start_line, r.start_character),
-            (r.end_line, r.end_character),
-        )),
+        Some(occurrence::Typed_range::SingleLineRange(r)) => Some(single(r)),
+        Some(occurrence::Typed_range::MultiLineRange(r)) => Some(multi(r)),
         _ => int_range(&occ.range),
     }
 }
@@ -266,15 +263,21 @@ fn range(occ: &Occurrence) -> Option<(Pos, Pos)> {
 /// An occurrence's enclosing range, read like [`range`].
 fn enclosing_range(occ: &Occurrence) -> Option<(Pos, Pos)> {
     match &occ.typed_enclosing_range {
-        Some(occurrence::Typed_enclosing_range::SingleLineEnclosingRange(r)) => {
-            Some(((r.line, r.start_character), (r.line, r.end_character)))
-        }
-        Some(occurrence::Typed_enclosing_range::MultiLineEnclosingRange(r)) => Some((
-            (r.start_line, r.start_character),
-            (r.end_line, r.end_character),
-        )),
+        Some(occurrence::Typed_enclosing_range::SingleLineEnclosingRange(r)) => Some(single(r)),
+        Some(occurrence::Typed_enclosing_range::MultiLineEnclosingRange(r)) => Some(multi(r)),
         _ => int_range(&occ.enclosing_range),
     }
+}
+
+fn single(r: &SingleLineRange) -> (Pos, Pos) {
+    ((r.line, r.start_character), (r.line, r.end_character))
+}
+
+fn multi(r: &MultiLineRange) -> (Pos, Pos) {
+    (
+        (r.start_line, r.start_character),
+        (r.end_line, r.end_character),
+    )
 }
 
 fn int_range(r: &[i32]) -> Option<(Pos, Pos)> {
