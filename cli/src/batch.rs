@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use strata_store::dump::{self, DumpSpec, Format};
-use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store, StoreError};
+use strata_store::{BatchOptions, BatchSummary, OpenError, OpenOptions, Store};
 
 use super::open;
 
@@ -159,7 +159,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
     ) {
         Ok(store) => store,
         // A running `strata serve` holds it: hand the batch to it.
-        Err(in_use @ StoreError::InUse { .. }) => return ingest_via_server(args, &specs, in_use),
+        Err(in_use @ OpenError::InUse { .. }) => return ingest_via_server(args, &specs, in_use),
         Err(e) => return Err(e.into()),
     };
     // This process holds the database: a socket left there by a killed server is stale.
@@ -198,7 +198,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
 pub(crate) fn ingest_via_server(
     args: &IngestArgs,
     specs: &[(PathBuf, DumpSpec)],
-    in_use: StoreError,
+    in_use: OpenError,
 ) -> Result<()> {
     use strata_mcp::ingest_socket::{self, SendError};
     let options = BatchOptions {
@@ -216,7 +216,7 @@ pub(crate) fn ingest_via_server(
 pub(crate) fn ingest_via_server(
     _args: &IngestArgs,
     _specs: &[(PathBuf, DumpSpec)],
-    in_use: StoreError,
+    in_use: OpenError,
 ) -> Result<()> {
     Err(in_use.into())
 }

@@ -146,7 +146,11 @@ fn open(db: &Path) -> Result<Store> {
 }
 
 fn check(db: &Path) -> Result<()> {
-    let report = open(db)?.check()?;
+    let verified = OpenOptions {
+        verify: true,
+        ..OpenOptions::default()
+    };
+    let report = Store::open(db, verified)?.check()?;
     say!("{}", report.to_string().trim_end())?;
     if !report.ok() {
         bail!("{db}: the integrity check failed", db = db.display());

@@ -153,7 +153,7 @@ pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {
     let vocab = vocabulary(&store)?;
     let q = match Query::prepare(&vocab, &args.program, &binds(&args.binds)?) {
         Ok(q) => q,
-        Err(QueryError::Program(text)) => return Err(ProgramError(text).into()),
+        Err(QueryError::Program(text)) => return Err(ProgramError(text.to_string()).into()),
         Err(e) => return Err(e.into()),
     };
     // BaseFor: open exactly the tiers holding the relations the program reads.

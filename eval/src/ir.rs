@@ -1,11 +1,14 @@
 //! The program as the evaluator runs it: relations by number, rules over variable slots.
 //!
-//! The checker lowers a linked, checked [`crate::ast::Program`] to an [`Ir`]; the evaluators
-//! ([`crate::naive`] and [`crate::engine`]) run it. Nothing here refers to source text except
+//! The checker lowers a linked, checked [`crate::front::ast::Program`] to an [`Ir`]; the evaluators
+//! ([`crate::naive`] and `crate::exec::engine`) run it. Nothing here refers to source text except
 //! the names kept for witnesses and reports.
 
-use crate::ast::{AggFunc, CmpOp};
-use crate::value::Value;
+use crate::data::value::Value;
+use crate::front::ast::{AggFunc, CmpOp};
+
+/// The name prefix of join intermediates: internal (`@`), never shown.
+pub const JOIN_PREFIX: &str = "@join.";
 
 /// A relation's number within one [`Ir`].
 pub type RelId = usize;
@@ -255,9 +258,9 @@ impl Ir {
         simple.then_some(*rel)
     }
 
-    /// Whether `rel` is a join intermediate ([`crate::split`]).
+    /// Whether `rel` is a join intermediate ([`crate::rewrite::split`]).
     pub fn is_join(&self, rel: RelId) -> bool {
-        self.relations[rel].name.starts_with(crate::split::PREFIX)
+        self.relations[rel].name.starts_with(JOIN_PREFIX)
     }
 
     /// `rule` as written: each join intermediate it reads replaced by the literals it joins
@@ -319,7 +322,7 @@ impl Ir {
             Arg::Wild => "_".to_owned(),
             Arg::Const(c) => {
                 let mut out = String::new();
-                crate::witness::write_value(&self.constants[c], &mut out);
+                crate::data::value::write_value(&self.constants[c], &mut out);
                 out
             }
         }
@@ -403,4 +406,57 @@ impl Ir {
             body.join(", ")
         )
     }
+}
+
+/// A column of the answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnSpec {
+    /// A goal variable (its index among the goal's variables).
+    Var(usize),
+    /// An aggregate of a goal variable over the goal's distinct solutions, per group.
+    Agg {
+        /// The function.
+        func: AggFunc,
+        /// Whether duplicate values count once.
+        distinct: bool,
+        /// The goal variable.
+        var: usize,
+    },
+}
+
+/// A `having` condition: an aggregate compared with a value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HavingSpec {
+    /// The aggregate (a [`ColumnSpec::Agg`]).
+    pub aggregate: ColumnSpec,
+    /// The comparison.
+    pub op: CmpOp,
+    /// The value compared with.
+    pub value: Value,
+}
+
+/// An `order by` key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderSpec {
+    /// The column or aggregate ordered by.
+    pub column: ColumnSpec,
+    /// Descending.
+    pub desc: bool,
+}
+
+/// How the goal's solutions become the answer.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Shape {
+    /// The columns' names, as the answer prints them.
+    pub names: Vec<String>,
+    /// The columns.
+    pub columns: Vec<ColumnSpec>,
+    /// `having` conditions.
+    pub having: Vec<HavingSpec>,
+    /// `order by` keys (then the default order of the columns).
+    pub order: Vec<OrderSpec>,
+    /// The program's own `limit`.
+    pub limit: Option<u64>,
+    /// The program's own `offset`.
+    pub offset: u64,
 }

@@ -6,6 +6,13 @@
 //! implements [`FactSource`] over its redb files, and [`MemorySource`] implements it in memory
 //! for tests and examples.
 //!
+//! A query goes through the stages the source tree is laid out by: `front` (text to syntax
+//! tree and diagnostics), `link` (names, checks, stratification, lowering to the IR),
+//! `rewrite` (demand, join intermediates), `plan`, `exec` (semi-naive rounds on worker
+//! threads), `witness` (trees for the rows answered) and `answer` (grouping, ordering,
+//! paging, explain). [`Query`] runs them all; [`cypher`] is a second front end. The stages
+//! are internal: this root re-exports what a caller uses.
+//!
 //! ```
 //! use strata_eval::{FactSource, MemorySource, Value};
 //!
@@ -26,51 +33,52 @@
 //! ```
 
 pub mod answer;
-pub mod ast;
-pub mod budget;
-mod buffer;
-pub mod check;
-mod cycles;
+pub(crate) mod builtins;
 pub mod cypher;
-pub mod dict;
-pub mod engine;
-pub mod error;
-pub mod explain;
-mod grouped;
-pub mod index;
+pub(crate) mod data;
+pub(crate) mod exec;
+pub(crate) mod front;
+#[doc(hidden)]
 pub mod ir;
-mod linked;
-mod lower;
-pub mod magic;
-mod memory;
+pub(crate) mod link;
+#[doc(hidden)]
 pub mod naive;
-mod output;
-mod pair;
-pub mod parse;
-pub mod plan;
-mod pool;
-pub mod query;
-pub mod radix;
-pub mod relation;
-mod resolve;
-pub mod run;
-mod safety;
-pub mod schema;
-mod source;
-pub mod split;
-pub mod strata;
-mod suggest;
-pub mod value;
-pub mod vocab;
+pub(crate) mod plan;
+pub(crate) mod rewrite;
 pub mod witness;
-mod worker;
 
-pub use memory::MemorySource;
-pub use source::{FactSource, Origin, RelationInfo, SourceError, Visit};
-pub use value::{Term, TermKind, Value};
+mod compat;
+#[doc(hidden)]
+pub use compat::*;
 
-pub use ast::Span;
-pub use check::{Bind, Compiled, compile};
-pub use error::Diagnostic;
-pub use parse::{parse_module, parse_program};
-pub use vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use answer::explain::{How, LiteralReport, RelationReport, Report, RuleReport};
+pub use answer::query::{Outcome, Query, QueryError, RunOptions};
+pub use answer::{Answer, Cell, Row};
+pub use cypher::{CypherError, CypherQuery, Graph, Mapping};
+pub use data::memory::MemorySource;
+pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};
+pub use data::value::{Term, TermKind, Value, canonical_number};
+pub use exec::budget::Cancel;
+pub use exec::engine::{EvalError, LiteralProfile, Options as EngineOptions};
+pub use front::ast::Span;
+pub use front::diagnostic::{Diagnostic, Located, ProgramError};
+pub use front::parse::{parse_module, parse_program};
+pub use link::compile::{Bind, Compiled, compile};
+pub use link::schema::{card, describe};
+pub use link::vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use witness::{Node, write_value};
+
+/// The engine's stages, for the benchmarks and the tests that drive them one by one (the
+/// lowered program, the evaluator, the rewrites, the oracle). Not a stable interface.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::answer::{Input, Window};
+    pub use crate::data::radix;
+    pub use crate::exec::engine::{EvalError, Evaluation, Options, evaluate};
+    pub use crate::exec::witness::Premise;
+    pub use crate::front::ast;
+    pub use crate::ir;
+    pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
+    pub use crate::naive;
+    pub use crate::rewrite::{magic, split};
+}

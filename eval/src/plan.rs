@@ -6,9 +6,11 @@
 //! atom with the most bound arguments (then the smallest estimated size), and every filter
 //! (negation, comparison, builtin, aggregate) as soon as its variables are bound.
 
-use crate::ast::CmpOp;
-use crate::ir::{Arg, Builtin, Ir, Lit, RelId, RelKind, Rule, VarId};
-use crate::relation::Mask;
+use crate::front::ast::CmpOp;
+use crate::ir::{Arg, Builtin, HeadArg, Ir, Lit, RelId, RelKind, Rule, VarId};
+
+/// A set of bound columns, as a bit mask (bit `c` for column `c`).
+pub type Mask = u64;
 
 /// Which tuples of a derived relation a literal reads in a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +110,7 @@ pub enum Step {
         /// Whether `result` is bound before (then the step compares).
         result_bound: bool,
         /// The function.
-        func: crate::ast::AggFunc,
+        func: crate::front::ast::AggFunc,
         /// Whether duplicates count once.
         distinct: bool,
         /// The variable aggregated.
@@ -125,14 +127,12 @@ pub enum Step {
 pub struct Plan {
     /// The rule's index in [`Ir::rules`].
     pub rule: usize,
-    /// The body position reading the delta, for a semi-naive variant.
-    pub delta: Option<usize>,
     /// The steps in join order.
     pub steps: Vec<Step>,
     /// The body position of each step, as written.
     pub positions: Vec<usize>,
     /// The body positions of the positive atoms whose facts a witness records, as written
-    /// ([`crate::witness::recorded`]).
+    /// ([`recorded`]).
     pub premises: Vec<usize>,
 }
 
@@ -436,12 +436,85 @@ pub fn plan(
     };
     let outer = outer_vars(rule);
     let (steps, positions) = order(ir, &rule.body, &mut bound, delta, &part_of, sizes, &outer);
-    let premises = crate::witness::recorded(ir, rule);
+    let premises = recorded(ir, rule);
     Plan {
         rule: rule_index,
-        delta,
         steps,
         positions,
         premises,
     }
+}
+
+/// The body positions of `rule`'s positive literals whose facts a derivation records, in
+/// the order written. A literal over a base relation whose every argument is a constant or
+/// a variable that the head or a recorded literal binds is left out: the rule matched a
+/// stored fact there, and that fact holds exactly those terms, so
+/// [`crate::exec::witness::Witnesses::derivation`] rebuilds it from the derived tuple and the recorded premises.
+/// Literals of derived relations are always recorded (their own derivations hang below).
+///
+/// In `tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z)` only `tc(?x, ?y)` (position 0) is recorded;
+/// in `tc(?x, ?y) :- e(?x, ?y)`, nothing.
+pub fn recorded(ir: &Ir, rule: &Rule) -> Vec<usize> {
+    let positives: Vec<(usize, bool, &[Arg])> = rule
+        .body
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l {
+            Lit::Pos { rel, args } => Some((
+                i,
+                ir.relations
+                    .get(*rel)
+                    .is_some_and(|r| r.kind == RelKind::Base),
+                &args[..],
+            )),
+            _ => None,
+        })
+        .collect();
+    let mut bound = vec![false; rule.vars];
+    let bind = |args: &[Arg], bound: &mut Vec<bool>| {
+        for a in args {
+            if let Arg::Var(v) = a
+                && let Some(b) = bound.get_mut(*v)
+            {
+                *b = true;
+            }
+        }
+    };
+    let head: Vec<Arg> = rule
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            HeadArg::Arg(a) => Some(*a),
+            HeadArg::Agg { .. } => None,
+        })
+        .collect();
+    bind(&head, &mut bound);
+    let mut kept: Vec<bool> = positives.iter().map(|&(_, base, _)| !base).collect();
+    for (&(_, _, args), _) in positives.iter().zip(&kept).filter(|(_, k)| **k) {
+        bind(args, &mut bound);
+    }
+    // A base literal with an argument nothing binds is recorded, which may bind the
+    // arguments of others; until every unrecorded one is pinned down.
+    loop {
+        let pinned = |args: &[Arg], bound: &[bool]| {
+            args.iter().all(|a| match a {
+                Arg::Var(v) => bound.get(*v).copied().unwrap_or(false),
+                Arg::Const(_) => true,
+                Arg::Wild => false,
+            })
+        };
+        let next = positives
+            .iter()
+            .zip(&kept)
+            .position(|(&(_, _, args), &k)| !k && !pinned(args, &bound));
+        let Some(i) = next else { break };
+        kept[i] = true;
+        bind(positives[i].2, &mut bound);
+    }
+    positives
+        .iter()
+        .zip(kept)
+        .filter(|(_, k)| *k)
+        .map(|(&(i, _, _), _)| i)
+        .collect()
 }

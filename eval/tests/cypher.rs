@@ -24,9 +24,7 @@ fn the_seeds_example() {
     let c = strata_eval::cypher::prepare(&g.1, &g.2, q, &params(&[("to", "log")])).unwrap();
     assert_eq!(c.cypher, q);
     assert_eq!(c.query.text, c.program);
-    let out = c
-        .run(&g.0, &strata_eval::query::RunOptions::default())
-        .unwrap();
+    let out = c.run(&g.0, &strata_eval::RunOptions::default()).unwrap();
     assert_eq!(
         c.text(&out),
         "ran: pkg(?p, _), pkg(?to, _), imports(?p, ?to) => ?p\ncolumns: importer\n1. api\n   \
@@ -243,9 +241,7 @@ fn a_variable_length_path_from_a_bound_node_is_computed_by_demand() {
         &[("from".into(), Bind::One(Value::text("app")))],
     )
     .unwrap();
-    let out = c
-        .run(&g.0, &strata_eval::query::RunOptions::default())
-        .unwrap();
+    let out = c.run(&g.0, &strata_eval::RunOptions::default()).unwrap();
     assert!(out.demand, "{}", c.program);
     assert_eq!(out.answer.total, 3);
     // Bound at its end, the path recurses on the right, so demand follows the end.
@@ -262,9 +258,7 @@ fn a_variable_length_path_from_a_bound_node_is_computed_by_demand() {
         "{}",
         c.program
     );
-    let out = c
-        .run(&g.0, &strata_eval::query::RunOptions::default())
-        .unwrap();
+    let out = c.run(&g.0, &strata_eval::RunOptions::default()).unwrap();
     assert!(out.demand, "{}", c.program);
     assert_eq!(out.answer.total, 2);
     // A named node given by a literal: the equality is in the text, the value is bound too,
@@ -277,9 +271,7 @@ fn a_variable_length_path_from_a_bound_node_is_computed_by_demand() {
     )
     .unwrap();
     assert!(c.program.contains("?a = \"app\""), "{}", c.program);
-    let out = c
-        .run(&g.0, &strata_eval::query::RunOptions::default())
-        .unwrap();
+    let out = c.run(&g.0, &strata_eval::RunOptions::default()).unwrap();
     assert!(out.demand, "{}", c.program);
     assert!(
         c.text(&out)

@@ -6,7 +6,7 @@
 
 mod graphs;
 
-use strata_eval::query::RunOptions;
+use strata_eval::RunOptions;
 
 /// Each query and its error, word for word.
 const CASES: &[(&str, &str)] = &[

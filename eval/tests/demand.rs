@@ -5,8 +5,8 @@
 
 mod common;
 
-use strata_eval::query::{Query, RunOptions};
 use strata_eval::{FactSource, Vocabulary};
+use strata_eval::{Query, RunOptions};
 use strata_fixtures::workloads;
 
 fn explain(w: &workloads::Workload) -> String {

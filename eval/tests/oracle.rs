@@ -9,11 +9,12 @@ mod common;
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use strata_eval::ast::{AggFunc, CmpOp};
-use strata_eval::engine::{Options, evaluate};
-use strata_eval::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelKind, Rule};
-use strata_eval::witness::Premise;
-use strata_eval::{FactSource, MemorySource, Value, naive};
+use strata_eval::internals::Premise;
+use strata_eval::internals::ast::{AggFunc, CmpOp};
+use strata_eval::internals::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelKind, Rule};
+use strata_eval::internals::naive;
+use strata_eval::internals::{Options, evaluate};
+use strata_eval::{FactSource, MemorySource, Value};
 
 /// Base relations: e(2), f(2), n(1). Derived: d0..d3, each of arity 2 (aggregates: arity 2).
 const BASE: [(&str, usize); 3] = [("e", 2), ("f", 2), ("n", 1)];
@@ -301,7 +302,7 @@ fn engine_facts(ir: &Ir, src: &MemorySource, threads: usize, witnesses: bool) ->
 /// Every derived tuple with a derivation must follow from its premises by its rule: the
 /// premises are facts (stored, or derived), and evaluating the rule's body with the premises
 /// as the only facts of their positive literals yields the tuple.
-fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::engine::Evaluation<'_>) {
+fn check_witnesses(ir: &Ir, src: &MemorySource, ev: &strata_eval::internals::Evaluation<'_>) {
     let w = ev.witnesses.as_ref().unwrap();
     // Asserts that `terms` are a fact stored in base relation `rel`.
     let stored = |rel: u32, terms: &[strata_eval::Term]| {
@@ -419,7 +420,7 @@ fn compare(rules: &[GenRule], facts: &[(usize, u8, u8)]) {
     }
     // With join intermediates (when a rule qualifies): the same relations, naive and fast,
     // every witness re-deriving its tuple through the intermediates' rules.
-    if let Some(split) = strata_eval::split::rewrite(&ir) {
+    if let Some(split) = strata_eval::internals::split::rewrite(&ir) {
         let naive_split = naive::evaluate(&split, &src).unwrap();
         for threads in [1, 3] {
             let got = engine_facts(&split, &src, threads, true);
@@ -444,7 +445,7 @@ fn compare_demand(rules: &[GenRule], facts: &[(usize, u8, u8)], c: u8) {
     let Ok(want) = naive::evaluate(&ir, &src) else {
         return;
     };
-    let Some(magic) = strata_eval::magic::rewrite(&ir) else {
+    let Some(magic) = strata_eval::internals::magic::rewrite(&ir) else {
         return;
     };
     let naive_magic = naive::evaluate(&magic, &src).unwrap();
@@ -459,7 +460,7 @@ fn compare_demand(rules: &[GenRule], facts: &[(usize, u8, u8)], c: u8) {
             "engine on the rewritten program"
         );
     }
-    if let Some(split) = strata_eval::split::rewrite(&magic) {
+    if let Some(split) = strata_eval::internals::split::rewrite(&magic) {
         let got = engine_facts(&split, &src, 2, true);
         assert_eq!(got[split.goal], want[ir.goal], "engine, magic and split");
     }
@@ -713,11 +714,11 @@ fn demand_computes_only_what_the_bound_argument_reaches() {
         goal: 2,
     };
     let whole = evaluate(&ir, &src, &Options::default()).unwrap();
-    let magic = strata_eval::magic::rewrite(&ir).expect("the goal binds an argument");
+    let magic = strata_eval::internals::magic::rewrite(&ir).expect("the goal binds an argument");
     let demand = evaluate(&magic, &src, &Options::default()).unwrap();
     assert_eq!(whole.relations[ir.goal].len(), 60);
     assert_eq!(demand.relations[magic.goal].len(), 60);
-    let derived = |ev: &strata_eval::engine::Evaluation<'_>, ir: &Ir| -> u32 {
+    let derived = |ev: &strata_eval::internals::Evaluation<'_>, ir: &Ir| -> u32 {
         (0..ir.relations.len())
             .filter(|&r| ir.relations[r].kind == RelKind::Derived)
             .map(|r| ev.relations[r].len())
@@ -805,7 +806,7 @@ fn an_aggregate_inside_a_chunked_task_sees_its_whole_relation() {
 
 #[test]
 fn a_budget_error_says_where_the_work_went() {
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::{Query, RunOptions};
     let w = strata_fixtures::workloads::closure(300, 2, 11);
     let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
@@ -831,7 +832,7 @@ fn same_at_any_thread_count(
     offset: u64,
     at_least: u64,
 ) {
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::{Query, RunOptions};
     let src = common::workload_source(w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
     let q = Query::prepare(&vocab, program, &[]).unwrap();
@@ -882,7 +883,7 @@ fn points_to_gives_the_same_answer_witnesses_and_work_at_any_thread_count() {
 fn points_to_witnesses_show_the_rules_as_written() {
     // pt and heap read join intermediates; a witness shows each rule's literals as the
     // program writes them, never an intermediate.
-    use strata_eval::query::{Query, RunOptions};
+    use strata_eval::{Query, RunOptions};
     let w = strata_fixtures::workloads::points_to(3000, 13);
     let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
@@ -958,11 +959,171 @@ fn witnesses_of_facts_read_through_the_source_rederive() {
     // The witness text names the base facts as stored.
     let src = common::workload_source(&w);
     let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
-    let q = strata_eval::query::Query::prepare(&vocab, program, &[]).unwrap();
+    let q = strata_eval::Query::prepare(&vocab, program, &[]).unwrap();
     let text = q
-        .run(&src, &strata_eval::query::RunOptions::default())
+        .run(&src, &strata_eval::RunOptions::default())
         .unwrap()
         .answer
         .text();
     assert!(text.contains("   e(3, 7003)"), "{text}");
+}
+
+/// Answers at the answer level: a goal over random facts with columns, aggregates,
+/// `having`, `order by`, the program's own `limit` and `offset`, and a caller's page; the
+/// engine's page (through `Query::run`, so with its rewrites) must be the oracle's.
+mod answers {
+    use super::*;
+    use strata_eval::Cell;
+    use strata_eval::{Query, RunOptions};
+
+    const BODIES: [&str; 4] = [
+        "e(?a, ?b)",
+        "e(?a, ?c), f(?c, ?b)",
+        "t(?a, ?b)",
+        "e(?a, ?b), not n(?b)",
+    ];
+    const RULES: &str = "t(?x, ?y) :- e(?x, ?y);\nt(?x, ?z) :- t(?x, ?y), f(?y, ?z);\n";
+    const AGGREGATES: [&str; 7] = [
+        "count(?b)",
+        "count(distinct ?b)",
+        "sum(?b)",
+        "min(?b)",
+        "max(?a)",
+        "list(?b)",
+        "list(distinct ?a)",
+    ];
+
+    #[derive(Clone, Debug)]
+    struct Goal {
+        body: usize,
+        vars: (bool, bool),
+        aggregates: Vec<usize>,
+        having: Option<(usize, u8)>,
+        order: Vec<(usize, bool)>,
+        own: Option<(u8, u8)>,
+        page: (u64, u64),
+    }
+
+    fn goal() -> impl Strategy<Value = Goal> {
+        (
+            0..BODIES.len(),
+            (any::<bool>(), any::<bool>()),
+            prop::collection::vec(0..AGGREGATES.len(), 0..3),
+            prop::option::weighted(0.3, (0..5usize, 0u8..3)),
+            prop::collection::vec((0..4usize, any::<bool>()), 0..3),
+            prop::option::weighted(0.3, (0u8..3, 1u8..5)),
+            (0u64..4, 1u64..6),
+        )
+            .prop_map(|(body, vars, aggregates, having, order, own, page)| Goal {
+                body,
+                vars,
+                aggregates,
+                having,
+                order,
+                own,
+                page,
+            })
+    }
+
+    impl Goal {
+        /// The program, or none when it would have no column.
+        fn text(&self) -> Option<String> {
+            let mut columns: Vec<String> = Vec::new();
+            if self.vars.0 {
+                columns.push("?a".to_owned());
+            }
+            if self.vars.1 {
+                columns.push("?b".to_owned());
+            }
+            for &a in &self.aggregates {
+                let a = AGGREGATES[a].to_owned();
+                if !columns.contains(&a) {
+                    columns.push(a);
+                }
+            }
+            if columns.is_empty() {
+                return None;
+            }
+            let mut text = format!("{RULES}{} => {}", BODIES[self.body], columns.join(", "));
+            if let Some((a, k)) = self.having {
+                // Aggregates that give a value (not `list`).
+                text.push_str(&format!(" having {} >= {k}", AGGREGATES[a]));
+            }
+            // Order by columns, or an aggregate of a number-valued variable.
+            let keys: Vec<String> = self
+                .order
+                .iter()
+                .map(|&(k, desc)| {
+                    let key = columns
+                        .get(k)
+                        .cloned()
+                        .unwrap_or_else(|| "count(?b)".to_owned());
+                    if desc { format!("{key} desc") } else { key }
+                })
+                .filter(|k| !k.starts_with("list("))
+                .collect();
+            if !keys.is_empty() {
+                text.push_str(&format!(" order by {}", keys.join(", ")));
+            }
+            if let Some((offset, limit)) = self.own {
+                text.push_str(&format!(" limit {limit} offset {offset}"));
+            }
+            Some(text)
+        }
+    }
+
+    fn cells(row: &[Cell]) -> Vec<naive::Cell> {
+        row.iter()
+            .map(|c| match c {
+                Cell::Value(v) => naive::Cell::Value(v.clone()),
+                Cell::List(vs) => naive::Cell::List(vs.clone()),
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 384,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn answers_group_filter_order_and_page_like_the_oracle(
+            facts in prop::collection::vec((0usize..3, 0u8..8, 0u8..8), 0..24),
+            goal in goal(),
+        ) {
+            let Some(text) = goal.text() else { return Ok(()) };
+            let src = source(&facts);
+            let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+            let q = match Query::prepare(&vocab, &text, &[]) {
+                Ok(q) => q,
+                // A goal the checker refuses (a duplicate column, an order key it rejects).
+                Err(_) => return Ok(()),
+            };
+            let (offset, limit) = goal.page;
+            let facts = naive::evaluate(&q.compiled.ir, &src).unwrap();
+            let want = naive::answer(&facts[q.compiled.ir.goal], &q.compiled.shape, offset, limit);
+            for threads in [1, 3] {
+                let mut options = RunOptions { offset, limit, ..RunOptions::default() };
+                options.engine.threads = threads;
+                let got = q.run(&src, &options);
+                match (&got, &want) {
+                    (Ok(got), Ok(want)) => {
+                        let rows: Vec<Vec<naive::Cell>> =
+                            got.answer.rows.iter().map(|r| cells(&r.cells)).collect();
+                        prop_assert_eq!(&rows, &want.rows, "{} at {} threads", text, threads);
+                        prop_assert_eq!(got.answer.total, want.total, "{}", text);
+                    }
+                    // Summing a text: both refuse.
+                    (Err(e), Err(naive::OracleError::Aggregate(_))) => {
+                        prop_assert!(e.to_string().contains("sum adds numbers"), "{}: {}", text, e);
+                    }
+                    (got, want) => {
+                        prop_assert!(false, "{}: engine {:?}, oracle {:?}", text, got.as_ref().map(|o| o.answer.total), want);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -4,7 +4,9 @@
 mod common;
 
 use common::{round_trip, strip_module};
-use strata_eval::ast::{AggFunc, CmpOp, Column, Direction, HeadArg, Literal, Program, Span, Term};
+use strata_eval::internals::ast::{
+    AggFunc, CmpOp, Column, Direction, HeadArg, Literal, Program, Span, Term,
+};
 use strata_eval::{Value, parse_module, parse_program};
 
 fn parse(source: &str) -> Program {

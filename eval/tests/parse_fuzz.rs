@@ -343,17 +343,68 @@ fn seeds_are_valid() {
 
 #[test]
 fn deep_inputs_do_not_overflow() {
-    for s in [
-        "(".repeat(100_000),
-        "a(".repeat(100_000),
-        "{".repeat(100_000),
-        "?n = count(?x) : { ".repeat(10_000),
-        "not ".repeat(100_000),
-        "a(?x), ".repeat(100_000),
-        "\"".repeat(100_001),
-        "#".repeat(100_000),
-    ] {
-        let _ = parse_program(&s);
-        let _ = parse_module(&s);
+    // Each input is refused (the program comment-only one aside, which is an empty module),
+    // with a short message that says what is wrong: no stack overflow, no error that grows
+    // with the input.
+    let cases: [(String, &str, Option<&str>); 8] = [
+        (
+            "(".repeat(100_000),
+            "can't start with \"(\"",
+            Some("expected a rule's head"),
+        ),
+        (
+            "a(".repeat(100_000),
+            "an atom can't be a term",
+            Some("an atom can't be a term"),
+        ),
+        (
+            "{".repeat(100_000),
+            "expected a literal",
+            Some("expected a rule's head"),
+        ),
+        (
+            "?n = count(?x) : { ".repeat(10_000),
+            "nest more than 32 deep",
+            Some("expected a rule's head"),
+        ),
+        (
+            "not ".repeat(100_000),
+            "\"not\" takes an atom",
+            Some("expected a rule's head"),
+        ),
+        (
+            "a(?x), ".repeat(100_000),
+            "with no literal after it",
+            Some("never a goal"),
+        ),
+        (
+            "\"".repeat(100_001),
+            "expected a comparison operator",
+            Some("expected a rule's head"),
+        ),
+        ("#".repeat(100_000), "the query is empty", None),
+    ];
+    for (input, program_error, module_error) in cases {
+        let head = &input[..10];
+        let err = parse_program(&input).expect_err(head).to_string();
+        assert!(err.contains(program_error), "{head}...: {err}");
+        assert!(
+            err.len() < 200,
+            "{head}...: an error of {} bytes",
+            err.len()
+        );
+        match (parse_module(&input), module_error) {
+            (Err(e), Some(want)) => {
+                let e = e.to_string();
+                assert!(e.contains(want), "{head}... as a module: {e}");
+                assert!(
+                    e.len() < 200,
+                    "{head}... as a module: an error of {} bytes",
+                    e.len()
+                );
+            }
+            (Ok(m), None) => assert!(m.rules.is_empty(), "{head}... as a module: {m:?}"),
+            (got, want) => panic!("{head}... as a module: {got:?}, expected {want:?}"),
+        }
     }
 }

@@ -2,8 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use strata_eval::query::{Query, RunOptions};
 use strata_eval::{Bind, FactSource, MemorySource, Value, Vocabulary};
+use strata_eval::{Query, RunOptions};
 use strata_fixtures::example;
 
 /// The example's facts: imports, and pkg with one license absent and one stated empty.

@@ -10,8 +10,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use strata_eval::query::{Query, RunOptions};
 use strata_eval::{FactSource, Value, Vocabulary};
+use strata_eval::{Query, RunOptions};
 use strata_fixtures::workloads::{self, Workload};
 
 fn workloads() -> Vec<Workload> {
@@ -33,7 +33,7 @@ fn measure(w: &Workload, threads: usize) -> BTreeMap<String, f64> {
     opts.engine.witnesses = false;
     let out = q.run(&src, &opts).unwrap();
     let answer = match out.answer.rows.first().and_then(|r| r.cells.first()) {
-        Some(strata_eval::answer::Cell::Value(Value::Number(n))) => *n,
+        Some(strata_eval::Cell::Value(Value::Number(n))) => *n,
         other => panic!("{}: expected a count, got {other:?}", w.name),
     };
     BTreeMap::from([

@@ -38,6 +38,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::model::error_chain;
 use serde::{Deserialize, Serialize};
 use strata_store::dump::{self, DumpSpec, Format};
 use strata_store::{BatchOptions, BatchSummary, Store};
@@ -448,7 +449,7 @@ fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, S
         batch_id: header.batch_id,
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
     };
-    let mut batch = store.batch(options).map_err(|e| e.to_string())?;
+    let mut batch = store.batch(options).map_err(|e| error_chain(&e))?;
     for spec in &specs {
         let mut frames = Frames {
             inner: &mut *reader,
@@ -457,12 +458,12 @@ fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, S
         };
         batch
             .read_dump(&mut frames, spec)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| error_chain(&e))?;
         // A reader that stopped before the end (it should not): skip the rest.
         std::io::copy(&mut frames, &mut std::io::sink())
             .map_err(|e| format!("{}: reading the request: {e}", spec.label))?;
     }
-    batch.commit().map_err(|e| e.to_string())
+    batch.commit().map_err(|e| error_chain(&e))
 }
 
 /// One file's bytes: frames of `u64` LE length and bytes, ended by a frame of length 0.
@@ -615,7 +616,7 @@ fn send_body(
     w.write_all(&line).map_err(sock)?;
     let mut buf = vec![0u8; CLIENT_FRAME];
     for (path, spec) in files {
-        let mut input = dump::open(path).map_err(|e| SendError::Local(e.to_string()))?;
+        let mut input = dump::open(path).map_err(|e| SendError::Local(error_chain(&e)))?;
         loop {
             let n = match input.read(&mut buf) {
                 Ok(0) => break,

@@ -360,7 +360,7 @@ impl Model {
 
 /// The error and its sources, joined: reqwest's own message alone is often just "error
 /// sending request".
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();
     while let Some(c) = source {

@@ -14,7 +14,7 @@ use rmcp::model::{JsonObject, Tool};
 use strata_eval::Vocabulary;
 use strata_eval::budget::Cancel;
 use strata_eval::query::Query;
-use strata_store::{OpenOptions, Store};
+use strata_store::{OpenOptions, Store, StoreError};
 
 use crate::find;
 use crate::host::HostOptions;
@@ -74,7 +74,7 @@ struct Inner {
 impl Server {
     /// Opens the database in `dir` and its pack (`strata.toml`), then builds the server.
     pub fn open(dir: &Path, options: Options) -> Result<Server, ServerError> {
-        let store = Store::open(dir, OpenOptions::default())?;
+        let store = Store::open(dir, OpenOptions::default()).map_err(StoreError::from)?;
         let pack = Pack::load(dir)?;
         Server::new(store, pack, options)
     }
@@ -120,7 +120,7 @@ impl Server {
         let modules = store.dir().join("modules");
         let modules_dir = modules.is_dir().then_some(modules);
         let vocab = if host.vocabulary.is_none() {
-            let snap = store.snapshot()?;
+            let snap = store.snapshot().map_err(StoreError::from)?;
             let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
             check_examples(&pack, &vocab)?;
             Some((snap.seq(), vocab))

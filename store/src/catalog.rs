@@ -6,7 +6,7 @@ use redb::{ReadableDatabase, ReadableTable};
 use serde::{Deserialize, Serialize};
 
 use crate::dump::Origin;
-use crate::error::{Result, StoreError};
+use crate::error::{Damage, Result};
 use crate::layout;
 
 /// What the catalog records of one relation (stored as JSON in the `relations` table).
@@ -98,8 +98,8 @@ pub struct Catalog {
 }
 
 /// Reads a JSON value stored in a table.
-pub fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{what}: {e}")))
+pub fn decode_json<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, Damage> {
+    serde_json::from_slice(bytes).map_err(|e| Damage::Format(format!("{what}: {e}")))
 }
 
 /// Writes a value as JSON for a table.
@@ -109,26 +109,32 @@ pub fn encode_json<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 /// Reads a u32 `meta` scalar (0 when unset).
-pub fn meta_u32(table: &impl ReadableTable<&'static str, &'static [u8]>, key: &str) -> Result<u32> {
+pub(crate) fn meta_u32(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<u32> {
     match table.get(key)? {
         Some(v) => layout::get_u32(v.value())
-            .ok_or_else(|| StoreError::Corrupt(format!("meta \"{key}\" is not a u32"))),
+            .ok_or_else(|| crate::error::damaged(format!("meta \"{key}\" is not a u32"))),
         None => Ok(0),
     }
 }
 
 /// Reads a u64 `meta` scalar (0 when unset).
-pub fn meta_u64(table: &impl ReadableTable<&'static str, &'static [u8]>, key: &str) -> Result<u64> {
+pub(crate) fn meta_u64(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    key: &str,
+) -> Result<u64> {
     match table.get(key)? {
         Some(v) => layout::get_u64(v.value())
-            .ok_or_else(|| StoreError::Corrupt(format!("meta \"{key}\" is not a u64"))),
+            .ok_or_else(|| crate::error::damaged(format!("meta \"{key}\" is not a u64"))),
         None => Ok(0),
     }
 }
 
 impl Catalog {
     /// Reads the catalog through a read transaction of the base file.
-    pub fn read(txn: &redb::ReadTransaction) -> Result<Catalog> {
+    pub(crate) fn read(txn: &redb::ReadTransaction) -> Result<Catalog> {
         let meta = txn.open_table(layout::META)?;
         let seq = meta_u64(&meta, "seq")?;
         let texts = meta_u32(&meta, "texts")?;
@@ -159,7 +165,7 @@ impl Catalog {
     }
 
     /// Reads the catalog of a database as it is now.
-    pub fn current(db: &redb::Database) -> Result<Catalog> {
+    pub(crate) fn current(db: &redb::Database) -> Result<Catalog> {
         Catalog::read(&db.begin_read()?)
     }
 }

@@ -9,7 +9,7 @@ use strata_eval::{Term, TermKind};
 
 use crate::catalog::{Catalog, RelationMeta};
 use crate::db::Store;
-use crate::error::Result;
+use crate::error::{CheckError, Fault, Result};
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
 use crate::{column, index, intern};
 
@@ -51,20 +51,31 @@ impl fmt::Display for CheckReport {
 
 impl Store {
     /// Rebuilds the postings, owners and counts of every relation from its column blocks and
-    /// compares them with what is stored. Opens every tier.
-    pub fn check(&self) -> Result<CheckReport> {
-        let catalog = self.catalog()?;
+    /// compares them with what is stored. Opens every tier. Open the store with
+    /// [`OpenOptions::verify`](crate::OpenOptions::verify) to have redb verify every page's
+    /// checksum too.
+    pub fn check(&self) -> Result<CheckReport, CheckError> {
+        let base = self.base_path();
+        let catalog = crate::guard::faults(|| Catalog::current(&self.inner.base))
+            .map_err(|f| f.check(&base))?;
         let mut report = CheckReport::default();
         for meta in catalog.relations.values() {
             report.relations += 1;
-            let txn = if meta.tier == DEFAULT_TIER {
-                self.inner.base.begin_read()?
-            } else {
-                self.tier_db(&meta.tier, false)?.begin_read()?
+            let path = self.tier_path(&meta.tier);
+            let mut one = || -> Result<()> {
+                let txn = if meta.tier == DEFAULT_TIER {
+                    self.inner.base.begin_read()?
+                } else {
+                    self.tier_db(&meta.tier, false)?.begin_read()?
+                };
+                check_relation(&txn, &catalog, meta, &mut report)
             };
-            check_relation(&txn, &catalog, meta, &mut report)?;
+            crate::guard::faults(&mut one).map_err(|f| f.check(&path))?;
         }
-        check_dictionary(&self.inner.base.begin_read()?, &catalog, &mut report)?;
+        let mut dictionary = || -> Result<()> {
+            check_dictionary(&self.inner.base.begin_read()?, &catalog, &mut report)
+        };
+        crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
         Ok(report)
     }
 }

@@ -8,27 +8,27 @@
 use rkyv::rancor;
 use rkyv::vec::ArchivedVec;
 
-use crate::error::{Result, StoreError};
+use crate::error::Damage;
 
 /// The archived form of a block, read in place from stored bytes.
 pub type ArchivedBlock = ArchivedVec<rkyv::Archived<u32>>;
 
 /// Archives a block of terms.
-pub fn encode(terms: &[u32]) -> Result<Vec<u8>> {
+pub fn encode(terms: &[u32]) -> Result<Vec<u8>, Damage> {
     let v: Vec<u32> = terms.to_vec();
     let bytes = rkyv::to_bytes::<rancor::Error>(&v)
-        .map_err(|e| StoreError::Corrupt(format!("cannot archive a column block: {e}")))?;
+        .map_err(|e| Damage::Format(format!("cannot archive a column block: {e}")))?;
     Ok(bytes.into_vec())
 }
 
 /// Checks and views stored bytes as a block.
-pub fn view(bytes: &[u8]) -> Result<&ArchivedBlock> {
+pub fn view(bytes: &[u8]) -> Result<&ArchivedBlock, Damage> {
     rkyv::access::<ArchivedBlock, rancor::Error>(bytes)
-        .map_err(|e| StoreError::Corrupt(format!("a column block does not validate: {e}")))
+        .map_err(|e| Damage::Format(format!("a column block does not validate: {e}")))
 }
 
 /// Decodes stored bytes into an owned block.
-pub fn decode(bytes: &[u8]) -> Result<Vec<u32>> {
+pub fn decode(bytes: &[u8]) -> Result<Vec<u32>, Damage> {
     Ok(view(bytes)?.iter().map(|t| t.to_native()).collect())
 }
 

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use redb::{Database, ReadableDatabase};
 
 use crate::catalog::{Catalog, meta_u32, meta_u64};
-use crate::error::{Result, StoreError};
+use crate::error::{Fault, OpenError, ReadError, Result, damaged};
+use crate::guard::{faults, guarded};
 use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
 
 /// How to open a database.
@@ -17,6 +18,13 @@ pub struct OpenOptions {
     pub create: bool,
     /// redb's page cache per file, in bytes (redb's own default is 1 GiB).
     pub cache_bytes: usize,
+    /// Verify the checksum of every page of each file as it is opened (redb's
+    /// `set_check_integrity_on_open`): a file damaged outside redb then fails to open with
+    /// [`OpenError::Damaged`] instead of being read. Slow (it reads every file whole), so off
+    /// by default; `strata check` sets it. Without it, damage redb trips over while reading is
+    /// still an error, never a panic (see the `guard` module), but damage it does not trip
+    /// over is read as it is.
+    pub verify: bool,
 }
 
 impl Default for OpenOptions {
@@ -24,6 +32,7 @@ impl Default for OpenOptions {
         OpenOptions {
             create: false,
             cache_bytes: 256 << 20,
+            verify: false,
         }
     }
 }
@@ -50,32 +59,73 @@ pub(crate) struct Inner {
     pub(crate) poisoned: std::sync::atomic::AtomicBool,
     /// The catalog of the last committed batch a snapshot read, shared by later snapshots.
     pub(crate) catalog_cache: Mutex<Option<Arc<crate::catalog::Catalog>>>,
+    /// What this open created (the base file, and the directory when `Some(true)`).
+    created: Option<bool>,
+    /// Set when a batch of this process failed (reading its input, or committing).
+    pub(crate) batch_failed: std::sync::atomic::AtomicBool,
 }
 
-fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database> {
+impl Drop for Inner {
+    /// A database this process created, whose first batch failed and which holds no batch,
+    /// is removed again (its files, and the directory if it was created too), so a failed
+    /// first ingest leaves nothing behind. The files are removed while this process still
+    /// holds their locks, so no other process can have begun using them.
+    fn drop(&mut self) {
+        let Some(dir_created) = self.created else {
+            return;
+        };
+        if !self.batch_failed.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let empty = crate::guard::faults(|| Catalog::current(&self.base))
+            .is_ok_and(|c| c.seq == 0 && c.relations.is_empty());
+        if !empty {
+            return;
+        }
+        let tiers = self
+            .tiers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for tier in tiers.keys() {
+            let _ = std::fs::remove_file(self.dir.join(layout::tier_file(tier)));
+        }
+        let _ = std::fs::remove_file(self.dir.join(layout::BASE_FILE));
+        if dir_created {
+            // Only when nothing else was put there meanwhile.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database, OpenError> {
     let mut builder = Database::builder();
     builder.set_cache_size(options.cache_bytes);
+    builder.set_check_integrity_on_open(options.verify && !create);
     let result = if create {
         builder.create(path)
     } else {
         builder.open(path)
     };
     result.map_err(|e| match e {
-        redb::DatabaseError::DatabaseAlreadyOpen => StoreError::InUse {
+        redb::DatabaseError::DatabaseAlreadyOpen => OpenError::InUse {
             path: path.to_owned(),
         },
-        redb::DatabaseError::Storage(redb::StorageError::Io(io)) => StoreError::io(path, io),
-        other => StoreError::Engine(other.into()),
+        other => Fault::from(other).open(path),
     })
 }
 
 /// Opens a database file, or creates it atomically: a new file is initialized (tables and
 /// format version) under a temporary name and renamed into place, so a crash while creating
 /// it never leaves a half-made file where the database is looked for.
-fn open_file(path: &Path, options: &OpenOptions, create: bool, base: bool) -> Result<Database> {
+fn open_file(
+    path: &Path,
+    options: &OpenOptions,
+    create: bool,
+    base: bool,
+) -> Result<Database, OpenError> {
     if path.exists() || !create {
         let db = open_redb(path, options, false)?;
-        init_file(&db, path, base)?;
+        init_file(&db, path, base).map_err(|f| f.open(path))?;
         return Ok(db);
     }
     let name = path
@@ -86,23 +136,32 @@ fn open_file(path: &Path, options: &OpenOptions, create: bool, base: bool) -> Re
     let made = match open_redb(&tmp, options, true) {
         Ok(db) => Ok(db),
         // Another process is creating it right now.
-        Err(e @ StoreError::InUse { .. }) => return Err(e),
+        Err(e @ OpenError::InUse { .. }) => return Err(e),
         // A leftover from a crash while creating: start again.
         Err(_) => {
-            std::fs::remove_file(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+            std::fs::remove_file(&tmp).map_err(|source| OpenError::Io {
+                path: tmp.clone(),
+                source,
+            })?;
             open_redb(&tmp, options, true)
         }
     }?;
-    init_file(&made, &tmp, base)?;
+    init_file(&made, &tmp, base).map_err(|f| f.open(&tmp))?;
     drop(made);
-    std::fs::rename(&tmp, path).map_err(|e| StoreError::io(path, e))?;
+    std::fs::rename(&tmp, path).map_err(|source| OpenError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     if let Some(dir) = path.parent() {
         std::fs::File::open(dir)
             .and_then(|d| d.sync_all())
-            .map_err(|e| StoreError::io(dir, e))?;
+            .map_err(|source| OpenError::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
     }
     let db = open_redb(path, options, false)?;
-    init_file(&db, path, base)?;
+    init_file(&db, path, base).map_err(|f| f.open(path))?;
     Ok(db)
 }
 
@@ -119,11 +178,11 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
         if let Ok(t) = txn.open_table(version_table) {
             let found = meta_u32(&t, "format_version")?;
             if found > FORMAT_VERSION {
-                return Err(StoreError::NewerFormat {
+                return Err(Fault::Open(OpenError::NewerFormat {
                     path: path.to_owned(),
                     found,
                     supported: FORMAT_VERSION,
-                });
+                }));
             }
             if found == FORMAT_VERSION {
                 return Ok(());
@@ -163,19 +222,29 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
 impl Store {
     /// Opens the database in `dir` (creating it when `options.create` is set).
     ///
-    /// Fails with [`StoreError::InUse`] when another process holds it, with
-    /// [`StoreError::NotADatabase`] when `dir` holds none and may not be created, and with
-    /// [`StoreError::NewerFormat`] when a newer Strata wrote it. No tier file is opened.
-    pub fn open(dir: impl AsRef<Path>, options: OpenOptions) -> Result<Store> {
+    /// Fails with [`OpenError::InUse`] when another process holds it, with
+    /// [`OpenError::NotADatabase`] when `dir` holds none and may not be created, and with
+    /// [`OpenError::NewerFormat`] when a newer Strata wrote it. No tier file is opened.
+    pub fn open(dir: impl AsRef<Path>, options: OpenOptions) -> Result<Store, OpenError> {
         let dir = dir.as_ref().to_owned();
         let base_path = dir.join(layout::BASE_FILE);
+        let created = (options.create && !base_path.exists()).then(|| !dir.exists());
         if !base_path.exists() {
             if !options.create {
-                return Err(StoreError::NotADatabase { path: dir });
+                return Err(OpenError::NotADatabase { path: dir });
             }
-            std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+            std::fs::create_dir_all(&dir).map_err(|source| OpenError::Io {
+                path: dir.clone(),
+                source,
+            })?;
         }
-        let base = open_file(&base_path, &options, options.create, true)?;
+        let base = guarded(
+            || open_file(&base_path, &options, options.create, true),
+            |source| OpenError::Damaged {
+                path: base_path.clone(),
+                source,
+            },
+        )?;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
@@ -186,6 +255,8 @@ impl Store {
                 writer: Mutex::new(()),
                 poisoned: std::sync::atomic::AtomicBool::new(false),
                 catalog_cache: Mutex::new(None),
+                created,
+                batch_failed: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
@@ -196,14 +267,28 @@ impl Store {
     }
 
     /// The catalog as it is now.
-    pub fn catalog(&self) -> Result<Catalog> {
-        Catalog::current(&self.inner.base)
+    pub fn catalog(&self) -> Result<Catalog, ReadError> {
+        faults(|| Catalog::current(&self.inner.base)).map_err(|f| f.read(self.base_path()))
+    }
+
+    /// The base file's path (`DIR/strata.redb`).
+    pub(crate) fn base_path(&self) -> PathBuf {
+        self.inner.dir.join(layout::BASE_FILE)
+    }
+
+    /// The file of a tier (the base file for `default`).
+    pub(crate) fn tier_path(&self, tier: &str) -> PathBuf {
+        if tier == DEFAULT_TIER {
+            self.base_path()
+        } else {
+            self.inner.dir.join(layout::tier_file(tier))
+        }
     }
 
     /// The tiers holding the given relations, sorted and without duplicates: what the
     /// default BaseFor hook opens for a program reading them (pass the result to
     /// [`Store::snapshot_with_tiers`]). A relation the catalog does not hold is skipped.
-    pub fn tiers_for(&self, relations: &[String]) -> Result<Vec<String>> {
+    pub fn tiers_for(&self, relations: &[String]) -> Result<Vec<String>, ReadError> {
         let catalog = self.catalog()?;
         let tiers: BTreeSet<String> = relations
             .iter()
@@ -231,20 +316,29 @@ impl Store {
     /// The open file of a non-default tier, opening (and, with `create`, creating) it on the
     /// first call. Opening finishes or undoes a batch a crash interrupted (see
     /// `docs/design.md`, "Tiers and atomicity").
-    pub(crate) fn tier_db(&self, tier: &str, create: bool) -> Result<Arc<Database>> {
+    pub(crate) fn tier_db(&self, tier: &str, create: bool) -> Result<Arc<Database>, OpenError> {
         debug_assert_ne!(tier, DEFAULT_TIER);
         if let Some(db) = self.lock_tiers().get(tier) {
             return Ok(db.clone());
         }
         let path = self.inner.dir.join(layout::tier_file(tier));
         if !path.exists() && !create {
-            return Err(StoreError::Corrupt(format!(
-                "the catalog places relations in tier \"{tier}\" but {} is missing",
-                path.display()
-            )));
+            return Err(damaged(format!(
+                "the catalog places relations in tier \"{tier}\" but the file is missing"
+            ))
+            .open(path));
         }
-        let db = open_file(&path, &self.inner.options, true, false)?;
-        self.recover_tier(&db, tier)?;
+        let db = guarded(
+            || {
+                let db = open_file(&path, &self.inner.options, true, false)?;
+                self.recover_tier(&db, tier).map_err(|f| f.open(&path))?;
+                Ok(db)
+            },
+            |source| OpenError::Damaged {
+                path: path.clone(),
+                source,
+            },
+        )?;
         let db = Arc::new(db);
         self.lock_tiers().insert(tier.to_owned(), db.clone());
         Ok(db)
@@ -252,7 +346,11 @@ impl Store {
 
     /// Undoes a tier's batch the base file never acknowledged, and drops leftover savepoints.
     pub(crate) fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
-        let acknowledged = self.catalog()?.tier_seq.get(tier).copied().unwrap_or(0);
+        let acknowledged = Catalog::current(&self.inner.base)?
+            .tier_seq
+            .get(tier)
+            .copied()
+            .unwrap_or(0);
         let (applied, savepoint) = {
             let txn = db.begin_read()?;
             let t = txn.open_table(layout::TIER_META)?;
@@ -267,7 +365,7 @@ impl Store {
         }
         if applied > acknowledged {
             let id = savepoint.ok_or_else(|| {
-                StoreError::Corrupt(format!(
+                damaged(format!(
                     "tier \"{tier}\" holds batch {applied} the base file never acknowledged, \
                      and no savepoint to undo it"
                 ))
@@ -287,11 +385,14 @@ impl Store {
     }
 
     /// Bytes on disk of each tier's file that exists, `default` first.
-    pub fn tier_files(&self) -> Result<Vec<(String, PathBuf, u64)>> {
+    pub fn tier_files(&self) -> Result<Vec<(String, PathBuf, u64)>, ReadError> {
         let mut out = Vec::new();
-        let base = self.inner.dir.join(layout::BASE_FILE);
+        let base = self.base_path();
         let len = std::fs::metadata(&base)
-            .map_err(|e| StoreError::io(&base, e))?
+            .map_err(|source| ReadError::Io {
+                path: base.clone(),
+                source,
+            })?
             .len();
         out.push((DEFAULT_TIER.to_owned(), base, len));
         let mut tiers: BTreeSet<String> = self

@@ -15,7 +15,9 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 use strata_eval::value::canonical_number;
 
-use crate::error::{Result, StoreError};
+use crate::error::IngestError;
+
+type Result<T, E = IngestError> = std::result::Result<T, E>;
 
 /// The format of a dump file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +169,7 @@ pub trait FactSink {
     fn progress(&mut self, _bytes: u64, _facts: u64) {}
     /// For a reader that skips units whose content is unchanged (a SCIP index read while the
     /// batch replaces): the store as the batch began. `None` (the default): read everything.
-    fn stored(&mut self) -> Result<Option<crate::Snapshot>> {
+    fn stored(&mut self) -> std::result::Result<Option<crate::Snapshot>, crate::ReadError> {
         Ok(None)
     }
     /// Removes, in this batch, every fact `unit` states: a unit the new input no longer has.
@@ -197,10 +199,16 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {
-        Box::new(File::open(path).map_err(|e| StoreError::io(path, e))?)
+        Box::new(File::open(path).map_err(|source| IngestError::Open {
+            path: path.to_owned(),
+            source,
+        })?)
     };
     let mut buf = BufReader::with_capacity(1 << 16, raw);
-    let head = buf.fill_buf().map_err(|e| StoreError::io(path, e))?;
+    let head = buf.fill_buf().map_err(|source| IngestError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
     if head.starts_with(&[0x1f, 0x8b]) {
         Ok(Box::new(BufReader::with_capacity(
             1 << 16,
@@ -211,10 +219,86 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     }
 }
 
+/// The longest line a dump may hold, in bytes (its line break not counted): 1 MiB. A longer
+/// line is refused with `FILE:LINE: line longer than 1048576 bytes`, and is never held in
+/// memory whole, so neither a line without a line break (`/dev/zero`) nor a gzip bomb can
+/// make an ingest grow past it.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Relation names the query language cannot name as an atom (`not(...)` is negation,
+/// `absent` a value): a dump's relation may not take them.
+pub const RESERVED_NAMES: [&str; 2] = ["not", "absent"];
+
+/// Whether `name` is refused as a relation name because the query language could not name
+/// it (see [`RESERVED_NAMES`]).
+pub fn reserved_name(name: &str) -> bool {
+    RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(name))
+}
+
+/// What [`read_line`] found.
+enum LineRead {
+    /// The end of the input.
+    End,
+    /// A line of this many bytes of input (its line break included).
+    Line(usize),
+    /// A line longer than the limit, left unread past it.
+    TooLong,
+}
+
+/// Reads one line into `line` (appending, its line break included when it has one), but never
+/// more than `max` bytes of it before its line break.
+fn read_line(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    let mut consumed = 0;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(if consumed == 0 {
+                LineRead::End
+            } else {
+                LineRead::Line(consumed)
+            });
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if line.len() + take - usize::from(done) > max {
+            return Ok(LineRead::TooLong);
+        }
+        line.extend_from_slice(&buf[..take]);
+        input.consume(take);
+        consumed += take;
+        if done {
+            return Ok(LineRead::Line(consumed));
+        }
+    }
+}
+
 /// Reads every fact of a dump into `sink`; returns the number of facts read.
 ///
-/// Stops at the first malformed line with [`StoreError::Malformed`] naming the file and line.
-pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
+/// Stops at the first malformed line with [`IngestError::Malformed`] naming the file and line.
+/// A line is at most [`MAX_LINE_BYTES`] long; a UTF-8 byte order mark opening the input is
+/// skipped.
+pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
+    read_limited(input, spec, sink, MAX_LINE_BYTES)
+}
+
+/// [`read`] with another limit on the length of a line, in bytes.
+pub fn read_limited(
+    mut input: impl BufRead,
+    spec: &DumpSpec,
+    sink: &mut dyn FactSink,
+    max_line: usize,
+) -> Result<u64> {
+    check_spec(spec)?;
     if spec.format == Format::Scip {
         return crate::scip::read(input, spec, sink);
     }
@@ -226,20 +310,31 @@ pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -
         facts_arity: None,
         facts_columns: Vec::new(),
         facts_doc: None,
+        columns_line: None,
         fixed_columns: fixed_columns(),
         names: rustc_hash::FxHashMap::default(),
     };
     let mut line = Vec::with_capacity(256);
     loop {
         line.clear();
-        let n = input
-            .read_until(b'\n', &mut line)
-            .map_err(|e| reader.err(format!("cannot read: {e}")))?;
-        if n == 0 {
-            break;
-        }
+        let read =
+            read_line(&mut input, &mut line, max_line).map_err(|source| IngestError::Read {
+                file: spec.label.clone(),
+                line: reader.line_no + 1,
+                source,
+            })?;
         reader.line_no += 1;
+        let n = match read {
+            LineRead::End => break,
+            LineRead::Line(n) => n,
+            LineRead::TooLong => {
+                return Err(reader.err(format!("line longer than {max_line} bytes")));
+            }
+        };
         reader.bytes += n as u64;
+        if reader.line_no == 1 && line.starts_with(BOM) {
+            line.drain(..BOM.len());
+        }
         if line.last() == Some(&b'\n') {
             line.pop();
             if line.last() == Some(&b'\r') {
@@ -261,6 +356,35 @@ pub fn read(mut input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -
     Ok(reader.facts)
 }
 
+/// The UTF-8 byte order mark, skipped where it opens a dump.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Checks what a dump's spec names: a `.facts` relation's name, a unit.
+fn check_spec(spec: &DumpSpec) -> Result<()> {
+    if let Some(r) = &spec.relation {
+        if !valid_name(r) {
+            return Err(IngestError::Invalid(format!(
+                "{}: \"{r}\" cannot name a relation: use letters, digits, `_` and `-`",
+                spec.label
+            )));
+        }
+        if reserved_name(r) {
+            return Err(IngestError::Invalid(format!(
+                "{}: \"{r}\" cannot name a relation: it is a word of the query language, so \
+                 no query could read it; rename the file",
+                spec.label
+            )));
+        }
+    }
+    if spec.unit.as_deref() == Some("") {
+        return Err(IngestError::Invalid(format!(
+            "{}: the unit is empty; name a unit or give none",
+            spec.label
+        )));
+    }
+    Ok(())
+}
+
 struct LineReader<'s> {
     spec: &'s DumpSpec,
     line_no: u64,
@@ -269,6 +393,8 @@ struct LineReader<'s> {
     facts_arity: Option<usize>,
     facts_columns: Vec<String>,
     facts_doc: Option<String>,
+    /// The line of the `# columns:` line, once one was read.
+    columns_line: Option<u64>,
     /// Column names of the edge, attribute and node formats.
     fixed_columns: [Vec<String>; 3],
     /// Relation names already lower-cased and checked, by spelling.
@@ -285,8 +411,8 @@ fn fixed_columns() -> [Vec<String>; 3] {
 const MAX_FIXED_FIELDS: usize = 4;
 
 impl LineReader<'_> {
-    fn err(&self, message: String) -> StoreError {
-        StoreError::Malformed {
+    fn err(&self, message: String) -> IngestError {
+        IngestError::Malformed {
             file: self.spec.label.clone(),
             line: self.line_no,
             message,
@@ -296,11 +422,28 @@ impl LineReader<'_> {
     fn line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
         let trimmed = text.trim_start();
         if trimmed.is_empty() {
+            if text.contains('\t') {
+                return Err(self.err(
+                    "the line holds only tabs and spaces: write its fields, or leave it empty"
+                        .to_owned(),
+                ));
+            }
             return Ok(());
         }
         if let Some(comment) = trimmed.strip_prefix('#') {
-            if self.spec.format == Format::Facts && self.facts == 0 {
-                self.facts_header(comment.trim())?;
+            if self.spec.format == Format::Facts {
+                let comment = comment.trim();
+                if comment.starts_with("columns:")
+                    && let Some(first) = self.columns_line
+                {
+                    return Err(self.err(format!(
+                        "a second `# columns:` line (the first is line {first}); a file names \
+                         its columns once"
+                    )));
+                }
+                if self.facts == 0 {
+                    self.facts_header(comment)?;
+                }
             }
             return Ok(());
         }
@@ -325,6 +468,18 @@ impl LineReader<'_> {
                         .to_owned(),
                 ));
             }
+            if let Some((i, c)) = cols
+                .iter()
+                .enumerate()
+                .find(|(i, c)| cols[..*i].contains(c))
+            {
+                return Err(self.err(format!(
+                    "column \"{c}\" is named twice in the `# columns:` line (columns {} and {})",
+                    cols.iter().position(|x| x == c).map_or(0, |p| p + 1),
+                    i + 1
+                )));
+            }
+            self.columns_line = Some(self.line_no);
             self.facts_arity = Some(cols.len());
             self.facts_columns = cols;
         } else if let Some(doc) = comment.strip_prefix("doc:") {
@@ -416,6 +571,12 @@ impl LineReader<'_> {
                 "{what} \"{spelled}\" cannot name a relation: use letters, digits, `_` and `-`"
             )));
         }
+        if reserved_name(&lower) {
+            return Err(self.err(format!(
+                "{what} \"{spelled}\" cannot name a relation: \"{lower}\" is a word of the \
+                 query language, so no query could read it; rename it"
+            )));
+        }
         self.names.insert(spelled.to_owned(), lower);
         Ok(())
     }
@@ -468,11 +629,14 @@ impl LineReader<'_> {
     }
 
     fn json_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| self.err(format!("invalid JSON: {e}")))?;
-        let serde_json::Value::Object(obj) = value else {
+        if !text.trim_start().starts_with('{') {
+            // Still say what is wrong with what is not JSON at all.
+            serde_json::from_str::<serde::de::IgnoredAny>(text)
+                .map_err(|e| self.err(format!("invalid JSON: {e}")))?;
             return Err(self.err("expected a JSON object".to_owned()));
-        };
+        }
+        let JsonObject(obj) =
+            serde_json::from_str(text).map_err(|e| self.err(format!("invalid JSON: {e}")))?;
         let has = |k: &str| obj.contains_key(k);
         let (format, keys): (Format, &[&str]) = if has("src") || has("kind") || has("dst") {
             (Format::Edges, &["src", "kind", "dst"])
@@ -509,9 +673,9 @@ impl LineReader<'_> {
                     return Err(self.err(format!("\"{k}\" is empty")));
                 }
                 serde_json::Value::String(s) => Field::Text(Cow::Borrowed(s.as_str())),
-                serde_json::Value::Number(n) if !is_name => match n.as_f64() {
-                    Some(x) if x.is_finite() => Field::Number(if x == 0.0 { 0.0 } else { x }),
-                    _ => return Err(self.err(format!("\"{k}\" is not a finite number"))),
+                serde_json::Value::Number(n) if !is_name => match json_number(n) {
+                    Some(f) => f,
+                    None => return Err(self.err(format!("\"{k}\" is not a finite number"))),
                 },
                 serde_json::Value::Null if k == "value" => Field::Absent,
                 _ => {
@@ -555,6 +719,63 @@ impl LineReader<'_> {
             line: self.line_no,
         })
     }
+}
+
+/// A JSON object read with its keys checked: a key given twice is an error (serde_json's
+/// own map keeps the last value silently).
+struct JsonObject(serde_json::Map<String, serde_json::Value>);
+
+impl<'de> serde::Deserialize<'de> for JsonObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = JsonObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<JsonObject, A::Error> {
+                let mut out = serde_json::Map::new();
+                while let Some(k) = map.next_key::<String>()? {
+                    let v: serde_json::Value = map.next_value()?;
+                    if out.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "key \"{k}\" is given twice"
+                        )));
+                    }
+                    out.insert(k, v);
+                }
+                Ok(JsonObject(out))
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
+}
+
+/// A JSON number as a field: a number when a double holds it exactly, else (an integer past
+/// 2^53 a double would round) the text of its digits, as the tab-separated formats keep a
+/// field that is not the shortest printing of a double. `None` when it is not finite.
+fn json_number(n: &serde_json::Number) -> Option<Field<'static>> {
+    let exact = |x: f64| Field::Number(if x == 0.0 { 0.0 } else { x });
+    if let Some(i) = n.as_u64() {
+        let x = i as f64;
+        return Some(if x as u64 == i && x < u64::MAX as f64 {
+            exact(x)
+        } else {
+            Field::Text(Cow::Owned(i.to_string()))
+        });
+    }
+    if let Some(i) = n.as_i64() {
+        let x = i as f64;
+        return Some(if x as i64 == i {
+            exact(x)
+        } else {
+            Field::Text(Cow::Owned(i.to_string()))
+        });
+    }
+    n.as_f64().filter(|x| x.is_finite()).map(exact)
 }
 
 /// Whether `s` may name a relation or a column: letters, digits, `_` and `-`, starting with

@@ -11,7 +11,7 @@
 
 use roaring::RoaringBitmap;
 
-use crate::error::{Result, StoreError};
+use crate::error::Damage;
 
 /// log2 of the terms per chunk.
 pub const CHUNK_BITS: u32 = 6;
@@ -41,17 +41,17 @@ pub fn encode_posting(bitmap: &mut RoaringBitmap, out: &mut Vec<u8>) {
 }
 
 /// Decodes one posting.
-pub fn decode_posting(bytes: &[u8]) -> Result<RoaringBitmap> {
+pub fn decode_posting(bytes: &[u8]) -> Result<RoaringBitmap, Damage> {
     match bytes.split_first() {
         Some((0, rows)) if rows.len() % 4 == 0 => {
             let it = rows
                 .chunks_exact(4)
                 .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
             RoaringBitmap::from_sorted_iter(it)
-                .map_err(|_| StoreError::Corrupt("a posting's rows are out of order".to_owned()))
+                .map_err(|_| Damage::Format("a posting's rows are out of order".to_owned()))
         }
         Some((1, rest)) => decode(rest),
-        _ => Err(StoreError::Corrupt(
+        _ => Err(Damage::Format(
             "a posting has an unknown encoding".to_owned(),
         )),
     }
@@ -67,9 +67,9 @@ pub fn encode(bitmap: &mut RoaringBitmap) -> Vec<u8> {
 }
 
 /// Deserializes and validates a bitmap written by [`encode`].
-pub fn decode(bytes: &[u8]) -> Result<RoaringBitmap> {
+pub fn decode(bytes: &[u8]) -> Result<RoaringBitmap, Damage> {
     RoaringBitmap::deserialize_from(bytes)
-        .map_err(|e| StoreError::Corrupt(format!("a row bitmap does not validate: {e}")))
+        .map_err(|e| Damage::Format(format!("a row bitmap does not validate: {e}")))
 }
 
 /// A chunk of postings read in place.
@@ -81,8 +81,8 @@ pub struct ChunkView<'a> {
 
 impl<'a> ChunkView<'a> {
     /// Checks a chunk's directory.
-    pub fn parse(bytes: &'a [u8]) -> Result<ChunkView<'a>> {
-        let bad = || StoreError::Corrupt("a postings chunk is malformed".to_owned());
+    pub fn parse(bytes: &'a [u8]) -> Result<ChunkView<'a>, Damage> {
+        let bad = || Damage::Format("a postings chunk is malformed".to_owned());
         let (&n, rest) = bytes.split_first().ok_or_else(bad)?;
         let n = n as usize;
         if n == 0 || n > CHUNK_TERMS as usize || rest.len() < n * 5 {

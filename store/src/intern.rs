@@ -8,7 +8,7 @@
 
 use redb::ReadableTable;
 
-use crate::error::{Result, StoreError};
+use crate::error::{Damage, Result};
 
 /// log2 of the texts per chunk.
 pub const TEXT_CHUNK_BITS: u32 = 8;
@@ -40,19 +40,19 @@ pub fn encode_text_chunk<'a>(texts: impl ExactSizeIterator<Item = &'a str> + Clo
     out
 }
 
-fn corrupt() -> StoreError {
-    StoreError::Corrupt("a dictionary chunk is malformed".to_owned())
+fn corrupt() -> Damage {
+    Damage::Format("a dictionary chunk is malformed".to_owned())
 }
 
 /// The texts of a chunk.
-pub fn decode_text_chunk(bytes: &[u8]) -> Result<Vec<String>> {
+pub fn decode_text_chunk(bytes: &[u8]) -> Result<Vec<String>, Damage> {
     let n = chunk_len(bytes)?;
     (0..n)
         .map(|i| text_in_chunk(bytes, i).map(str::to_owned))
         .collect()
 }
 
-fn chunk_len(bytes: &[u8]) -> Result<usize> {
+fn chunk_len(bytes: &[u8]) -> Result<usize, Damage> {
     let n = bytes.get(..2).ok_or_else(corrupt)?;
     let n = u16::from_le_bytes([n[0], n[1]]) as usize;
     if bytes.len() < 2 + n * 4 {
@@ -62,7 +62,7 @@ fn chunk_len(bytes: &[u8]) -> Result<usize> {
 }
 
 /// Slot `i` of a chunk.
-pub fn text_in_chunk(bytes: &[u8], i: usize) -> Result<&str> {
+pub fn text_in_chunk(bytes: &[u8], i: usize) -> Result<&str, Damage> {
     let n = chunk_len(bytes)?;
     if i >= n {
         return Err(corrupt());
@@ -79,7 +79,7 @@ pub fn text_in_chunk(bytes: &[u8], i: usize) -> Result<&str> {
 }
 
 /// The text with id `id`, if the dictionary has it.
-pub fn read_text(
+pub(crate) fn read_text(
     by_id: &impl ReadableTable<u32, &'static [u8]>,
     count: u32,
     id: u32,
@@ -91,12 +91,12 @@ pub fn read_text(
         Some(v) => Ok(Some(
             text_in_chunk(v.value(), (id & ((1 << TEXT_CHUNK_BITS) - 1)) as usize)?.to_owned(),
         )),
-        None => Err(corrupt()),
+        None => Err(corrupt().into()),
     }
 }
 
 /// The id of `text`, if the dictionary has it.
-pub fn find_text(
+pub(crate) fn find_text(
     by_hash: &impl ReadableTable<u64, u32>,
     collisions: &impl ReadableTable<&'static str, u32>,
     by_id: &impl ReadableTable<u32, &'static [u8]>,

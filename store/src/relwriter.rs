@@ -8,7 +8,7 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 
 use crate::catalog::RelationMeta;
-use crate::error::{Result, StoreError};
+use crate::error::{Fault, Result, damaged};
 use crate::layout::{self, BLOCK_ROWS};
 use crate::{column, index};
 
@@ -156,7 +156,7 @@ impl<'t> RelWriter<'t> {
         // Set just above.
         self.dead
             .as_mut()
-            .ok_or_else(|| StoreError::Corrupt("dead-row bitmap vanished".to_owned()))
+            .ok_or_else(|| damaged("dead-row bitmap vanished"))
     }
 
     fn block(&mut self, col: u16, block: u32) -> Result<&mut (Vec<u32>, bool)> {
@@ -181,7 +181,7 @@ impl<'t> RelWriter<'t> {
                 .get((row % BLOCK_ROWS) as usize)
                 .copied()
                 .ok_or_else(|| {
-                    StoreError::Corrupt(format!(
+                    damaged(format!(
                         "relation {}: row {row} is past the end of its block",
                         self.meta.name
                     ))
@@ -286,7 +286,7 @@ impl<'t> RelWriter<'t> {
                 let r = self.meta.next_row;
                 self.meta.next_row = r
                     .checked_add(1)
-                    .ok_or_else(|| StoreError::Full(format!("relation \"{}\"", self.meta.name)))?;
+                    .ok_or_else(|| Fault::Full(format!("relation \"{}\"", self.meta.name)))?;
                 self.meta.rows += 1;
                 for (c, &t) in tuple.iter().enumerate() {
                     self.appended[c].push(u64::from(t) << 32 | u64::from(r));
@@ -323,7 +323,7 @@ impl<'t> RelWriter<'t> {
         *d = (*d + c.postings.len() as u64)
             .checked_sub(c.before as u64)
             .ok_or_else(|| {
-                StoreError::Corrupt(format!(
+                damaged(format!(
                     "relation {}: distinct count underflow",
                     self.meta.name
                 ))
@@ -372,9 +372,7 @@ impl<'t> RelWriter<'t> {
                     }
                     let rows =
                         RoaringBitmap::from_sorted_iter(pairs[k..l].iter().map(|p| *p as u32))
-                            .map_err(|e| {
-                                StoreError::Corrupt(format!("appended rows out of order: {e}"))
-                            })?;
+                            .map_err(|e| damaged(format!("appended rows out of order: {e}")))?;
                     postings.push((index::chunk_of(term).1, rows));
                     k = l;
                 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase};
@@ -11,7 +12,8 @@ use strata_eval::{FactSource, RelationInfo, SourceError, Term, TermKind, Value, 
 
 use crate::catalog::{BatchRecord, Catalog, RelationMeta, meta_u64};
 use crate::db::Store;
-use crate::error::{Result, StoreError};
+use crate::error::{Fault, ReadError, Result, damaged};
+use crate::guard::faults;
 use crate::intern::TEXT_CHUNK_BITS;
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
 use crate::{column, index, intern};
@@ -23,15 +25,31 @@ struct TierRead {
     blocks: ReadOnlyTable<Key3, &'static [u8]>,
     postings: ReadOnlyTable<Key3, &'static [u8]>,
     dead: ReadOnlyTable<u32, &'static [u8]>,
+    /// The tier's file, for messages.
+    path: PathBuf,
 }
 
 impl TierRead {
-    fn new(txn: &ReadTransaction) -> Result<TierRead> {
+    fn new(txn: &ReadTransaction, path: PathBuf) -> Result<TierRead, ReadError> {
+        let open = || -> Result<_> {
+            Ok((
+                txn.open_table(layout::BLOCKS)?,
+                txn.open_table(layout::POSTINGS)?,
+                txn.open_table(layout::DEAD)?,
+            ))
+        };
+        let (blocks, postings, dead) = faults(open).map_err(|f| f.read(&path))?;
         Ok(TierRead {
-            blocks: txn.open_table(layout::BLOCKS)?,
-            postings: txn.open_table(layout::POSTINGS)?,
-            dead: txn.open_table(layout::DEAD)?,
+            blocks,
+            postings,
+            dead,
+            path,
         })
+    }
+
+    /// A failure reading this tier, as a read error naming its file.
+    fn err(&self, e: impl Into<Fault>) -> ReadError {
+        e.into().read(&self.path)
     }
 }
 
@@ -50,38 +68,60 @@ pub struct Snapshot {
 
 impl Store {
     /// A snapshot that opens tier files only when a read needs them.
-    pub fn snapshot(&self) -> Result<Snapshot> {
+    pub fn snapshot(&self) -> Result<Snapshot, ReadError> {
         self.snapshot_with_tiers(&[])
     }
 
     /// A snapshot that opens the given tiers' files at once (what a query that reads them
     /// wants: they are then read at exactly the snapshot's batch).
-    pub fn snapshot_with_tiers(&self, tiers: &[&str]) -> Result<Snapshot> {
+    pub fn snapshot_with_tiers(&self, tiers: &[&str]) -> Result<Snapshot, ReadError> {
         // Opening a tier may recover it, which writes: do it before taking the lock.
         let dbs = tiers
             .iter()
             .filter(|t| **t != DEFAULT_TIER)
             .map(|t| Ok(((*t).to_owned(), self.tier_db(t, false)?)))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, crate::error::OpenError>>()
+            .map_err(ReadError::Tier)?;
         let _guard = self
             .inner
             .commit_lock
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let base = self.inner.base.begin_read()?;
-        let catalog = self.cached_catalog(&base)?;
+        let base_path = self.base_path();
+        let (base, catalog) = faults(|| {
+            let base = self.inner.base.begin_read()?;
+            let catalog = self.cached_catalog(&base)?;
+            Ok((base, catalog))
+        })
+        .map_err(|f| f.read(&base_path))?;
         let mut map = HashMap::new();
-        map.insert(DEFAULT_TIER.to_owned(), Arc::new(TierRead::new(&base)?));
+        map.insert(
+            DEFAULT_TIER.to_owned(),
+            Arc::new(TierRead::new(&base, base_path.clone())?),
+        );
         for (name, db) in dbs {
-            map.insert(name, Arc::new(TierRead::new(&db.begin_read()?)?));
+            let path = self.tier_path(&name);
+            let txn = faults(|| Ok(db.begin_read()?)).map_err(|f| f.read(&path))?;
+            map.insert(name, Arc::new(TierRead::new(&txn, path)?));
         }
+        let tables = || -> Result<_> {
+            Ok((
+                base.open_table(layout::TEXT_BY_ID)?,
+                base.open_table(layout::ID_BY_TEXT)?,
+                base.open_table(layout::TEXT_COLLISIONS)?,
+                base.open_table(layout::NUMBER_BY_ID)?,
+                base.open_table(layout::ID_BY_NUMBER)?,
+            ))
+        };
+        let (text_by_id, id_by_text, text_collisions, number_by_id, id_by_number) =
+            faults(tables).map_err(|f| f.read(&base_path))?;
         Ok(Snapshot {
             store: self.clone(),
-            text_by_id: base.open_table(layout::TEXT_BY_ID)?,
-            id_by_text: base.open_table(layout::ID_BY_TEXT)?,
-            text_collisions: base.open_table(layout::TEXT_COLLISIONS)?,
-            number_by_id: base.open_table(layout::NUMBER_BY_ID)?,
-            id_by_number: base.open_table(layout::ID_BY_NUMBER)?,
+            text_by_id,
+            id_by_text,
+            text_collisions,
+            number_by_id,
+            id_by_number,
             catalog,
             tiers: Mutex::new(map),
         })
@@ -125,14 +165,14 @@ impl Snapshot {
     }
 
     /// One relation's catalog entry.
-    pub fn meta(&self, relation: &str) -> Result<&RelationMeta> {
+    pub fn meta(&self, relation: &str) -> Result<&RelationMeta, ReadError> {
         self.catalog
             .relations
             .get(relation)
-            .ok_or_else(|| StoreError::UnknownRelation(relation.to_owned()))
+            .ok_or_else(|| ReadError::UnknownRelation(relation.to_owned()))
     }
 
-    fn tier(&self, tier: &str) -> Result<Arc<TierRead>> {
+    fn tier(&self, tier: &str) -> Result<Arc<TierRead>, ReadError> {
         let mut map = self
             .tiers
             .lock()
@@ -140,26 +180,36 @@ impl Snapshot {
         if let Some(t) = map.get(tier) {
             return Ok(t.clone());
         }
-        let db = self.store.tier_db(tier, false)?;
-        let txn = db.begin_read()?;
-        let applied = meta_u64(&txn.open_table(layout::TIER_META)?, "applied_seq")?;
+        let db = self.store.tier_db(tier, false).map_err(ReadError::Tier)?;
+        let path = self.store.tier_path(tier);
+        let begin = || -> Result<_> {
+            let txn = db.begin_read()?;
+            let applied = meta_u64(&txn.open_table(layout::TIER_META)?, "applied_seq")?;
+            Ok((txn, applied))
+        };
+        let (txn, applied) = faults(begin).map_err(|f| f.read(&path))?;
         if applied != self.catalog.tier_seq.get(tier).copied().unwrap_or(0) {
-            return Err(StoreError::SnapshotMoved(tier.to_owned()));
+            return Err(ReadError::SnapshotMoved(tier.to_owned()));
         }
-        let t = Arc::new(TierRead::new(&txn)?);
+        let t = Arc::new(TierRead::new(&txn, path)?);
         map.insert(tier.to_owned(), t.clone());
         Ok(t)
     }
 
-    fn dead(&self, tier: &TierRead, rel: u32) -> Result<RoaringBitmap> {
-        match tier.dead.get(rel)? {
-            Some(v) => index::decode(v.value()),
+    fn dead(&self, tier: &TierRead, rel: u32) -> Result<RoaringBitmap, ReadError> {
+        faults(|| match tier.dead.get(rel)? {
+            Some(v) => Ok(index::decode(v.value())?),
             None => Ok(RoaringBitmap::new()),
-        }
+        })
+        .map_err(|f| tier.err(f))
     }
 
     /// The rows of a relation whose columns hold the bound terms (live rows only).
-    pub fn matching_rows(&self, relation: &str, bound: &[(usize, Term)]) -> Result<RoaringBitmap> {
+    pub fn matching_rows(
+        &self,
+        relation: &str,
+        bound: &[(usize, Term)],
+    ) -> Result<RoaringBitmap, ReadError> {
         let meta = self.meta(relation)?;
         let tier = self.tier(&meta.tier)?;
         self.rows_in(&tier, meta, bound)
@@ -170,7 +220,7 @@ impl Snapshot {
         tier: &TierRead,
         meta: &RelationMeta,
         bound: &[(usize, Term)],
-    ) -> Result<RoaringBitmap> {
+    ) -> Result<RoaringBitmap, ReadError> {
         let mut maps = Vec::with_capacity(bound.len());
         for &(c, t) in bound {
             match Self::posting(tier, meta, c, t)? {
@@ -196,13 +246,16 @@ impl Snapshot {
         meta: &RelationMeta,
         col: usize,
         term: Term,
-    ) -> Result<Option<RoaringBitmap>> {
+    ) -> Result<Option<RoaringBitmap>, ReadError> {
         let (chunk, low) = index::chunk_of(term.0);
-        let Some(v) = tier.postings.get((meta.id, col as u16, chunk))? else {
-            return Ok(None);
+        let read = || -> Result<_> {
+            let Some(v) = tier.postings.get((meta.id, col as u16, chunk))? else {
+                return Ok(None);
+            };
+            let view = index::ChunkView::parse(v.value())?;
+            Ok(view.get(low).map(index::decode_posting).transpose()?)
         };
-        let view = index::ChunkView::parse(v.value())?;
-        view.get(low).map(index::decode_posting).transpose()
+        faults(read).map_err(|f| tier.err(f))
     }
 
     fn check_columns(meta: &RelationMeta, bound: &[(usize, Term)]) -> Result<(), SourceError> {
@@ -227,7 +280,7 @@ impl Snapshot {
         rows: impl Iterator<Item = u32>,
         bound: &[(usize, Term)],
         visit: &mut dyn FnMut(&[Term]) -> Visit,
-    ) -> Result<()> {
+    ) -> Result<(), ReadError> {
         let arity = meta.columns.len();
         let mut row = vec![Term::ABSENT; arity];
         let mut fixed = vec![false; arity];
@@ -252,20 +305,22 @@ impl Snapshot {
                 rows.next();
             }
             for &c in &free {
-                let guard = tier.blocks.get((meta.id, c as u16, b))?.ok_or_else(|| {
-                    StoreError::Corrupt(format!(
-                        "relation {}: block {b} of column {c} is missing",
-                        meta.name
-                    ))
-                })?;
-                let block = column::view(guard.value())?;
+                let guard = faults(|| Ok(tier.blocks.get((meta.id, c as u16, b))?))
+                    .map_err(|f| tier.err(f))?
+                    .ok_or_else(|| {
+                        tier.err(damaged(format!(
+                            "relation {}: block {b} of column {c} is missing",
+                            meta.name
+                        )))
+                    })?;
+                let block = column::view(guard.value()).map_err(|e| tier.err(e))?;
                 values[c].clear();
                 for &r in &pending {
                     let t = block.get((r % BLOCK_ROWS) as usize).ok_or_else(|| {
-                        StoreError::Corrupt(format!(
+                        tier.err(damaged(format!(
                             "relation {}: row {r} is past the end of its block",
                             meta.name
-                        ))
+                        )))
                     })?;
                     values[c].push(t.to_native());
                 }
@@ -282,7 +337,11 @@ impl Snapshot {
         Ok(())
     }
 
-    fn scan_rel(&self, meta: &RelationMeta, visit: &mut dyn FnMut(&[Term]) -> Visit) -> Result<()> {
+    fn scan_rel(
+        &self,
+        meta: &RelationMeta,
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), ReadError> {
         let tier = self.tier(&meta.tier)?;
         let dead = self.dead(&tier, meta.id)?;
         let live = (0..meta.next_row).filter(|r| !dead.contains(*r));
@@ -294,7 +353,7 @@ impl Snapshot {
         meta: &RelationMeta,
         bound: &[(usize, Term)],
         visit: &mut dyn FnMut(&[Term]) -> Visit,
-    ) -> Result<()> {
+    ) -> Result<(), ReadError> {
         if bound.is_empty() {
             return self.scan_rel(meta, visit);
         }
@@ -333,6 +392,15 @@ impl Snapshot {
         &self,
         first: u32,
         visit: &mut dyn FnMut(u32, &str) -> ControlFlow<()>,
+    ) -> Result<(), ReadError> {
+        self.walk_texts(first, visit)
+            .map_err(|f| f.read(self.store.base_path()))
+    }
+
+    fn walk_texts(
+        &self,
+        first: u32,
+        visit: &mut dyn FnMut(u32, &str) -> ControlFlow<()>,
     ) -> Result<()> {
         let count = self.catalog.texts;
         let first = first.max(1);
@@ -342,13 +410,12 @@ impl Snapshot {
         let mask = (1u32 << TEXT_CHUNK_BITS) - 1;
         let (lo, hi) = (first >> TEXT_CHUNK_BITS, count >> TEXT_CHUNK_BITS);
         let mut expect = lo;
-        for entry in self.text_by_id.range(lo..=hi)? {
-            let (k, v) = entry?;
+        let mut range = faults(|| Ok(self.text_by_id.range(lo..=hi)?))?;
+        // Each step of the walk reads redb under the guard; `visit` runs outside it.
+        while let Some((k, v)) = faults(|| Ok(range.next().transpose()?))? {
             let chunk = k.value();
             if chunk != expect {
-                return Err(StoreError::Corrupt(format!(
-                    "dictionary chunk {expect} is missing"
-                )));
+                return Err(damaged(format!("dictionary chunk {expect} is missing")));
             }
             expect += 1;
             let bytes = v.value();
@@ -356,9 +423,7 @@ impl Snapshot {
             let n = match bytes {
                 [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
                 _ => {
-                    return Err(StoreError::Corrupt(
-                        "a dictionary chunk is malformed".to_owned(),
-                    ));
+                    return Err(damaged("a dictionary chunk is malformed"));
                 }
             };
             for slot in 0..n {
@@ -375,9 +440,7 @@ impl Snapshot {
             }
         }
         if expect <= hi {
-            return Err(StoreError::Corrupt(format!(
-                "dictionary chunk {expect} is missing"
-            )));
+            return Err(damaged(format!("dictionary chunk {expect} is missing")));
         }
         Ok(())
     }
@@ -385,7 +448,7 @@ impl Snapshot {
     /// Where `term` occurs: for every relation and column holding it in a live row, how
     /// many rows, from the postings (relations by name, columns in order). Opens the tiers
     /// of relations it reads.
-    pub fn term_uses(&self, term: Term) -> Result<Vec<TermUse>> {
+    pub fn term_uses(&self, term: Term) -> Result<Vec<TermUse>, ReadError> {
         let mut out = Vec::new();
         for meta in self.catalog.relations.values() {
             let tier = self.tier(&meta.tier)?;
@@ -455,7 +518,7 @@ impl FactSource for Snapshot {
     }
 
     fn term(&self, value: &Value) -> Result<Option<Term>, SourceError> {
-        let r: Result<Option<Term>> = (|| {
+        let r: Result<Option<Term>> = faults(|| {
             Ok(match value {
                 Value::Absent => Some(Term::ABSENT),
                 Value::Text(s) => crate::intern::find_text(
@@ -477,12 +540,12 @@ impl FactSource for Snapshot {
                     }
                 }
             })
-        })();
-        Ok(r?)
+        });
+        Ok(r.map_err(|f| f.read(self.store.base_path()))?)
     }
 
     fn value(&self, term: Term) -> Result<Value, SourceError> {
-        let r: Result<Option<Value>> = (|| {
+        let r: Result<Option<Value>> = faults(|| {
             Ok(match term.kind() {
                 TermKind::Absent => Some(Value::Absent),
                 TermKind::Text(id) => {
@@ -495,8 +558,9 @@ impl FactSource for Snapshot {
                     .get(id)?
                     .map(|v| Value::Number(f64::from_bits(v.value()))),
             })
-        })();
-        r?.ok_or(SourceError::UnknownTerm(term.0))
+        });
+        r.map_err(|f| f.read(self.store.base_path()))?
+            .ok_or(SourceError::UnknownTerm(term.0))
     }
 }
 

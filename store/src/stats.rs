@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::catalog::BatchRecord;
 use crate::db::Store;
-use crate::error::Result;
+use crate::error::ReadError;
 
 /// One relation's figures.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,7 +39,7 @@ pub struct Stats {
 
 impl Store {
     /// The database's figures, read from the catalog (no tier file is opened).
-    pub fn stats(&self) -> Result<Stats> {
+    pub fn stats(&self) -> Result<Stats, ReadError> {
         let catalog = self.catalog()?;
         let relations = catalog
             .relations

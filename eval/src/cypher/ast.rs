@@ -1,7 +1,7 @@
 //! The syntax tree of the Cypher a query may be written in: reading clauses, at most one
 //! `WITH` stage, and `RETURN`.
 
-use crate::ast::Span;
+use crate::front::ast::Span;
 
 /// A name as written, with its place.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::ast::{Clause, Expr, Ident, Item, Lit, Match, Query, Return, With};
 use super::graph::Graph;
 use super::program::{Conj, L, T, atom, term};
-use crate::check::Bind;
-use crate::error::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
+use crate::link::compile::Bind;
 
 /// What a Cypher variable stands for.
 #[derive(Clone, Debug)]
@@ -122,8 +122,8 @@ pub fn compile(graph: &Graph, query: &Query, params: &[(String, Bind)]) -> R<Com
 
 /// A regex parameter's value, anchored as `=~` matches the whole text.
 fn anchor(b: Bind) -> Bind {
-    let a = |v: crate::value::Value| match v {
-        crate::value::Value::Text(s) => crate::value::Value::Text(format!("^(?:{s})$")),
+    let a = |v: crate::data::value::Value| match v {
+        crate::data::value::Value::Text(s) => crate::data::value::Value::Text(format!("^(?:{s})$")),
         v => v,
     };
     match b {

@@ -5,7 +5,7 @@
 use super::ast::{Cmp, Expr, Lit, Pattern, StrOp};
 use super::compile::{Binding, Compiler};
 use super::program::{Conj, L, T, atom};
-use crate::error::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
 
 type R<T> = Result<T, Diagnostic>;
 
@@ -373,7 +373,7 @@ impl Compiler<'_> {
         }
     }
 
-    fn unbound(&self, name: &str, span: crate::ast::Span) -> Diagnostic {
+    fn unbound(&self, name: &str, span: crate::front::ast::Span) -> Diagnostic {
         let mut names: Vec<&str> = self.scope.keys().map(String::as_str).collect();
         names.sort_unstable();
         Diagnostic::new(format!("variable {name} is not defined"), span).with_fix(

@@ -11,8 +11,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::source::Origin;
-use crate::vocab::Vocabulary;
+use crate::data::source::Origin;
+use crate::link::vocab::Vocabulary;
 
 /// A node label and the relation holding its nodes.
 #[derive(Clone, Debug, PartialEq, Eq)]

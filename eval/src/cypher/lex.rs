@@ -1,7 +1,7 @@
 //! The Cypher lexer: the query's text as tokens, each with its span.
 
-use crate::ast::Span;
-use crate::error::Diagnostic;
+use crate::front::ast::Span;
+use crate::front::diagnostic::Diagnostic;
 
 /// One token of a Cypher query.
 #[derive(Clone, Debug, PartialEq)]

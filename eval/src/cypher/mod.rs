@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use strata_eval::cypher::{self, Graph, Mapping};
-//! use strata_eval::query::RunOptions;
+//! use strata_eval::RunOptions;
 //! use strata_eval::{Bind, MemorySource, Origin, Value, Vocabulary, FactSource};
 //!
 //! let mut src = MemorySource::new();
@@ -42,10 +42,11 @@ mod program;
 
 pub use graph::{Graph, Mapping};
 
-use crate::check::Bind;
-use crate::query::{Outcome, Query, QueryError, RunOptions};
-use crate::source::FactSource;
-use crate::vocab::Vocabulary;
+use crate::answer::query::{Outcome, Query, QueryError, RunOptions};
+use crate::data::source::FactSource;
+use crate::front::diagnostic::{Diagnostic, ProgramError};
+use crate::link::compile::Bind;
+use crate::link::vocab::Vocabulary;
 
 /// A Cypher query compiled and checked, ready to run.
 #[derive(Clone, Debug)]
@@ -60,16 +61,45 @@ pub struct CypherQuery {
     pub query: Query,
 }
 
-/// Why a Cypher query gave no answer. Every message is rendered and ready to show.
+/// Why a Cypher query gave no answer. Each shows as the text a user reads; the diagnostics
+/// stay data ([`CypherError::diagnostics`]).
 #[derive(Debug, thiserror::Error)]
 pub enum CypherError {
     /// The query does not parse or compile: the message, the line with a caret, the fix.
     #[error("{0}")]
-    Query(String),
-    /// The program it compiled to does not check, or its run failed: the message and the
-    /// program.
-    #[error("{0}")]
-    Program(String),
+    Query(ProgramError),
+    /// The program it compiled to does not check (a bug of the front end, or a construct it
+    /// cannot compile yet): the program, and the checker's diagnostic in it.
+    #[error(
+        "cypher: the query compiled to a program that doesn't check (a bug of the Cypher \
+         front end, or a construct it can't compile yet)\nprogram:\n{}\n{error}",
+        indent(program)
+    )]
+    Refused {
+        /// The program, as compiled.
+        program: String,
+        /// Why it does not check.
+        error: ProgramError,
+    },
+    /// The program's run failed: the error, and the program that ran. (The error is part of
+    /// the message, so it is not also given as the source.)
+    #[error("cypher: {error}\nran: {program}")]
+    Failed {
+        /// The program that ran.
+        program: String,
+        /// Why the run failed.
+        error: Box<QueryError>,
+    },
+}
+
+impl CypherError {
+    /// The diagnostics, when the query or the program it compiled to does not check.
+    pub fn diagnostics(&self) -> Option<&ProgramError> {
+        match self {
+            CypherError::Query(p) | CypherError::Refused { error: p, .. } => Some(p),
+            CypherError::Failed { error, .. } => error.diagnostics(),
+        }
+    }
 }
 
 /// Compiles `text` over `graph` with `params` the values of its `$params` (by name, without
@@ -80,24 +110,18 @@ pub fn prepare(
     text: &str,
     params: &[(String, Bind)],
 ) -> Result<CypherQuery, CypherError> {
-    let render = |d: crate::error::Diagnostic| CypherError::Query(d.render("cypher", text));
+    let render = |d: Diagnostic| CypherError::Query(ProgramError::new("cypher", text, [d]));
     let ast = parse::parse(text).map_err(render)?;
     let compiled = compile::compile(graph, &ast, params).map_err(render)?;
-    let refused = |e: String| {
-        CypherError::Program(format!(
-            "cypher: the query compiled to a program that doesn't check (a bug of the Cypher \
-             front end, or a construct it can't compile yet)\nprogram:\n{}\n{}",
-            indent(&compiled.program),
-            e
-        ))
+    let refused = |d: Diagnostic| CypherError::Refused {
+        program: compiled.program.clone(),
+        error: ProgramError::new("query", &compiled.program, [d]),
     };
     let program_text = &compiled.program;
-    let mut program = crate::parse::parse_program(program_text)
-        .map_err(|d| refused(d.render("query", program_text)))?;
+    let mut program = crate::front::parse::parse_program(program_text).map_err(refused)?;
     let shown = program.to_string();
     let goal_binds = params::bind(&mut program, &compiled.binds);
-    let checked = crate::check::compile(vocab, &program, &goal_binds)
-        .map_err(|d| refused(d.render("query", program_text)))?;
+    let checked = crate::link::compile::compile(vocab, &program, &goal_binds).map_err(refused)?;
     let mut query = Query {
         text: program_text.clone(),
         compiled: checked,
@@ -135,14 +159,17 @@ impl CypherQuery {
         &self,
         base: &dyn FactSource,
         options: &RunOptions,
-    ) -> Result<crate::explain::Report, CypherError> {
+    ) -> Result<crate::answer::explain::Report, CypherError> {
         self.query
             .explain(base, options)
             .map_err(|e| self.failed(e))
     }
 
     fn failed(&self, e: QueryError) -> CypherError {
-        CypherError::Program(format!("cypher: {e}\nran: {}", self.program))
+        CypherError::Failed {
+            program: self.program.clone(),
+            error: Box::new(e),
+        }
     }
 
     /// The answer as text: `ran: ` and the program, then the rows as `query` writes them.

@@ -5,9 +5,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::ast::{HeadArg, Literal, Program, Term, Var};
-use crate::check::Bind;
-use crate::value::Value;
+use crate::data::value::Value;
+use crate::front::ast::{HeadArg, Literal, Program, Term, Var};
+use crate::link::compile::Bind;
 
 /// Splits `binds` between the goal and the rules of `program`: puts each single value in
 /// place of its variable in the rules, and answers the binds of the variables the goal uses.

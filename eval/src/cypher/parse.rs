@@ -6,8 +6,8 @@ use super::ast::{
     StrOp, With,
 };
 use super::lex::{Tok, Token, lex};
-use crate::ast::Span;
-use crate::error::Diagnostic;
+use crate::front::ast::Span;
+use crate::front::diagnostic::Diagnostic;
 
 /// The most hops a bounded variable-length relationship may have (`*1..16`).
 pub const MAX_HOPS: u32 = 16;

@@ -6,7 +6,7 @@ use super::ast::{Dir, Expr, Ident, Lit, NodePat, Pattern, RelPat};
 use super::compile::{Binding, Compiler};
 use super::graph::NodeLabel;
 use super::program::{Conj, L, T};
-use crate::error::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
 
 type R<T> = Result<T, Diagnostic>;
 
@@ -152,12 +152,12 @@ impl Compiler<'_> {
                         // the constant lands in the atoms and demand applies.
                         let var = self.fresh(&v.name);
                         let value = match self.value(e)? {
-                            T::Str(s) => crate::value::Value::Text(s),
-                            T::Num(n) => crate::value::Value::Number(n),
-                            _ => crate::value::Value::Absent,
+                            T::Str(s) => crate::data::value::Value::Text(s),
+                            T::Num(n) => crate::data::value::Value::Number(n),
+                            _ => crate::data::value::Value::Absent,
                         };
                         self.literal_binds
-                            .push((var.clone(), crate::check::Bind::One(value)));
+                            .push((var.clone(), crate::link::compile::Bind::One(value)));
                         T::Var(var)
                     }
                     (Some(v), None) => T::Var(self.fresh(&v.name)),

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use strata_eval::ast::{
+use strata_eval::internals::ast::{
     Aggregate, Atom, Column, Goal, Having, Head, HeadArg, Literal, Module, Name, OrderKey, Program,
     RowCount, Rule, Span, Term, Var,
 };

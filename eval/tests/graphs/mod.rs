@@ -3,10 +3,10 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use strata_eval::answer::Cell;
+use strata_eval::Cell;
 use strata_eval::cypher::{self, Graph, Mapping};
-use strata_eval::query::{Query, RunOptions};
 use strata_eval::{Bind, FactSource, MemorySource, Origin, Value, Vocabulary};
+use strata_eval::{Query, RunOptions};
 
 /// A source, its vocabulary and its graph.
 pub type Graph3 = (MemorySource, Vocabulary, Graph);
@@ -91,7 +91,7 @@ pub fn params(ps: &[(&str, &str)]) -> Vec<(String, Bind)> {
 }
 
 /// The rows of an answer, as text cells.
-fn rows(answer: &strata_eval::answer::Answer) -> Vec<Vec<String>> {
+fn rows(answer: &strata_eval::Answer) -> Vec<Vec<String>> {
     answer
         .rows
         .iter()

@@ -86,7 +86,8 @@ impl Index {
         snap.for_each_text(next, &mut |_, t| {
             self.push(t);
             ControlFlow::Continue(())
-        })
+        })?;
+        Ok(())
     }
 
     /// Sets `bit` in the flags of every text containing `needle`, of the texts with

@@ -9,33 +9,35 @@ use redb::{ReadableTable, WriteTransaction};
 
 use super::{Batch, BatchSummary};
 use crate::catalog::{BatchRecord, encode_json};
-use crate::error::{Result, StoreError};
+use crate::error::{CommitError, Fault, Result, damaged};
 use crate::layout;
 
 impl Batch<'_> {
     /// Writes the batch atomically: all of it lands, or (on any error) none of it.
     ///
-    /// A storage failure (a full disk, say) is [`StoreError::WriteFailed`], which says whether
+    /// A storage failure (a full disk, say) is [`CommitError::Write`], which says whether
     /// the batch may have landed: only a failure of the final durable commit leaves that open,
     /// and running the same batch again is then safe (facts already stored are not stored
     /// twice; a batch id already committed is skipped).
-    pub fn commit(self) -> Result<BatchSummary> {
+    pub fn commit(self) -> Result<BatchSummary, CommitError> {
         let dir = self.store.dir().to_owned();
         let seq = self.start.seq + 1;
         let mut committing = false;
-        self.commit_inner(&mut committing).map_err(|e| match e {
-            StoreError::Engine(e) => StoreError::WriteFailed {
-                dir,
-                seq,
-                message: e.to_string(),
-                outcome: if committing {
-                    "the batch may or may not have been stored: run it again (a fact already \
-                     stored is not stored twice, a committed --batch-id is skipped)"
-                } else {
-                    "nothing of the batch was stored"
-                },
-            },
-            other => other,
+        let store = self.store;
+        crate::guard::faults(|| self.commit_inner(&mut committing)).map_err(|f| {
+            store
+                .inner
+                .batch_failed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            if matches!(f, Fault::Damaged(crate::error::Damage::Panic(_))) {
+                // redb stopped part way through a write: build nothing more on these files
+                // in this process.
+                store
+                    .inner
+                    .poisoned
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            f.commit(dir, seq, committing)
         })
     }
 
@@ -43,9 +45,7 @@ impl Batch<'_> {
         let t0 = Instant::now();
         self.flush(false)?;
         let Some(mut w) = self.writing.take() else {
-            return Err(StoreError::Corrupt(
-                "a batch's transaction vanished".to_owned(),
-            ));
+            return Err(damaged("a batch's transaction vanished"));
         };
         if let Some(seq) = w.already {
             return Ok(BatchSummary {
@@ -180,7 +180,7 @@ impl Batch<'_> {
                 }
                 match txn.commit() {
                     Ok(()) => cleanup.push((tier, db, sp)),
-                    Err(e) => failed = Some(StoreError::from(e)),
+                    Err(e) => failed = Some(Fault::from(e)),
                 }
             }
             if failed.is_none() {

@@ -6,7 +6,7 @@ use redb::{ReadableTable, WriteTransaction};
 
 use super::Batch;
 use crate::dump::Field;
-use crate::error::{Result, StoreError};
+use crate::error::{Fault, Result, damaged};
 use crate::layout;
 use strata_eval::Term;
 
@@ -31,7 +31,7 @@ impl Batch<'_> {
             None => {
                 let id = self.start.texts + 1 + self.new_texts;
                 if id > Term::MAX_ID {
-                    return Err(StoreError::Full("the text dictionary".to_owned()));
+                    return Err(Fault::Full("the text dictionary".to_owned()));
                 }
                 self.new_texts += 1;
                 id
@@ -56,7 +56,7 @@ impl Batch<'_> {
             None => {
                 let id = self.start.numbers + self.new_numbers.len() as u32;
                 if id > Term::MAX_NUMBER_ID {
-                    return Err(StoreError::Full("the number dictionary".to_owned()));
+                    return Err(Fault::Full("the number dictionary".to_owned()));
                 }
                 self.new_numbers.push(bits);
                 id
@@ -120,7 +120,7 @@ impl Batch<'_> {
                 None => Vec::new(),
             };
             if texts.len() as u32 != new[i].0 - (chunk << TEXT_CHUNK_BITS) {
-                return Err(StoreError::Corrupt(format!(
+                return Err(damaged(format!(
                     "dictionary chunk {chunk} holds {} texts; expected {}",
                     texts.len(),
                     new[i].0 - (chunk << TEXT_CHUNK_BITS)

@@ -10,7 +10,7 @@ use super::bloom::Bloom;
 use super::pending::add_pending;
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
-use crate::error::{Result, StoreError};
+use crate::error::{Result, damaged};
 use crate::layout::{self, DEFAULT_TIER};
 use crate::relwriter::RelWriter;
 
@@ -46,12 +46,14 @@ impl Drop for TierTxns {
     /// transactions abort, and the savepoints it took in tier files are deleted.
     fn drop(&mut self) {
         for (_, (db, txn, sp)) in std::mem::take(&mut self.0) {
-            drop(txn);
-            if let Ok(t) = db.begin_write()
-                && t.delete_persistent_savepoint(sp).is_ok()
-            {
-                let _ = t.commit();
-            }
+            // Best effort, and never a panic in a drop (redb may panic on damaged pages).
+            let _ = crate::guard::faults(|| {
+                drop(txn);
+                let t = db.begin_write()?;
+                t.delete_persistent_savepoint(sp)?;
+                t.commit()?;
+                Ok(())
+            });
         }
     }
 }
@@ -119,7 +121,7 @@ impl Batch<'_> {
         let mut w = self
             .writing
             .take()
-            .ok_or_else(|| StoreError::Corrupt("a batch's transaction vanished".to_owned()))?;
+            .ok_or_else(|| damaged("a batch's transaction vanished"))?;
         let result = self.flush_into(&mut w);
         self.writing = Some(w);
         result
@@ -157,9 +159,7 @@ impl Batch<'_> {
                     let (k, _) = entry?;
                     let rel = k.value().1;
                     let m = by_id.get(&rel).ok_or_else(|| {
-                        StoreError::Corrupt(format!(
-                            "unit {u} owns facts of unknown relation {rel}"
-                        ))
+                        damaged(format!("unit {u} owns facts of unknown relation {rel}"))
                     })?;
                     removals.entry(m.name.clone()).or_default().push(u);
                     if !metas.contains_key(&m.name) {
@@ -198,9 +198,9 @@ impl Batch<'_> {
                 &w.tiers.0[tier].1
             };
             for name in names {
-                let meta = metas.remove(name).ok_or_else(|| {
-                    StoreError::Corrupt(format!("relation {name} vanished during commit"))
-                })?;
+                let meta = metas
+                    .remove(name)
+                    .ok_or_else(|| damaged(format!("relation {name} vanished during commit")))?;
                 let rel = meta.id;
                 let fresh = w.fresh.contains(name);
                 let mut rw = RelWriter::new(txn, meta)?;

@@ -20,8 +20,8 @@ use rustc_hash::FxHashMap;
 
 use crate::catalog::Catalog;
 use crate::db::Store;
-use crate::dump::{self, DumpSpec, Fact, FactSink, Field, Origin};
-use crate::error::{Result, StoreError};
+use crate::dump::{self, DumpSpec, Fact, FactSink, Field, Origin, reserved_name};
+use crate::error::{CommitError, IngestError, Result};
 use crate::layout::{self, DEFAULT_TIER};
 use bloom::Bloom;
 use flush::Writing;
@@ -101,6 +101,8 @@ pub struct Batch<'s> {
     text_by_id: ReadOnlyTable<u32, &'static [u8]>,
     id_by_number: ReadOnlyTable<u64, u32>,
     id_by_unit: ReadOnlyTable<&'static str, u32>,
+    /// Which relations each unit owns facts of, as the batch began.
+    unit_relations: ReadOnlyTable<(u32, u32), ()>,
     start_units: u32,
     /// Every text the batch has seen, with its id; ids past `start.texts` are new.
     texts: FxHashMap<Box<str>, u32>,
@@ -131,9 +133,14 @@ pub struct Batch<'s> {
 impl Store {
     /// Starts a batch. Only one batch runs at a time in a process; this waits for the one
     /// running, if any. Readers are never blocked.
-    pub fn batch(&self, options: BatchOptions) -> Result<Batch<'_>> {
+    pub fn batch(&self, options: BatchOptions) -> Result<Batch<'_>, IngestError> {
+        if options.batch_id.as_deref() == Some("") {
+            return Err(IngestError::Invalid(
+                "the batch id is empty; give a non-empty id, or none".to_owned(),
+            ));
+        }
         if !layout::valid_tier_name(&options.tier) {
-            return Err(StoreError::Invalid(format!(
+            return Err(IngestError::Invalid(format!(
                 "\"{}\" cannot name a tier: use 1 to 64 of a-z, 0-9, `_` and `-`, starting \
                  with a letter",
                 options.tier
@@ -149,26 +156,39 @@ impl Store {
             .poisoned
             .load(std::sync::atomic::Ordering::SeqCst)
         {
-            return Err(StoreError::Invalid(format!(
-                "{}: an earlier batch failed while committing; open the database again \
-                 before writing to it",
-                self.dir().display()
-            )));
+            return Err(IngestError::Poisoned {
+                dir: self.dir().to_owned(),
+            });
         }
-        let txn = self.inner.base.begin_read()?;
-        let start = Catalog::read(&txn)?;
-        let start_units = {
-            let meta = txn.open_table(layout::META)?;
-            crate::catalog::meta_u32(&meta, "units")?
-        };
+        let opened = crate::guard::faults(|| -> Result<_> {
+            let txn = self.inner.base.begin_read()?;
+            let start = Catalog::read(&txn)?;
+            let start_units = {
+                let meta = txn.open_table(layout::META)?;
+                crate::catalog::meta_u32(&meta, "units")?
+            };
+            let texts = (
+                txn.open_table(layout::ID_BY_TEXT)?,
+                txn.open_table(layout::TEXT_COLLISIONS)?,
+                txn.open_table(layout::TEXT_BY_ID)?,
+            );
+            let others = (
+                txn.open_table(layout::ID_BY_NUMBER)?,
+                txn.open_table(layout::UNIT_IDS)?,
+                txn.open_table(layout::UNIT_RELATIONS)?,
+            );
+            Ok((start, start_units, texts, others))
+        });
+        let (start, start_units, texts, others) = opened.map_err(|f| f.ingest(self.base_path()))?;
         Ok(Batch {
             store: self,
             _writer: writer,
-            id_by_text: txn.open_table(layout::ID_BY_TEXT)?,
-            text_collisions: txn.open_table(layout::TEXT_COLLISIONS)?,
-            text_by_id: txn.open_table(layout::TEXT_BY_ID)?,
-            id_by_number: txn.open_table(layout::ID_BY_NUMBER)?,
-            id_by_unit: txn.open_table(layout::UNIT_IDS)?,
+            id_by_text: texts.0,
+            text_collisions: texts.1,
+            text_by_id: texts.2,
+            id_by_number: others.0,
+            id_by_unit: others.1,
+            unit_relations: others.2,
             options,
             start,
             start_units,
@@ -195,11 +215,28 @@ impl Store {
     }
 
     /// Removes every fact each of `units` states (facts another unit also states stay), as
-    /// one batch.
-    pub fn retract(&self, units: &[String], options: BatchOptions) -> Result<BatchSummary> {
+    /// one batch. When none of `units` states any fact and the batch has no id, nothing is
+    /// committed and the error is [`IngestError::UnknownUnits`] (inside
+    /// [`CommitError::Batch`]); with an id, the (empty) batch is committed, so that a retry of
+    /// it is recognised. Units that state nothing are listed in
+    /// [`BatchSummary::unknown_units`].
+    pub fn retract(
+        &self,
+        units: &[String],
+        options: BatchOptions,
+    ) -> Result<BatchSummary, CommitError> {
+        if units.is_empty() {
+            return Err(IngestError::Invalid("no unit given to retract".to_owned()).into());
+        }
         let mut batch = self.batch(options)?;
         for u in units {
             batch.retract_unit(u)?;
+        }
+        if batch.retract_units.is_empty() && batch.options.batch_id.is_none() {
+            return Err(IngestError::UnknownUnits {
+                units: units.to_vec(),
+            }
+            .into());
         }
         batch.commit()
     }
@@ -213,22 +250,30 @@ impl<'s> Batch<'s> {
     }
 
     /// Reads a whole dump into the batch.
-    pub fn read_dump(&mut self, input: impl std::io::BufRead, spec: &DumpSpec) -> Result<u64> {
+    pub fn read_dump(
+        &mut self,
+        input: impl std::io::BufRead,
+        spec: &DumpSpec,
+    ) -> Result<u64, IngestError> {
         self.label = spec.label.clone();
         let before = self.bytes_before;
         let mut sink = Sink {
             batch: self,
             bytes: 0,
         };
-        let n = dump::read(input, spec, &mut sink)?;
+        let read = dump::read(input, spec, &mut sink);
         let bytes = sink.bytes;
+        if read.is_err() {
+            self.failed();
+        }
+        let n = read?;
         self.bytes_before = before + bytes;
         Ok(n)
     }
 
     /// Opens and reads a dump file (`-` for standard input), with its format from `spec`.
-    pub fn read_file(&mut self, path: &Path, spec: &DumpSpec) -> Result<u64> {
-        let input = dump::open(path)?;
+    pub fn read_file(&mut self, path: &Path, spec: &DumpSpec) -> Result<u64, IngestError> {
+        let input = dump::open(path).inspect_err(|_| self.failed())?;
         self.read_dump(input, spec)
     }
 
@@ -238,15 +283,26 @@ impl<'s> Batch<'s> {
         relation: &str,
         fields: &[Field<'_>],
         unit: Option<&str>,
-    ) -> Result<()> {
+    ) -> Result<(), IngestError> {
         if !dump::valid_name(relation) {
-            return Err(StoreError::Invalid(format!(
+            return Err(IngestError::Invalid(format!(
                 "\"{relation}\" cannot name a relation: use letters, digits, `_` and `-`"
             )));
         }
+        if reserved_name(relation) {
+            return Err(IngestError::Invalid(format!(
+                "\"{relation}\" cannot name a relation: it is a word of the query language, so \
+                 no query could read it"
+            )));
+        }
+        if unit == Some("") {
+            return Err(IngestError::Invalid(
+                "the unit is empty; name a unit or give none".to_owned(),
+            ));
+        }
         let columns: Vec<String> = (1..=fields.len()).map(|i| format!("c{i}")).collect();
         self.label = "(api)".to_owned();
-        self.fact(&Fact {
+        let fact = Fact {
             spelled: relation,
             relation,
             origin: Origin::Facts,
@@ -255,7 +311,33 @@ impl<'s> Batch<'s> {
             fields,
             unit,
             line: self.facts_read + 1,
-        })
+        };
+        crate::guard::faults(|| self.fact(&fact)).map_err(|f| self.fault(f))
+    }
+
+    /// A fault of this batch as its error; a panic redb stopped at (see the `guard`
+    /// module) also stops further batches on these files in this process.
+    fn fault(&self, f: crate::error::Fault) -> IngestError {
+        if matches!(
+            f,
+            crate::error::Fault::Damaged(crate::error::Damage::Panic(_))
+        ) {
+            self.store
+                .inner
+                .poisoned
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        self.failed();
+        f.ingest(self.store.dir())
+    }
+
+    /// Records that this batch failed, for [`Store`]'s clean-up of a database whose first
+    /// batch failed.
+    fn failed(&self) {
+        self.store
+            .inner
+            .batch_failed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// What the batch's replacing reads of SCIP indexes did with their documents so far
@@ -267,10 +349,29 @@ impl<'s> Batch<'s> {
 
     /// Removes every fact `unit` states when the batch commits (before its own facts are
     /// added).
-    pub fn retract_unit(&mut self, unit: &str) -> Result<()> {
-        match self.id_by_unit.get(unit)? {
+    pub fn retract_unit(&mut self, unit: &str) -> Result<(), IngestError> {
+        if unit.is_empty() {
+            return Err(IngestError::Invalid(
+                "the unit to retract is empty; name a unit".to_owned(),
+            ));
+        }
+        // A unit is retracted when it owns facts; one never seen, or whose facts are all
+        // gone, is listed in the summary's `unknown_units`.
+        let owning = crate::guard::faults(|| {
+            let Some(id) = self.id_by_unit.get(unit)?.map(|v| v.value()) else {
+                return Ok(None);
+            };
+            let owns = self
+                .unit_relations
+                .range((id, 0)..=(id, u32::MAX))?
+                .next()
+                .is_some();
+            Ok(owns.then_some(id))
+        })
+        .map_err(|f| f.ingest(self.store.base_path()))?;
+        match owning {
             Some(id) => {
-                self.retract_units.insert(id.value());
+                self.retract_units.insert(id);
             }
             None => self.unknown_units.push(unit.to_owned()),
         }
@@ -285,18 +386,18 @@ struct Sink<'b, 's> {
 }
 
 impl FactSink for Sink<'_, '_> {
-    fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
-        self.batch.fact(fact)
+    fn fact(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {
+        crate::guard::faults(|| self.batch.fact(fact)).map_err(|f| self.batch.fault(f))
     }
 
-    fn stored(&mut self) -> Result<Option<crate::Snapshot>> {
+    fn stored(&mut self) -> std::result::Result<Option<crate::Snapshot>, crate::ReadError> {
         if !self.batch.options.replace {
             return Ok(None);
         }
         self.batch.store.snapshot().map(Some)
     }
 
-    fn retract_unit(&mut self, unit: &str) -> Result<()> {
+    fn retract_unit(&mut self, unit: &str) -> std::result::Result<(), IngestError> {
         self.batch.retract_unit(unit)
     }
 

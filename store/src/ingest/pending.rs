@@ -8,7 +8,7 @@ use super::bloom::Bloom;
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::dump::{Fact, Origin};
-use crate::error::{Result, StoreError};
+use crate::error::{Fault, IngestError, Result};
 use crate::relwriter::RelWriter;
 
 /// A relation's facts gathered by a batch, as terms.
@@ -24,12 +24,13 @@ pub(super) struct Pending {
 }
 
 impl Batch<'_> {
-    pub(super) fn clash(&self, file: &str, line: u64, message: String) -> StoreError {
-        StoreError::Clash {
+    pub(super) fn clash(&self, file: &str, line: u64, message: String) -> Fault {
+        IngestError::Clash {
             file: file.to_owned(),
             line,
             message,
         }
+        .into()
     }
 
     pub(super) fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
@@ -60,7 +61,9 @@ impl Batch<'_> {
         let label = &self.label;
         match self.rels.get_mut(fact.relation) {
             Some(p) => {
-                if p.origin != fact.origin || p.spelled != fact.spelled {
+                // Spellings that lower-case alike (`IMPORTS`, `imports`) name one relation,
+                // which keeps the first; only the origin must agree.
+                if p.origin != fact.origin {
                     let (file, line) = (label.clone(), fact.line);
                     let msg = format!(
                         "\"{}\" ({}) names the same relation \"{}\" as \"{}\" ({}) at {}:{}; \
@@ -125,7 +128,7 @@ impl Batch<'_> {
             let stored = written.get(name).or_else(|| self.start.relations.get(name));
             let meta = match stored {
                 Some(m) => {
-                    if m.origin != p.origin || m.spelled != p.spelled {
+                    if m.origin != p.origin {
                         return Err(self.clash(
                             &p.file,
                             p.line,

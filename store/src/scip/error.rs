@@ -1,5 +1,7 @@
 //! What can be wrong with a SCIP index, each error naming the file and the part of the index
-//! (`FILE: document N (path): what is wrong`).
+//! (`FILE: document N (path): what is wrong`). An I/O or store failure is the error's
+//! source, not part of its message; what the protobuf decoder said is said in the message,
+//! in terms of the bytes.
 
 use std::fmt;
 
@@ -7,11 +9,12 @@ use std::fmt;
 #[derive(Debug, thiserror::Error)]
 pub enum ScipError {
     /// Reading the input failed.
-    #[error("{file}: cannot read: {cause}")]
+    #[error("{file}: cannot read")]
     Read {
         /// The index file (`-` for standard input).
         file: String,
-        /// What the operating system said (part of the message, so not chained again).
+        /// What the operating system (or the gzip decoder) said.
+        #[source]
         cause: std::io::Error,
     },
     /// A document of the index cannot be read.
@@ -27,11 +30,12 @@ pub enum ScipError {
         problem: Problem,
     },
     /// Reading what the store holds, to compare a replacing read's documents with, failed.
-    #[error("{file}: reading the stored documents to compare with: {cause}")]
+    #[error("{file}: reading the stored documents to compare with failed")]
     Stored {
         /// The index file (`-` for standard input).
         file: String,
-        /// What the store said (part of the message, so not chained again).
+        /// What the store said.
+        #[source]
         cause: strata_eval::SourceError,
     },
     /// A part of the index outside its documents (its metadata, an external symbol, the

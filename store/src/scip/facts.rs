@@ -12,7 +12,9 @@ use scip::types::{
 use super::Rel;
 use super::symbol::{self, is_local};
 use crate::dump::{Fact, FactSink, Field, Origin};
-use crate::error::Result;
+use crate::error::IngestError;
+
+type Result<T, E = IngestError> = std::result::Result<T, E>;
 
 /// The `Definition` bit of `Occurrence.symbol_roles`.
 const DEFINITION: i32 = 1;

@@ -58,7 +58,9 @@ use fresh::Fresh;
 use wire::{FieldHead, Fields, LEN, WireError};
 
 use crate::dump::{DumpSpec, FactSink};
-use crate::error::Result;
+use crate::error::IngestError;
+
+type Result<T, E = IngestError> = std::result::Result<T, E>;
 
 /// The bundled `code` module (`modules/code.dl`): `depends_on`, `dependents`, `callers`,
 /// `callees`, `implementations`, `defined_in` and `impact` over the relations of
@@ -210,7 +212,10 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         documents: 0,
         externals: 0,
     };
-    let stored = sink.stored()?;
+    let stored = sink.stored().map_err(|e| ScipError::Stored {
+        file: spec.label.clone(),
+        cause: e.into(),
+    })?;
     let mut fresh = stored.map(Fresh::new);
     let mut fields = Fields::new(input);
     let mut emit = Emitter::new(sink);

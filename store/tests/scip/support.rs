@@ -42,7 +42,7 @@ pub fn ingest(
         ..BatchOptions::default()
     })?;
     batch.read_dump(bytes, &spec("idx.scip", unit))?;
-    batch.commit()
+    Ok(batch.commit()?)
 }
 
 /// Every row of `rel`, each value printed (text quoted), sorted; empty when the relation

@@ -1,0 +1,371 @@
+//! Building a page of answer from a finished evaluation, in named steps: the goal's
+//! solutions are [`Input::group`]ed (with `having` applied to each group) or
+//! [`Input::project`]ed, then [`order`]ed, then [`Input::page`]d (the program's own offset and
+//! limit, then the caller's window), each row of the page with its witness.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::FxHashMap;
+
+use super::{Answer, Cell, Row};
+use crate::data::value::{Term, Value};
+use crate::exec::engine::{EvalError, Evaluation};
+use crate::exec::relation::Relation;
+use crate::exec::witness::Premise;
+use crate::front::ast::AggFunc;
+use crate::ir::{ColumnSpec, Ir, OrderSpec, RelId, Shape};
+use crate::witness::{Fact, node, premises_of};
+
+/// What an answer is built from.
+#[derive(Clone, Copy)]
+pub struct Input<'a, 's> {
+    /// The program that ran.
+    pub ir: &'a Ir,
+    /// Its evaluation.
+    pub ev: &'a Evaluation<'s>,
+    /// How the goal's solutions become the answer.
+    pub shape: &'a Shape,
+    /// The relation holding the goal's solutions: the goal, or the relation it restates.
+    pub solutions: RelId,
+    /// Whether `solutions` is the relation the goal restates ([`Ir::goal_alias`]): a row's
+    /// witness is then its tuple's own tree.
+    pub alias: bool,
+}
+
+/// The caller's window on the answer, on top of the program's own offset and limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The first row (a page token).
+    pub offset: u64,
+    /// The most rows.
+    pub limit: u64,
+}
+
+/// The solutions of one group of an aggregating answer, by goal tuple id.
+enum Members {
+    /// Every solution (no group variable): ids `0..n`.
+    All(u32),
+    /// These.
+    Ids(Vec<u32>),
+}
+
+impl Members {
+    fn len(&self) -> usize {
+        match self {
+            Members::All(n) => *n as usize,
+            Members::Ids(ids) => ids.len(),
+        }
+    }
+
+    fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        let (all, ids) = match self {
+            Members::All(n) => (0..*n, &[][..]),
+            Members::Ids(ids) => (0..0, &ids[..]),
+        };
+        all.chain(ids.iter().copied())
+    }
+}
+
+/// One row before paging: its cells, its `order by` keys, and the goal tuple it was
+/// projected from (none for a group).
+pub(crate) struct Full {
+    cells: Vec<Cell>,
+    keys: Vec<Cell>,
+    goal_tuple: Option<u32>,
+}
+
+impl Input<'_, '_> {
+    /// The page of the answer in `window`.
+    pub fn answer(&self, window: Window) -> Result<Answer, EvalError> {
+        let mut rows = if self.grouped() {
+            self.group()?
+        } else {
+            self.project()?
+        };
+        order(&mut rows, &self.shape.order);
+        self.page(rows, window)
+    }
+
+    fn goal(&self) -> &Relation {
+        &self.ev.relations[self.solutions]
+    }
+
+    fn value(&self, t: Term) -> Result<Value, EvalError> {
+        self.ev.dict.value(t).map_err(EvalError::from)
+    }
+
+    /// Whether the answer aggregates: an aggregate column, `having`, or an `order by` key
+    /// that aggregates.
+    fn grouped(&self) -> bool {
+        let shape = self.shape;
+        shape
+            .columns
+            .iter()
+            .any(|c| matches!(c, ColumnSpec::Agg { .. }))
+            || !shape.having.is_empty()
+            || shape
+                .order
+                .iter()
+                .any(|o| matches!(o.column, ColumnSpec::Agg { .. }))
+    }
+
+    /// The groups of an aggregating answer, by their key's values: the solutions sharing
+    /// the values of the column variables. Grouped by terms first (canonical: equal terms
+    /// are equal values), decoding only each group's key.
+    fn groups(&self) -> Result<BTreeMap<Vec<Value>, Members>, EvalError> {
+        let goal = self.goal();
+        let group_vars: Vec<usize> = self
+            .shape
+            .columns
+            .iter()
+            .filter_map(|c| match c {
+                ColumnSpec::Var(v) => Some(*v),
+                ColumnSpec::Agg { .. } => None,
+            })
+            .collect();
+        let mut groups = BTreeMap::new();
+        // With no group variable, one group: every solution, not listed (no key to hash
+        // per solution, and no list of every id to keep).
+        if group_vars.is_empty() {
+            groups.insert(Vec::new(), Members::All(goal.len()));
+            return Ok(groups);
+        }
+        let mut by_terms: FxHashMap<Vec<Term>, Vec<u32>> = FxHashMap::default();
+        for (id, t) in goal.iter() {
+            let key: Vec<Term> = group_vars
+                .iter()
+                .map(|&v| t.get(v).copied().unwrap_or(Term::ABSENT))
+                .collect();
+            by_terms.entry(key).or_default().push(id);
+        }
+        for (terms, members) in by_terms {
+            let key = terms
+                .into_iter()
+                .map(|t| self.value(t))
+                .collect::<Result<Vec<_>, _>>()?;
+            match groups.entry(key).or_insert(Members::Ids(Vec::new())) {
+                Members::Ids(ids) => ids.extend(members),
+                Members::All(_) => {}
+            }
+        }
+        Ok(groups)
+    }
+
+    /// The values of goal variable `var` over a group's solutions.
+    fn member_values(&self, members: &Members, var: usize) -> Result<Vec<Value>, EvalError> {
+        let goal = self.goal();
+        members
+            .ids()
+            .map(|id| self.value(goal.tuple(id).get(var).copied().unwrap_or(Term::ABSENT)))
+            .collect()
+    }
+
+    /// The cell of column `c` for a group: the next value of its key, or an aggregate of its
+    /// solutions.
+    fn group_cell(
+        &self,
+        members: &Members,
+        c: &ColumnSpec,
+        key: &mut std::slice::Iter<'_, Value>,
+    ) -> Result<Cell, EvalError> {
+        Ok(match c {
+            ColumnSpec::Var(_) => Cell::Value(key.next().cloned().unwrap_or(Value::Absent)),
+            ColumnSpec::Agg {
+                func,
+                distinct: false,
+                var: _,
+            } if *func == AggFunc::Count => {
+                // A count of solutions needs no value.
+                Cell::Value(Value::Number(members.len() as f64))
+            }
+            ColumnSpec::Agg {
+                func,
+                distinct,
+                var,
+            } => aggregate_cell(*func, *distinct, self.member_values(members, *var)?)?,
+        })
+    }
+
+    /// Whether a group passes every `having` condition.
+    fn having(&self, members: &Members) -> Result<bool, EvalError> {
+        for h in &self.shape.having {
+            let Cell::Value(v) = self.group_cell(members, &h.aggregate, &mut [].iter())? else {
+                return Ok(false);
+            };
+            if !crate::builtins::compare(h.op, &v, &h.value) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Step one of an aggregating answer: a row per group that passes `having`.
+    fn group(&self) -> Result<Vec<Full>, EvalError> {
+        let shape = self.shape;
+        let mut rows = Vec::new();
+        for (key, members) in self.groups()? {
+            if !self.having(&members)? {
+                continue;
+            }
+            let mut it = key.iter();
+            let cells = shape
+                .columns
+                .iter()
+                .map(|c| self.group_cell(&members, c, &mut it))
+                .collect::<Result<Vec<_>, _>>()?;
+            let keys = shape
+                .order
+                .iter()
+                .map(|o| match &o.column {
+                    ColumnSpec::Var(v) => {
+                        let pos = shape.columns.iter().position(|c| c == &ColumnSpec::Var(*v));
+                        Ok(pos.map_or(Cell::Value(Value::Absent), |p| cells[p].clone()))
+                    }
+                    agg => self.group_cell(&members, agg, &mut [].iter()),
+                })
+                .collect::<Result<Vec<_>, EvalError>>()?;
+            rows.push(Full {
+                cells,
+                keys,
+                goal_tuple: None,
+            });
+        }
+        Ok(rows)
+    }
+
+    /// Step one of a plain answer: each distinct projection of the solutions, in default
+    /// order, so each row keeps its least solution's witness. One flat array of values (no
+    /// allocation per solution), then a slice per solution.
+    fn project(&self) -> Result<Vec<Full>, EvalError> {
+        let goal = self.goal();
+        let arity = self.ir.relations[self.solutions].arity;
+        let mut flat: Vec<Value> = Vec::with_capacity(goal.len() as usize * arity);
+        for (_, t) in goal.iter() {
+            for &x in t {
+                flat.push(self.value(x)?);
+            }
+        }
+        let mut sols: Vec<(u32, &[Value])> = if arity == 0 {
+            goal.iter().map(|(id, _)| (id, &flat[..0])).collect()
+        } else {
+            flat.chunks(arity)
+                .zip(goal.iter())
+                .map(|(vals, (id, _))| (id, vals))
+                .collect()
+        };
+        sols.sort_by(|a, b| a.1.cmp(b.1));
+        let shape = self.shape;
+        let mut seen = BTreeSet::new();
+        let mut rows = Vec::new();
+        for (id, s) in &sols {
+            let cells: Vec<Value> = shape
+                .columns
+                .iter()
+                .map(|c| match c {
+                    ColumnSpec::Var(v) => s[*v].clone(),
+                    ColumnSpec::Agg { .. } => Value::Absent,
+                })
+                .collect();
+            if !seen.insert(cells.clone()) {
+                continue;
+            }
+            let keys = shape
+                .order
+                .iter()
+                .map(|o| match &o.column {
+                    ColumnSpec::Var(v) => Cell::Value(s[*v].clone()),
+                    ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
+                })
+                .collect();
+            rows.push(Full {
+                cells: cells.into_iter().map(Cell::Value).collect(),
+                keys,
+                goal_tuple: Some(*id),
+            });
+        }
+        Ok(rows)
+    }
+
+    /// The last step: the program's own offset and limit, then the window's; each row of
+    /// the page gets its witness.
+    fn page(&self, mut rows: Vec<Full>, window: Window) -> Result<Answer, EvalError> {
+        let shape = self.shape;
+        let program_end = shape.limit.map_or(rows.len() as u64, |l| {
+            (shape.offset + l).min(rows.len() as u64)
+        });
+        let program_start = shape.offset.min(program_end);
+        let total = program_end - program_start;
+        let start = (program_start + window.offset).min(program_end);
+        let end = start.saturating_add(window.limit).min(program_end);
+        let mut page = Vec::new();
+        for full in rows.drain(start as usize..end as usize) {
+            page.push(Row {
+                witness: self.witness(full.goal_tuple)?,
+                cells: full.cells,
+            });
+        }
+        Ok(Answer {
+            columns: shape.names.clone(),
+            rows: page,
+            offset: start - program_start,
+            total,
+        })
+    }
+
+    /// The witness of a row projected from goal tuple `goal_tuple` (none for a group, or
+    /// when witnesses were off).
+    fn witness(&self, goal_tuple: Option<u32>) -> Result<Vec<crate::witness::Node>, EvalError> {
+        let (ir, ev) = (self.ir, self.ev);
+        Ok(match (goal_tuple, ev.witnesses.as_ref()) {
+            (Some(id), Some(w)) if self.alias => vec![node(
+                ir,
+                ev,
+                w,
+                Fact::Recorded(Premise::Tuple {
+                    rel: self.solutions as u32,
+                    id,
+                }),
+            )?],
+            (Some(id), Some(w)) => premises_of(ir, ev, w, ir.goal, id)?,
+            _ => Vec::new(),
+        })
+    }
+}
+
+/// Step two: rows by their `order by` keys, then the default order of their cells.
+pub(crate) fn order(rows: &mut [Full], order: &[OrderSpec]) {
+    rows.sort_by(|a, b| {
+        for (i, o) in order.iter().enumerate() {
+            let ord = a.keys[i].cmp(&b.keys[i]);
+            let ord = if o.desc { ord.reverse() } else { ord };
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        }
+        a.cells
+            .iter()
+            .zip(&b.cells)
+            .map(|(x, y)| x.cmp(y))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    });
+}
+
+/// An aggregate column's cell: a list for `list(...)`, else the aggregate's value.
+fn aggregate_cell(
+    func: AggFunc,
+    distinct: bool,
+    mut values: Vec<Value>,
+) -> Result<Cell, EvalError> {
+    if func == AggFunc::List {
+        values.sort();
+        if distinct {
+            values.dedup();
+        }
+        return Ok(Cell::List(values));
+    }
+    Ok(Cell::Value(crate::builtins::aggregate(
+        func, distinct, values,
+    )?))
+}

@@ -1,0 +1,284 @@
+//! Running a query end to end: parse, check and link against a vocabulary, choose the base
+//! (the host's BaseFor hook sees the base relations the program reads), rewrite for demand,
+//! evaluate, and answer a page.
+//!
+//! ```
+//! use strata_eval::{Query, RunOptions};
+//! use strata_eval::{FactSource, MemorySource, Value, Vocabulary};
+//!
+//! let mut src = MemorySource::new();
+//! src.add_relation("imports", &["src", "dst"]);
+//! for (a, b) in [("app", "api"), ("api", "log"), ("api", "util")] {
+//!     src.insert("imports", &[Value::text(a), Value::text(b)]).unwrap();
+//! }
+//! let deps = "depends_on(?a, ?b) :- imports(?a, ?b);\n\
+//!             depends_on(?a, ?c) :- depends_on(?a, ?b), imports(?b, ?c);";
+//! let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[("deps", deps)]).unwrap();
+//! let q = Query::prepare(&vocab, r#"deps.depends_on("app", ?d) => ?d"#, &[]).unwrap();
+//! let out = q.run(&src, &RunOptions::default()).unwrap();
+//! assert_eq!(out.answer.total, 3);
+//! assert!(out.answer.text().starts_with("columns: d\n1. api\n   deps.depends_on(\"app\", \"api\")"));
+//! ```
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use crate::answer::explain::Report;
+use crate::answer::{Answer, Input, Window};
+use crate::data::source::FactSource;
+use crate::exec::engine::{self, EvalError, Evaluation};
+use crate::front::diagnostic::{Diagnostic, ProgramError};
+use crate::front::parse::parse_program;
+use crate::ir::{Ir, RelId, Shape};
+use crate::link::compile::{Bind, Compiled, compile};
+use crate::link::vocab::Vocabulary;
+
+/// A query that parsed and checked, ready to run on any base with its vocabulary.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// The program's text.
+    pub text: String,
+    /// The checked, lowered program.
+    pub compiled: Compiled,
+}
+
+/// Why a query gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    /// The program does not parse or check: the diagnostics as data (message, place, fix),
+    /// shown with their line, caret and fix.
+    #[error("{0}")]
+    Program(ProgramError),
+    /// The evaluation stopped: a budget, the deadline, cancellation, or the source failed.
+    #[error("query: {0}")]
+    Eval(#[from] EvalError),
+}
+
+impl QueryError {
+    /// The error of diagnostic `d` in program `text`.
+    fn program(text: &str, d: Diagnostic) -> QueryError {
+        QueryError::Program(ProgramError::new("query", text, [d]))
+    }
+
+    /// The diagnostics, when the program does not parse or check.
+    pub fn diagnostics(&self) -> Option<&ProgramError> {
+        match self {
+            QueryError::Program(p) => Some(p),
+            QueryError::Eval(_) => None,
+        }
+    }
+}
+
+/// How to run a query.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The first row of the page (a page token).
+    pub offset: u64,
+    /// The most rows of the page.
+    pub limit: u64,
+    /// Evaluate by demand when the goal binds an argument of a derived relation.
+    pub demand: bool,
+    /// Threads, witnesses, work budget, deadline, cancellation.
+    pub engine: engine::Options,
+    /// Profile the run, so an empty answer says which literal matched nothing.
+    pub why: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            offset: 0,
+            limit: 100,
+            demand: true,
+            engine: engine::Options::default(),
+            why: false,
+        }
+    }
+}
+
+/// A page of answer and what it cost.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The page.
+    pub answer: Answer,
+    /// Work spent (candidate tuples examined).
+    pub work: u64,
+    /// Semi-naive rounds run.
+    pub rounds: u64,
+    /// Wall time of the evaluation and the answer.
+    pub elapsed: Duration,
+    /// Whether the demand rewrite was used.
+    pub demand: bool,
+    /// Derived tuples computed, over all relations.
+    pub derived: u64,
+    /// For an empty answer run with [`RunOptions::why`]: the first literal of the goal
+    /// that matched nothing.
+    pub why: Option<String>,
+}
+
+impl Query {
+    /// Parses and checks `text` against `vocab`, with `binds` giving variables values.
+    /// Errors are rendered as LANGUAGE.md shows them, with the context `query`.
+    pub fn prepare(
+        vocab: &Vocabulary,
+        text: &str,
+        binds: &[(String, Bind)],
+    ) -> Result<Query, QueryError> {
+        let program = parse_program(text).map_err(|d| QueryError::program(text, d))?;
+        let compiled = compile(vocab, &program, binds).map_err(|d| QueryError::program(text, d))?;
+        Ok(Query {
+            text: text.to_owned(),
+            compiled,
+        })
+    }
+
+    /// The base relations the program reads: what a BaseFor hook decides the base by.
+    pub fn base_relations(&self) -> &[String] {
+        &self.compiled.base_relations
+    }
+
+    /// The program as a run with `options` runs it: demand (when asked for and the goal
+    /// binds an argument of a derived relation), join splits, and the goal answered from
+    /// the relation it restates (unless profiling, which must see the goal's own rule).
+    fn stage(&self, demand: bool, profile: bool) -> Staged<'_> {
+        let rewritten = if demand {
+            crate::rewrite::magic::rewrite(&self.compiled.ir)
+        } else {
+            None
+        };
+        let demand = rewritten.is_some();
+        let ir = rewritten.map_or(Cow::Borrowed(&self.compiled.ir), Cow::Owned);
+        let ir = match crate::rewrite::split::rewrite(&ir) {
+            Some(split) => Cow::Owned(split),
+            None => ir,
+        };
+        // A goal that only restates a derived relation is answered from it, not copied.
+        let alias = if profile { None } else { ir.goal_alias() };
+        let ir = match alias {
+            Some(_) => {
+                let mut plain = ir.into_owned();
+                let goal = plain.goal;
+                plain.rules.retain(|r| r.head != goal);
+                Cow::Owned(plain)
+            }
+            None => ir,
+        };
+        Staged { ir, demand, alias }
+    }
+
+    /// Runs the query against `base` and answers one page.
+    pub fn run(&self, base: &dyn FactSource, options: &RunOptions) -> Result<Outcome, QueryError> {
+        let started = Instant::now();
+        let staged = self.stage(options.demand, options.why);
+        let mut engine_options = options.engine.clone();
+        engine_options.profile |= options.why;
+        let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
+        let answer = staged.answer(&ev, &self.compiled.shape, options.offset, options.limit)?;
+        let derived = ev
+            .relations
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| staged.ir.relations[*i].kind == crate::ir::RelKind::Derived)
+            .map(|(_, r)| u64::from(r.len()))
+            .sum();
+        let why = if options.why && answer.total == 0 {
+            Report::build(&self.text, &staged.ir, &ev, 0, started.elapsed()).empty_at
+        } else {
+            None
+        };
+        Ok(Outcome {
+            answer,
+            work: ev.work,
+            rounds: ev.rounds,
+            elapsed: started.elapsed(),
+            demand: staged.demand,
+            derived,
+            why,
+        })
+    }
+
+    /// Runs the query as [`Query::run`] does, with profiling and without witnesses, and
+    /// answers where the work went instead of rows.
+    pub fn explain(
+        &self,
+        base: &dyn FactSource,
+        options: &RunOptions,
+    ) -> Result<Report, QueryError> {
+        let started = Instant::now();
+        let staged = self.stage(options.demand, true);
+        let mut engine_options = options.engine.clone();
+        engine_options.profile = true;
+        engine_options.witnesses = false;
+        let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
+        let answer = staged.answer(&ev, &self.compiled.shape, 0, 0)?;
+        Ok(Report::build(
+            &self.text,
+            &staged.ir,
+            &ev,
+            answer.total,
+            started.elapsed(),
+        ))
+    }
+}
+
+/// The program as it runs: after the rewrites, and where the goal's solutions are read.
+struct Staged<'q> {
+    /// The program the engine evaluates.
+    ir: Cow<'q, Ir>,
+    /// Whether the demand rewrite applied.
+    demand: bool,
+    /// The relation the goal restates, answered from directly (the goal's rule dropped).
+    alias: Option<RelId>,
+}
+
+impl Staged<'_> {
+    /// The page of the answer in `offset`, `limit`.
+    fn answer(
+        &self,
+        ev: &Evaluation<'_>,
+        shape: &Shape,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Answer, EvalError> {
+        Input {
+            ir: &self.ir,
+            ev,
+            shape,
+            solutions: self.alias.unwrap_or(self.ir.goal),
+            alias: self.alias.is_some(),
+        }
+        .answer(Window { offset, limit })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FactSource, MemorySource};
+
+    #[test]
+    fn a_program_error_carries_its_diagnostic_as_data() {
+        let mut src = MemorySource::new();
+        src.add_relation("imports", &["src", "dst"]);
+        let vocab = Vocabulary::from_sources(src.relations().unwrap_or_default(), &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = "imports(?a, ?b) => ?a\n  , ?c";
+        let Err(e) = Query::prepare(&vocab, text, &[]) else {
+            panic!("?c is not bound")
+        };
+        let p = e.diagnostics().unwrap_or_else(|| panic!("{e}"));
+        assert_eq!(p.context, "query");
+        assert_eq!(p.diagnostics.len(), 1);
+        let d = &p.diagnostics[0];
+        assert_eq!((d.line, d.column), (2, 5));
+        assert_eq!(d.source_line, "  , ?c");
+        assert!(e.to_string().starts_with("query: "), "{e}");
+        assert!(
+            e.to_string()
+                .contains("line 2, column 5:\n    , ?c\n      ^"),
+            "{e}"
+        );
+        let json = serde_json::to_value(p).unwrap_or_default();
+        assert_eq!(json["diagnostics"][0]["line"], 2);
+    }
+}

@@ -1,0 +1,91 @@
+//! Work, budgets, deadlines and cancellation.
+//!
+//! Work is a deterministic count: one unit per candidate tuple a join examines. Workers add
+//! their counts in batches to a shared counter and check the limits every batch, so a runaway
+//! evaluation stops inside a join loop, not only between rounds.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::exec::engine::EvalError;
+
+/// A token that stops an evaluation from another thread.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A token not yet cancelled.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Asks the evaluations holding this token to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// The limits of one evaluation, and the work spent so far.
+#[derive(Debug)]
+pub struct Budget {
+    max_work: Option<u64>,
+    deadline: Option<(Instant, Duration)>,
+    cancel: Cancel,
+    spent: AtomicU64,
+}
+
+/// How many units a worker counts before it adds them up and checks the limits.
+pub const BATCH: u64 = 1024;
+
+impl Budget {
+    /// A budget of at most `max_work` units, finishing within `timeout`, stoppable by `cancel`.
+    pub fn new(max_work: Option<u64>, timeout: Option<Duration>, cancel: Cancel) -> Budget {
+        Budget {
+            max_work,
+            deadline: timeout.map(|t| (Instant::now() + t, t)),
+            cancel,
+            spent: AtomicU64::new(0),
+        }
+    }
+
+    /// Work spent so far (exact once the evaluation is over).
+    pub fn spent(&self) -> u64 {
+        self.spent.load(Ordering::Relaxed)
+    }
+
+    /// Adds `units` of work and checks every limit.
+    pub fn charge(&self, units: u64) -> Result<(), EvalError> {
+        let spent = self.spent.fetch_add(units, Ordering::Relaxed) + units;
+        if let Some(max) = self.max_work
+            && spent > max
+        {
+            return Err(EvalError::WorkLimit {
+                max,
+                spent: Vec::new(),
+            });
+        }
+        self.check_time()
+    }
+
+    /// Checks the deadline and the cancellation token.
+    pub fn check_time(&self) -> Result<(), EvalError> {
+        if self.cancel.is_cancelled() {
+            return Err(EvalError::Cancelled);
+        }
+        if let Some((at, limit)) = self.deadline
+            && Instant::now() > at
+        {
+            return Err(EvalError::Deadline {
+                limit,
+                spent: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+}

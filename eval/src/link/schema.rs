@@ -1,0 +1,69 @@
+//! The schema as `schema` shows it: the card of every relation and module, or one module's
+//! members, or one relation's signature, doc and rules.
+
+use crate::link::vocab::{RelationKind, Vocabulary};
+
+/// The card: every base relation (with its size and tier), every module with its public
+/// members, and the builtins, each one line with its doc.
+pub fn card(vocab: &Vocabulary) -> String {
+    let mut out = String::from("relations:");
+    for r in vocab.base_relations() {
+        let doc = if r.doc.is_empty() {
+            String::new()
+        } else {
+            format!(" # {}", r.doc)
+        };
+        let tier = if r.tier == "default" {
+            String::new()
+        } else {
+            format!(", tier {}", r.tier)
+        };
+        out.push_str(&format!(
+            "\n{}({}){doc} [{} facts{tier}]",
+            r.name,
+            r.columns.join(", "),
+            r.rows
+        ));
+    }
+    for m in vocab.modules() {
+        if let Some(text) = vocab.module_schema(m) {
+            out.push_str("\n\n");
+            out.push_str(&text);
+        }
+    }
+    out.push_str("\n\nbuiltins:");
+    for b in Vocabulary::builtins() {
+        out.push('\n');
+        out.push_str(&b.line());
+    }
+    out
+}
+
+/// What `schema PATH` shows: a module's members (`module deps` and a line each), or a
+/// relation's line and, for a derived one, its rules. `None` when nothing has that path.
+pub fn describe(vocab: &Vocabulary, path: &str) -> Option<String> {
+    if let Some(text) = vocab.module_schema(path) {
+        return Some(text);
+    }
+    let r = vocab.relation(path)?;
+    let mut out = r.line();
+    match r.kind {
+        RelationKind::Derived => {
+            out.push_str("\nrules:");
+            for rule in &r.rules {
+                out.push_str("\n  ");
+                out.push_str(rule);
+            }
+        }
+        RelationKind::Base => {
+            if let Some(info) = vocab.base_relations().iter().find(|b| b.name == path) {
+                out.push_str(&format!("\n{} facts in tier {}", info.rows, info.tier));
+                for (c, d) in info.columns.iter().zip(&info.distinct) {
+                    out.push_str(&format!("\n  {c}: {d} distinct values"));
+                }
+            }
+        }
+        RelationKind::Builtin => out.push_str("\nbuiltin: tests bound arguments"),
+    }
+    Some(out)
+}
