@@ -33,6 +33,8 @@ pub enum Format {
     /// JSON objects `{"src","kind","dst"}`, `{"node","key","value"}` or `{"id","label"}`,
     /// each with an optional `"unit"`.
     Jsonl,
+    /// A SCIP index (`index.scip`), the protobuf code indexers write: see [`crate::scip`].
+    Scip,
 }
 
 /// Where a relation's facts came from, which decides its column names and which other
@@ -71,11 +73,24 @@ impl Format {
             "nodes" => Format::Nodes,
             "facts" => Format::Facts,
             "jsonl" => Format::Jsonl,
+            "scip" => Format::Scip,
             _ => return None,
         })
     }
 
-    /// The format a file name implies (`x.edges.tsv`, `NAME.facts`, `x.jsonl`, each with an
+    /// The name [`Format::parse`] reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Edges => "edges",
+            Format::Attrs => "attrs",
+            Format::Nodes => "nodes",
+            Format::Facts => "facts",
+            Format::Jsonl => "jsonl",
+            Format::Scip => "scip",
+        }
+    }
+
+    /// The format a file name implies (`x.edges.tsv`, `NAME.facts`, `x.jsonl`, `x.scip`, each with an
     /// optional `.gz`).
     pub fn from_path(path: &Path) -> Option<Format> {
         let name = path.file_name()?.to_str()?;
@@ -86,6 +101,7 @@ impl Format {
             (".nodes.tsv", Format::Nodes),
             (".facts", Format::Facts),
             (".jsonl", Format::Jsonl),
+            (".scip", Format::Scip),
         ]
         .into_iter()
         .find(|(suffix, _)| name.ends_with(suffix))
@@ -151,6 +167,17 @@ pub trait FactSink {
     fn fact(&mut self, fact: &Fact<'_>) -> Result<()>;
     /// Told every few thousand lines how many bytes and facts were read so far.
     fn progress(&mut self, _bytes: u64, _facts: u64) {}
+    /// For a reader that skips units whose content is unchanged (a SCIP index read while the
+    /// batch replaces): the store as the batch began. `None` (the default): read everything.
+    fn stored(&mut self) -> std::result::Result<Option<crate::Snapshot>, crate::ReadError> {
+        Ok(None)
+    }
+    /// Removes, in this batch, every fact `unit` states: a unit the new input no longer has.
+    fn retract_unit(&mut self, _unit: &str) -> Result<()> {
+        Ok(())
+    }
+    /// Told what a replacing read of a SCIP index did with its documents.
+    fn documents(&mut self, _changes: &crate::scip::DocumentChanges) {}
 }
 
 /// How to read one dump.
@@ -272,6 +299,9 @@ pub fn read_limited(
     max_line: usize,
 ) -> Result<u64> {
     check_spec(spec)?;
+    if spec.format == Format::Scip {
+        return crate::scip::read(input, spec, sink);
+    }
     let mut reader = LineReader {
         spec,
         line_no: 0,

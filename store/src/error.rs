@@ -185,6 +185,9 @@ pub enum IngestError {
         #[source]
         source: Box<redb::Error>,
     },
+    /// A SCIP index cannot be read (`FILE: document N (path): what is wrong`).
+    #[error(transparent)]
+    Scip(#[from] crate::scip::ScipError),
     /// A tier file the batch writes to could not be opened.
     #[error(transparent)]
     Tier(OpenError),

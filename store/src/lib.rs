@@ -39,6 +39,7 @@ mod ingest;
 pub mod intern;
 pub mod layout;
 mod relwriter;
+pub mod scip;
 mod snapshot;
 mod stats;
 

@@ -95,7 +95,7 @@ impl FileHeader {
     pub fn from_spec(spec: &DumpSpec) -> FileHeader {
         FileHeader {
             label: spec.label.clone(),
-            format: format_name(spec.format).to_owned(),
+            format: spec.format.name().to_owned(),
             relation: spec.relation.clone(),
             unit: spec.unit.clone(),
         }
@@ -294,17 +294,6 @@ impl From<WireSummary> for BatchSummary {
 enum Reply {
     Ok(WireSummary),
     Error(String),
-}
-
-/// The name [`Format::parse`] reads back.
-fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::Edges => "edges",
-        Format::Attrs => "attrs",
-        Format::Nodes => "nodes",
-        Format::Facts => "facts",
-        Format::Jsonl => "jsonl",
-    }
 }
 
 mod client;

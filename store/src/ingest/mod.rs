@@ -126,6 +126,8 @@ pub struct Batch<'s> {
     /// Tuples written by earlier flushes into relations that were empty when the batch
     /// began (so later flushes need not look them up in the store).
     seen: Option<Bloom>,
+    /// What replacing reads of SCIP indexes did with their documents.
+    documents: crate::scip::DocumentChanges,
 }
 
 impl Store {
@@ -208,6 +210,7 @@ impl Store {
             pending_facts: 0,
             writing: None,
             seen: None,
+            documents: Default::default(),
         })
     }
 
@@ -337,6 +340,13 @@ impl<'s> Batch<'s> {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// What the batch's replacing reads of SCIP indexes did with their documents so far
+    /// (`N documents unchanged, M replaced, A added, K removed`): all zero unless the batch
+    /// replaces and read an index.
+    pub fn documents(&self) -> crate::scip::DocumentChanges {
+        self.documents
+    }
+
     /// Removes every fact `unit` states when the batch commits (before its own facts are
     /// added).
     pub fn retract_unit(&mut self, unit: &str) -> Result<(), IngestError> {
@@ -378,6 +388,21 @@ struct Sink<'b, 's> {
 impl FactSink for Sink<'_, '_> {
     fn fact(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {
         crate::guard::faults(|| self.batch.fact(fact)).map_err(|f| self.batch.fault(f))
+    }
+
+    fn stored(&mut self) -> std::result::Result<Option<crate::Snapshot>, crate::ReadError> {
+        if !self.batch.options.replace {
+            return Ok(None);
+        }
+        self.batch.store.snapshot().map(Some)
+    }
+
+    fn retract_unit(&mut self, unit: &str) -> std::result::Result<(), IngestError> {
+        self.batch.retract_unit(unit)
+    }
+
+    fn documents(&mut self, changes: &crate::scip::DocumentChanges) {
+        self.batch.documents.add(changes);
     }
 
     fn progress(&mut self, bytes: u64, _facts: u64) {
