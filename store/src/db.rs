@@ -25,6 +25,10 @@ pub struct OpenOptions {
     /// still an error, never a panic (see the `guard` module), but damage it does not trip
     /// over is read as it is.
     pub verify: bool,
+    /// Makes the storage backend of each file opened (tests put faulty backends under the
+    /// store with it); `None`, the default, opens each file by path with redb's own.
+    #[doc(hidden)]
+    pub backends: Option<crate::backend::Backends>,
 }
 
 impl Default for OpenOptions {
@@ -33,6 +37,7 @@ impl Default for OpenOptions {
             create: false,
             cache_bytes: 256 << 20,
             verify: false,
+            backends: None,
         }
     }
 }
@@ -101,7 +106,20 @@ fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Databas
     let mut builder = Database::builder();
     builder.set_cache_size(options.cache_bytes);
     builder.set_check_integrity_on_open(options.verify && !create);
-    let result = if create {
+    let result = if let Some(backends) = &options.backends {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .open(path)
+            .and_then(|f| (backends.0)(path, f))
+            .map_err(|source| OpenError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        builder.create_with_backend(crate::backend::Boxed(file))
+    } else if create {
         builder.create(path)
     } else {
         builder.open(path)

@@ -27,6 +27,8 @@
 //! assert_eq!(snap.value(rows[0][1]).unwrap(), Value::text("log"));
 //! ```
 
+#[doc(hidden)]
+pub mod backend;
 pub mod catalog;
 pub mod check;
 pub mod column;
