@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod faulty;
+
 use std::path::Path;
 
 use strata_store::dump::{DumpSpec, Format};
