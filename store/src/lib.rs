@@ -41,6 +41,7 @@ mod ingest;
 pub mod intern;
 pub mod layout;
 mod relwriter;
+mod seal;
 mod snapshot;
 mod stats;
 

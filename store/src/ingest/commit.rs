@@ -65,7 +65,7 @@ impl Batch<'_> {
         tiers.extend(w.tiers.0.keys().cloned());
         let tier_txns: Vec<(
             String,
-            std::sync::Arc<redb::Database>,
+            std::sync::Arc<crate::db::File>,
             WriteTransaction,
             u64,
         )> = std::mem::take(&mut w.tiers.0)
