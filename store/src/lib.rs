@@ -49,6 +49,7 @@ pub use catalog::{BatchRecord, Catalog, RelationMeta};
 pub use check::CheckReport;
 pub use db::{OpenOptions, Store};
 pub use error::{CheckError, CommitError, Damage, IngestError, OpenError, ReadError, StoreError};
+pub use guard::quiet_caught_panics;
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::{Snapshot, TermUse};
 pub use stats::{RelationStats, Stats};
