@@ -21,6 +21,7 @@ use strata_store::{BatchOptions, OpenOptions, Store};
 
 mod common;
 
+use common::chain;
 use common::faulty::{Mode, Plan};
 
 /// One step of the workload.
@@ -98,18 +99,6 @@ const WORKLOAD: &[Step] = &[
     Step::Reopen,
     Step::Query,
 ];
-
-/// An error and its causes, on one line.
-fn chain(e: &dyn Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
-}
 
 type Outcome<T> = Result<T, String>;
 

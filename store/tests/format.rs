@@ -13,7 +13,7 @@ use strata_store::{Store, layout};
 
 mod common;
 
-use common::{create, read_into};
+use common::read_into;
 
 /// Every relation's rows, as values, sorted.
 fn answers(store: &Store) -> Vec<String> {
@@ -37,37 +37,13 @@ fn answers(store: &Store) -> Vec<String> {
     out
 }
 
+/// The shared small database, with one retraction on top.
 fn build(dir: &Path) {
-    let store = create(dir);
-    let mut edges = String::new();
-    for i in 0..300 {
-        edges.push_str(&format!("a{i}\tIMPORTS\tb{}\tu{}\n", i % 40, i % 7));
-        edges.push_str(&format!("b{i}\tCALLS\ta{}\n", i % 55));
-    }
-    read_into(
-        &store,
-        "default",
-        "e.edges.tsv",
-        Format::Edges,
-        edges.as_bytes(),
-    )
-    .commit()
-    .unwrap();
+    common::build_small(dir);
+    let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
     store
         .retract(&["u3".to_owned()], strata_store::BatchOptions::default())
         .unwrap();
-    let attrs: String = (0..100)
-        .map(|i| format!("a{i}\tsize\t{}\n", i * 3))
-        .collect();
-    read_into(
-        &store,
-        "big",
-        "a.attrs.tsv",
-        Format::Attrs,
-        attrs.as_bytes(),
-    )
-    .commit()
-    .unwrap();
 }
 
 /// Rewrites a version 2 file as version 1 wrote it: each checksummed value without its
