@@ -98,6 +98,9 @@ use query::QueryArgs;
 use serve::ServeArgs;
 
 fn main() -> ExitCode {
+    // redb panics on some damaged pages; the store turns those into errors, which are what
+    // the user sees.
+    strata_store::quiet_caught_panics();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`strata stats DB | head`): nothing to report.

@@ -11,6 +11,7 @@ use crate::catalog::{Catalog, RelationMeta};
 use crate::db::Store;
 use crate::error::{CheckError, Fault, Result};
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
+use crate::seal::Seal;
 use crate::{column, index, intern};
 
 /// What the integrity check found.
@@ -63,17 +64,19 @@ impl Store {
             report.relations += 1;
             let path = self.tier_path(&meta.tier);
             let mut one = || -> Result<()> {
-                let txn = if meta.tier == DEFAULT_TIER {
-                    self.inner.base.begin_read()?
+                let (txn, seal) = if meta.tier == DEFAULT_TIER {
+                    (self.inner.base.begin_read()?, self.inner.base.seal)
                 } else {
-                    self.tier_db(&meta.tier, false)?.begin_read()?
+                    let db = self.tier_db(&meta.tier, false)?;
+                    (db.begin_read()?, db.seal)
                 };
-                check_relation(&txn, &catalog, meta, &mut report)
+                check_relation(&txn, seal, &catalog, meta, &mut report)
             };
             crate::guard::faults(&mut one).map_err(|f| f.check(&path))?;
         }
         let mut dictionary = || -> Result<()> {
-            check_dictionary(&self.inner.base.begin_read()?, &catalog, &mut report)
+            let txn = self.inner.base.begin_read()?;
+            check_dictionary(&txn, self.inner.base.seal, &catalog, &mut report)
         };
         crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
         Ok(report)
@@ -82,6 +85,7 @@ impl Store {
 
 fn check_relation(
     txn: &redb::ReadTransaction,
+    seal: Seal,
     catalog: &Catalog,
     meta: &RelationMeta,
     report: &mut CheckReport,
@@ -90,7 +94,7 @@ fn check_relation(
     let blocks = txn.open_table(layout::BLOCKS)?;
     let postings = txn.open_table(layout::POSTINGS)?;
     let dead = match txn.open_table(layout::DEAD)?.get(meta.id)? {
-        Some(v) => index::decode(v.value())?,
+        Some(v) => index::decode(index::open_dead(seal, meta.id, v.value())?)?,
         None => RoaringBitmap::new(),
     };
     let arity = meta.columns.len();
@@ -117,7 +121,8 @@ fn check_relation(
                 ));
                 continue;
             };
-            let terms = column::decode(v.value())?;
+            let key = (meta.id, c as u16, b);
+            let terms = column::decode(column::open(seal, key, v.value(), name)?)?;
             let expect = (meta.next_row - b * BLOCK_ROWS).min(BLOCK_ROWS) as usize;
             if terms.len() != expect {
                 report.problems.push(format!(
@@ -150,7 +155,8 @@ fn check_relation(
         for entry in postings.range((meta.id, c as u16, 0)..=(meta.id, c as u16, u32::MAX))? {
             let (k, v) = entry?;
             let chunk = k.value().2;
-            let view = index::ChunkView::parse(v.value())?;
+            let bytes = index::open_chunk(seal, k.value(), v.value(), name)?;
+            let view = index::ChunkView::parse(bytes)?;
             for (low, p) in view.iter() {
                 stored += 1;
                 let term = chunk << index::CHUNK_BITS | u32::from(low);
@@ -197,8 +203,8 @@ fn check_relation(
     let mut count: BTreeMap<u32, u32> = BTreeMap::new();
     let mut owned = RoaringBitmap::new();
     for entry in owners.range((meta.id, 0)..=(meta.id, u32::MAX))? {
-        let (_, v) = entry?;
-        let b = index::decode(v.value())?;
+        let (k, v) = entry?;
+        let b = index::decode(index::open_owners(seal, k.value(), v.value())?)?;
         for r in &b {
             if owned.contains(r) {
                 *count.entry(r).or_insert(1) += 1;
@@ -234,6 +240,7 @@ fn check_relation(
 /// The dictionary: every text's id leads back to it, and the counts agree.
 fn check_dictionary(
     txn: &redb::ReadTransaction,
+    seal: Seal,
     catalog: &Catalog,
     report: &mut CheckReport,
 ) -> Result<()> {
@@ -243,14 +250,16 @@ fn check_dictionary(
     let mut count = 0u32;
     for entry in by_id.iter()? {
         let (chunk, v) = entry?;
-        let texts = intern::decode_text_chunk(v.value())?;
+        let texts =
+            intern::decode_text_chunk(intern::chunk_bytes(seal, chunk.value(), v.value())?)?;
         for (slot, text) in texts.iter().enumerate() {
             let id = chunk.value() << intern::TEXT_CHUNK_BITS | slot as u32;
             if id == 0 {
                 continue;
             }
             count += 1;
-            let found = intern::find_text(&by_hash, &collisions, &by_id, catalog.texts, text)?;
+            let found =
+                intern::find_text(&by_hash, &collisions, &by_id, seal, catalog.texts, text)?;
             if found != Some(id) {
                 report.problems.push(format!(
                     "dictionary: text {text:?} has id {id}, but looking it up finds {found:?}"

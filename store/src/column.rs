@@ -9,6 +9,7 @@ use rkyv::rancor;
 use rkyv::vec::ArchivedVec;
 
 use crate::error::Damage;
+use crate::seal::{Key, Seal, Table};
 
 /// The archived form of a block, read in place from stored bytes.
 pub type ArchivedBlock = ArchivedVec<rkyv::Archived<u32>>;
@@ -19,6 +20,34 @@ pub fn encode(terms: &[u32]) -> Result<Vec<u8>, Damage> {
     let bytes = rkyv::to_bytes::<rancor::Error>(&v)
         .map_err(|e| Damage::Format(format!("cannot archive a column block: {e}")))?;
     Ok(bytes.into_vec())
+}
+
+/// The payload of the `blocks` entry `key` of relation `name`, its checksum verified.
+pub(crate) fn open<'a>(
+    seal: Seal,
+    key: (u32, u16, u32),
+    stored: &'a [u8],
+    name: &str,
+) -> Result<&'a [u8], Damage> {
+    seal.open(&Key::column(Table::Blocks, key), stored, || {
+        format!("relation {name}, column {}: block {}", key.1, key.2)
+    })
+}
+
+/// The value to store for the `blocks` entry `key`.
+pub(crate) fn seal(seal: Seal, key: (u32, u16, u32), bytes: Vec<u8>) -> Vec<u8> {
+    seal.close(&Key::column(Table::Blocks, key), bytes)
+}
+
+/// The value a new database stores for the block `key` (relation, column, block) holding
+/// `terms`: the archive and its checksum (what tests that damage a database write).
+pub fn stored(key: (u32, u16, u32), terms: &[u32]) -> Result<Vec<u8>, Damage> {
+    Ok(seal(Seal { on: true }, key, encode(terms)?))
+}
+
+/// The terms of the block `key` as a new database stores it (see [`stored`]).
+pub fn from_stored(key: (u32, u16, u32), bytes: &[u8]) -> Result<Vec<u32>, Damage> {
+    decode(open(Seal { on: true }, key, bytes, "?")?)
 }
 
 /// Checks and views stored bytes as a block.

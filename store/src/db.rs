@@ -10,6 +10,7 @@ use crate::catalog::{Catalog, meta_u32, meta_u64};
 use crate::error::{Fault, OpenError, ReadError, Result, damaged};
 use crate::guard::{faults, guarded};
 use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
+use crate::seal::Seal;
 
 /// How to open a database.
 #[derive(Clone, Debug)]
@@ -25,6 +26,10 @@ pub struct OpenOptions {
     /// still an error, never a panic (see the `guard` module), but damage it does not trip
     /// over is read as it is.
     pub verify: bool,
+    /// Makes the storage backend of each file opened (tests put faulty backends under the
+    /// store with it); `None`, the default, opens each file by path with redb's own.
+    #[doc(hidden)]
+    pub backends: Option<crate::backend::Backends>,
 }
 
 impl Default for OpenOptions {
@@ -33,7 +38,24 @@ impl Default for OpenOptions {
             create: false,
             cache_bytes: 256 << 20,
             verify: false,
+            backends: None,
         }
+    }
+}
+
+/// An open redb file of the database, with what its format version says about its values.
+pub(crate) struct File {
+    /// The redb database.
+    pub(crate) db: Database,
+    /// Whether its values carry checksums (format version 2 and later).
+    pub(crate) seal: Seal,
+}
+
+impl std::ops::Deref for File {
+    type Target = Database;
+
+    fn deref(&self) -> &Database {
+        &self.db
     }
 }
 
@@ -45,10 +67,10 @@ pub struct Store {
 
 pub(crate) struct Inner {
     pub(crate) dir: PathBuf,
-    pub(crate) base: Database,
+    pub(crate) base: File,
     pub(crate) options: OpenOptions,
     /// Tier files opened so far, by tier name (never the default tier).
-    tiers: Mutex<HashMap<String, Arc<Database>>>,
+    tiers: Mutex<HashMap<String, Arc<File>>>,
     /// Writers hold it exclusively from their first tier commit to their base commit;
     /// snapshots hold it shared while they begin their transactions, so they never see a
     /// tier file ahead of the base file.
@@ -101,7 +123,20 @@ fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Databas
     let mut builder = Database::builder();
     builder.set_cache_size(options.cache_bytes);
     builder.set_check_integrity_on_open(options.verify && !create);
-    let result = if create {
+    let result = if let Some(backends) = &options.backends {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .open(path)
+            .and_then(|f| (backends.0)(path, f))
+            .map_err(|source| OpenError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        builder.create_with_backend(crate::backend::Boxed(file))
+    } else if create {
         builder.create(path)
     } else {
         builder.open(path)
@@ -122,11 +157,11 @@ fn open_file(
     options: &OpenOptions,
     create: bool,
     base: bool,
-) -> Result<Database, OpenError> {
+) -> Result<File, OpenError> {
     if path.exists() || !create {
         let db = open_redb(path, options, false)?;
-        init_file(&db, path, base).map_err(|f| f.open(path))?;
-        return Ok(db);
+        let version = init_file(&db, path, base).map_err(|f| f.open(path))?;
+        return Ok(File::new(db, version));
     }
     let name = path
         .file_name()
@@ -161,13 +196,25 @@ fn open_file(
             })?;
     }
     let db = open_redb(path, options, false)?;
-    init_file(&db, path, base).map_err(|f| f.open(path))?;
-    Ok(db)
+    let version = init_file(&db, path, base).map_err(|f| f.open(path))?;
+    Ok(File::new(db, version))
+}
+
+impl File {
+    fn new(db: Database, version: u32) -> File {
+        File {
+            db,
+            seal: Seal {
+                on: version >= layout::SEALED_VERSION,
+            },
+        }
+    }
 }
 
 /// Creates the tables every file has, and the base file's own when `base`, and stamps the
-/// format version; refuses a file of a newer version.
-fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
+/// format version; refuses a file of a newer version. Returns the file's format version: a
+/// file of an older version keeps it (and is written in its format).
+fn init_file(db: &Database, path: &Path, base: bool) -> Result<u32> {
     let version_table = if base {
         layout::META
     } else {
@@ -184,8 +231,8 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
                     supported: FORMAT_VERSION,
                 }));
             }
-            if found == FORMAT_VERSION {
-                return Ok(());
+            if found >= layout::OLDEST_VERSION {
+                return Ok(found);
             }
         }
     }
@@ -216,7 +263,7 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<()> {
         t.insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
     }
     txn.commit()?;
-    Ok(())
+    Ok(FORMAT_VERSION)
 }
 
 impl Store {
@@ -305,7 +352,7 @@ impl Store {
         v.into_iter().collect()
     }
 
-    fn lock_tiers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Database>>> {
+    fn lock_tiers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<File>>> {
         // A panic while holding this lock leaves the map itself intact.
         self.inner
             .tiers
@@ -316,7 +363,7 @@ impl Store {
     /// The open file of a non-default tier, opening (and, with `create`, creating) it on the
     /// first call. Opening finishes or undoes a batch a crash interrupted (see
     /// `docs/design.md`, "Tiers and atomicity").
-    pub(crate) fn tier_db(&self, tier: &str, create: bool) -> Result<Arc<Database>, OpenError> {
+    pub(crate) fn tier_db(&self, tier: &str, create: bool) -> Result<Arc<File>, OpenError> {
         debug_assert_ne!(tier, DEFAULT_TIER);
         if let Some(db) = self.lock_tiers().get(tier) {
             return Ok(db.clone());

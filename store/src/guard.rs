@@ -8,8 +8,10 @@
 //! on behalf of an operation runs under [`guarded`], which catches such a panic and turns it
 //! into [`Damage::Panic`] naming the file. The closures it runs call no code of the store's
 //! callers (visitors run outside them), so a panic it catches is redb's, never a caller's
-//! bug. A panic caught here is not printed: the panic hook is wrapped once to stay silent on
-//! a thread inside `guarded`, and to run the previous hook everywhere else.
+//! bug. The panic's message is kept in the [`Damage::Panic`] error, which is what callers act
+//! on. The store installs no panic hook of its own accord: until the process asks for
+//! [`quiet_caught_panics`], a panic caught here is also reported by whatever hook the process
+//! has (Rust's default prints it to standard error) before it is caught.
 //!
 //! Damage that makes redb allocate without bound still aborts the process; that is redb's
 //! to fix.
@@ -25,14 +27,16 @@ thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
 }
 
-static HOOK: Once = Once::new();
+static QUIET: Once = Once::new();
 
-/// Runs `f`, turning a panic inside it into `on_panic(Damage::Panic(..))`.
-pub(crate) fn guarded<T, E>(
-    f: impl FnOnce() -> Result<T, E>,
-    on_panic: impl FnOnce(Damage) -> E,
-) -> Result<T, E> {
-    HOOK.call_once(|| {
+/// Stops the process's panic hook from reporting the panics the store catches (redb's, on a
+/// damaged file, which the store returns as [`Damage::Panic`] errors): wraps the hook
+/// installed now so that it is skipped on a thread inside a store call into redb, and runs
+/// as before everywhere else. A process-wide choice, so the store never makes it itself: a
+/// program (the `strata` binary) calls this once at startup, after installing any hook of its
+/// own. Calling it again does nothing.
+pub fn quiet_caught_panics() {
+    QUIET.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             if DEPTH.with(Cell::get) == 0 {
@@ -40,6 +44,13 @@ pub(crate) fn guarded<T, E>(
             }
         }));
     });
+}
+
+/// Runs `f`, turning a panic inside it into `on_panic(Damage::Panic(..))`.
+pub(crate) fn guarded<T, E>(
+    f: impl FnOnce() -> Result<T, E>,
+    on_panic: impl FnOnce(Damage) -> E,
+) -> Result<T, E> {
     DEPTH.with(|d| d.set(d.get() + 1));
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     DEPTH.with(|d| d.set(d.get() - 1));

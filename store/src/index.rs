@@ -12,6 +12,7 @@
 use roaring::RoaringBitmap;
 
 use crate::error::Damage;
+use crate::seal::{Key, Seal, Table};
 
 /// log2 of the terms per chunk.
 pub const CHUNK_BITS: u32 = 6;
@@ -19,6 +20,60 @@ pub const CHUNK_BITS: u32 = 6;
 pub const CHUNK_TERMS: u32 = 1 << CHUNK_BITS;
 /// The most rows a posting stores as a plain list rather than as a roaring bitmap.
 pub const RAW_MAX: u64 = 8;
+
+/// The payload of the `postings` entry `key` of relation `name`, its checksum verified.
+pub(crate) fn open_chunk<'a>(
+    seal: Seal,
+    key: (u32, u16, u32),
+    stored: &'a [u8],
+    name: &str,
+) -> Result<&'a [u8], Damage> {
+    seal.open(&Key::column(Table::Postings, key), stored, || {
+        format!(
+            "relation {name}, column {}: postings chunk {}",
+            key.1, key.2
+        )
+    })
+}
+
+/// The value to store for the `postings` entry `key`.
+pub(crate) fn seal_chunk(seal: Seal, key: (u32, u16, u32), bytes: Vec<u8>) -> Vec<u8> {
+    seal.close(&Key::column(Table::Postings, key), bytes)
+}
+
+/// The payload of the `dead` entry of relation `rel`, its checksum verified.
+pub(crate) fn open_dead(seal: Seal, rel: u32, stored: &[u8]) -> Result<&[u8], Damage> {
+    seal.open(&Key::one(Table::Dead, rel), stored, || {
+        format!("relation {rel}: the bitmap of removed rows")
+    })
+}
+
+/// The value to store for the `dead` entry of relation `rel`.
+pub(crate) fn seal_dead(seal: Seal, rel: u32, bytes: Vec<u8>) -> Vec<u8> {
+    seal.close(&Key::one(Table::Dead, rel), bytes)
+}
+
+/// The payload of the `owners` entry (relation, unit), its checksum verified.
+pub(crate) fn open_owners(seal: Seal, key: (u32, u32), stored: &[u8]) -> Result<&[u8], Damage> {
+    seal.open(&Key::two(Table::Owners, key), stored, || {
+        format!("relation {}: the rows of unit {}", key.0, key.1)
+    })
+}
+
+/// The value to store for the `owners` entry (relation, unit).
+pub(crate) fn seal_owners(seal: Seal, key: (u32, u32), bytes: Vec<u8>) -> Vec<u8> {
+    seal.close(&Key::two(Table::Owners, key), bytes)
+}
+
+/// The value a new database stores for the postings chunk `key` (relation, column, chunk)
+/// holding `postings`: [`encode_chunk`] and its checksum (what tests that damage a database
+/// write).
+pub fn stored_chunk<'a>(
+    key: (u32, u16, u32),
+    postings: impl Iterator<Item = (u8, &'a mut RoaringBitmap)>,
+) -> Vec<u8> {
+    seal_chunk(Seal { on: true }, key, encode_chunk(postings))
+}
 
 /// The chunk a term's posting lives in, and its low byte within the chunk.
 pub fn chunk_of(term: u32) -> (u32, u8) {

@@ -9,6 +9,7 @@
 use redb::ReadableTable;
 
 use crate::error::{Damage, Result};
+use crate::seal::{Key, Seal, Table};
 
 /// log2 of the texts per chunk.
 pub const TEXT_CHUNK_BITS: u32 = 8;
@@ -78,19 +79,36 @@ pub fn text_in_chunk(bytes: &[u8], i: usize) -> Result<&str, Damage> {
     std::str::from_utf8(slice).map_err(|_| corrupt())
 }
 
+/// The value stored for chunk `chunk` of `text_by_id`, its checksum verified (`seal`: the
+/// base file's).
+pub(crate) fn chunk_bytes(seal: Seal, chunk: u32, stored: &[u8]) -> Result<&[u8], Damage> {
+    seal.open(&Key::one(Table::Texts, chunk), stored, || {
+        format!("dictionary chunk {chunk}")
+    })
+}
+
+/// The value to store for chunk `chunk` of `text_by_id`.
+pub(crate) fn seal_chunk(seal: Seal, chunk: u32, bytes: Vec<u8>) -> Vec<u8> {
+    seal.close(&Key::one(Table::Texts, chunk), bytes)
+}
+
 /// The text with id `id`, if the dictionary has it.
 pub(crate) fn read_text(
     by_id: &impl ReadableTable<u32, &'static [u8]>,
+    seal: Seal,
     count: u32,
     id: u32,
 ) -> Result<Option<String>> {
     if id == 0 || id > count {
         return Ok(None);
     }
-    match by_id.get(id >> TEXT_CHUNK_BITS)? {
-        Some(v) => Ok(Some(
-            text_in_chunk(v.value(), (id & ((1 << TEXT_CHUNK_BITS) - 1)) as usize)?.to_owned(),
-        )),
+    let chunk = id >> TEXT_CHUNK_BITS;
+    match by_id.get(chunk)? {
+        Some(v) => {
+            let bytes = chunk_bytes(seal, chunk, v.value())?;
+            let slot = (id & ((1 << TEXT_CHUNK_BITS) - 1)) as usize;
+            Ok(Some(text_in_chunk(bytes, slot)?.to_owned()))
+        }
         None => Err(corrupt().into()),
     }
 }
@@ -100,13 +118,14 @@ pub(crate) fn find_text(
     by_hash: &impl ReadableTable<u64, u32>,
     collisions: &impl ReadableTable<&'static str, u32>,
     by_id: &impl ReadableTable<u32, &'static [u8]>,
+    seal: Seal,
     count: u32,
     text: &str,
 ) -> Result<Option<u32>> {
     let Some(id) = by_hash.get(text_hash(text))?.map(|v| v.value()) else {
         return Ok(None);
     };
-    if read_text(by_id, count, id)?.as_deref() == Some(text) {
+    if read_text(by_id, seal, count, id)?.as_deref() == Some(text) {
         return Ok(Some(id));
     }
     Ok(collisions.get(text)?.map(|v| v.value()))

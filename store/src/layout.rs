@@ -5,8 +5,14 @@
 
 use redb::TableDefinition;
 
-/// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes into new files and the newest it reads.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads (and writes into files of that version).
+pub const OLDEST_VERSION: u32 = 1;
+
+/// The first format version whose values carry checksums (see `docs/design.md`).
+pub const SEALED_VERSION: u32 = 2;
 
 /// Rows per column block: row `r` lives in block `r / BLOCK_ROWS` at `r % BLOCK_ROWS`.
 pub const BLOCK_ROWS: u32 = 4096;

@@ -27,6 +27,8 @@
 //! assert_eq!(snap.value(rows[0][1]).unwrap(), Value::text("log"));
 //! ```
 
+#[doc(hidden)]
+pub mod backend;
 pub mod catalog;
 pub mod check;
 pub mod column;
@@ -40,6 +42,7 @@ pub mod intern;
 pub mod layout;
 mod relwriter;
 pub mod scip;
+mod seal;
 mod snapshot;
 mod stats;
 
@@ -47,6 +50,7 @@ pub use catalog::{BatchRecord, Catalog, RelationMeta};
 pub use check::CheckReport;
 pub use db::{OpenOptions, Store};
 pub use error::{CheckError, CommitError, Damage, IngestError, OpenError, ReadError, StoreError};
+pub use guard::quiet_caught_panics;
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::{Snapshot, TermUse};
 pub use stats::{RelationStats, Stats};

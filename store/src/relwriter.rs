@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use crate::catalog::RelationMeta;
 use crate::error::{Fault, Result, damaged};
 use crate::layout::{self, BLOCK_ROWS};
+use crate::seal::Seal;
 use crate::{column, index};
 
 type Key3 = (u32, u16, u32);
@@ -60,12 +61,19 @@ pub(crate) struct RelWriter<'t> {
     appended: Vec<Vec<u64>>,
     /// Whether the relation had any row (live or dead) before this batch.
     had_rows: bool,
+    /// Whether the file's values carry checksums.
+    seal: Seal,
 }
 
 impl<'t> RelWriter<'t> {
-    pub(crate) fn new(txn: &'t WriteTransaction, meta: RelationMeta) -> Result<RelWriter<'t>> {
+    pub(crate) fn new(
+        txn: &'t WriteTransaction,
+        seal: Seal,
+        meta: RelationMeta,
+    ) -> Result<RelWriter<'t>> {
         let arity = meta.columns.len();
         Ok(RelWriter {
+            seal,
             had_rows: meta.next_row > 0,
             arity,
             blocks: txn.open_table(layout::BLOCKS)?,
@@ -91,10 +99,12 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let mut c = ChunkCache::default();
+                let key = (self.meta.id, col, chunk);
                 if self.had_rows
-                    && let Some(v) = self.postings.get((self.meta.id, col, chunk))?
+                    && let Some(v) = self.postings.get(key)?
                 {
-                    let view = index::ChunkView::parse(v.value())?;
+                    let bytes = index::open_chunk(self.seal, key, v.value(), &self.meta.name)?;
+                    let view = index::ChunkView::parse(bytes)?;
                     for (low, p) in view.iter() {
                         c.postings.insert(low, index::decode_posting(p)?);
                     }
@@ -135,10 +145,11 @@ impl<'t> RelWriter<'t> {
         match self.owner_cache.entry(unit) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
-                let stored = self
-                    .owners
-                    .get((self.meta.id, unit))?
-                    .map(|v| v.value().to_vec());
+                let key = (self.meta.id, unit);
+                let stored = match self.owners.get(key)? {
+                    Some(v) => Some(index::open_owners(self.seal, key, v.value())?.to_vec()),
+                    None => None,
+                };
                 let c = Cached::load(stored.as_deref())?;
                 Ok(e.insert(c))
             }
@@ -147,10 +158,11 @@ impl<'t> RelWriter<'t> {
 
     fn dead(&mut self) -> Result<&mut Cached> {
         if self.dead.is_none() {
-            let stored = self
-                .dead_table
-                .get(self.meta.id)?
-                .map(|v| v.value().to_vec());
+            let rel = self.meta.id;
+            let stored = match self.dead_table.get(rel)? {
+                Some(v) => Some(index::open_dead(self.seal, rel, v.value())?.to_vec()),
+                None => None,
+            };
             self.dead = Some(Cached::load(stored.as_deref())?);
         }
         // Set just above.
@@ -163,8 +175,11 @@ impl<'t> RelWriter<'t> {
         match self.block_cache.entry((col, block)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
-                let terms = match self.blocks.get((self.meta.id, col, block))? {
-                    Some(v) => column::decode(v.value())?,
+                let key = (self.meta.id, col, block);
+                let terms = match self.blocks.get(key)? {
+                    Some(v) => {
+                        column::decode(column::open(self.seal, key, v.value(), &self.meta.name)?)?
+                    }
                     None => Vec::with_capacity(BLOCK_ROWS as usize),
                 };
                 Ok(e.insert((terms, false)))
@@ -288,6 +303,7 @@ impl<'t> RelWriter<'t> {
                     .checked_add(1)
                     .ok_or_else(|| Fault::Full(format!("relation \"{}\"", self.meta.name)))?;
                 self.meta.rows += 1;
+                let (rel, seal) = (self.meta.id, self.seal);
                 for (c, &t) in tuple.iter().enumerate() {
                     self.appended[c].push(u64::from(t) << 32 | u64::from(r));
                     let block = r / BLOCK_ROWS;
@@ -296,10 +312,10 @@ impl<'t> RelWriter<'t> {
                     entry.1 = true;
                     if entry.0.len() == BLOCK_ROWS as usize {
                         // A full block is final for this batch: write it and free it.
-                        let bytes = column::encode(&entry.0)?;
+                        let key = (rel, c as u16, block);
+                        let bytes = column::seal(seal, key, column::encode(&entry.0)?);
                         self.block_cache.remove(&(c as u16, block));
-                        self.blocks
-                            .insert((self.meta.id, c as u16, block), bytes.as_slice())?;
+                        self.blocks.insert(key, bytes.as_slice())?;
                     }
                 }
                 for &u in units {
@@ -334,6 +350,7 @@ impl<'t> RelWriter<'t> {
             }
         } else {
             let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
+            let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
             self.postings.insert((rel, col, chunk), bytes.as_slice())?;
         }
         Ok(())
@@ -345,8 +362,9 @@ impl<'t> RelWriter<'t> {
         let rel = self.meta.id;
         for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
             if dirty {
-                self.blocks
-                    .insert((rel, col, block), column::encode(&terms)?.as_slice())?;
+                let key = (rel, col, block);
+                let bytes = column::seal(self.seal, key, column::encode(&terms)?);
+                self.blocks.insert(key, bytes.as_slice())?;
             }
         }
         // Appended rows: merge each chunk's new rows into its postings.
@@ -379,6 +397,7 @@ impl<'t> RelWriter<'t> {
                 if fresh {
                     self.meta.distinct[col] += postings.len() as u64;
                     let bytes = index::encode_chunk(postings.iter_mut().map(|(l, b)| (*l, b)));
+                    let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
                     self.postings.insert((rel, c16, chunk), bytes.as_slice())?;
                 } else {
                     self.chunk(c16, chunk)?;
@@ -412,15 +431,16 @@ impl<'t> RelWriter<'t> {
                     self.owners.remove((rel, unit))?;
                 }
             } else {
-                self.owners
-                    .insert((rel, unit), index::encode(&mut c.bitmap).as_slice())?;
+                let bytes =
+                    index::seal_owners(self.seal, (rel, unit), index::encode(&mut c.bitmap));
+                self.owners.insert((rel, unit), bytes.as_slice())?;
             }
         }
         if let Some(mut d) = self.dead.take()
             && d.dirty
         {
-            self.dead_table
-                .insert(rel, index::encode(&mut d.bitmap).as_slice())?;
+            let bytes = index::seal_dead(self.seal, rel, index::encode(&mut d.bitmap));
+            self.dead_table.insert(rel, bytes.as_slice())?;
         }
         units.sort_unstable();
         Ok((self.meta, units))

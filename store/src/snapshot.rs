@@ -16,6 +16,7 @@ use crate::error::{Fault, ReadError, Result, damaged};
 use crate::guard::faults;
 use crate::intern::TEXT_CHUNK_BITS;
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
+use crate::seal::Seal;
 use crate::{column, index, intern};
 
 type Key3 = (u32, u16, u32);
@@ -25,12 +26,14 @@ struct TierRead {
     blocks: ReadOnlyTable<Key3, &'static [u8]>,
     postings: ReadOnlyTable<Key3, &'static [u8]>,
     dead: ReadOnlyTable<u32, &'static [u8]>,
+    /// Whether the file's values carry checksums.
+    seal: Seal,
     /// The tier's file, for messages.
     path: PathBuf,
 }
 
 impl TierRead {
-    fn new(txn: &ReadTransaction, path: PathBuf) -> Result<TierRead, ReadError> {
+    fn new(txn: &ReadTransaction, seal: Seal, path: PathBuf) -> Result<TierRead, ReadError> {
         let open = || -> Result<_> {
             Ok((
                 txn.open_table(layout::BLOCKS)?,
@@ -43,6 +46,7 @@ impl TierRead {
             blocks,
             postings,
             dead,
+            seal,
             path,
         })
     }
@@ -97,12 +101,16 @@ impl Store {
         let mut map = HashMap::new();
         map.insert(
             DEFAULT_TIER.to_owned(),
-            Arc::new(TierRead::new(&base, base_path.clone())?),
+            Arc::new(TierRead::new(
+                &base,
+                self.inner.base.seal,
+                base_path.clone(),
+            )?),
         );
         for (name, db) in dbs {
             let path = self.tier_path(&name);
             let txn = faults(|| Ok(db.begin_read()?)).map_err(|f| f.read(&path))?;
-            map.insert(name, Arc::new(TierRead::new(&txn, path)?));
+            map.insert(name, Arc::new(TierRead::new(&txn, db.seal, path)?));
         }
         let tables = || -> Result<_> {
             Ok((
@@ -191,14 +199,14 @@ impl Snapshot {
         if applied != self.catalog.tier_seq.get(tier).copied().unwrap_or(0) {
             return Err(ReadError::SnapshotMoved(tier.to_owned()));
         }
-        let t = Arc::new(TierRead::new(&txn, path)?);
+        let t = Arc::new(TierRead::new(&txn, db.seal, path)?);
         map.insert(tier.to_owned(), t.clone());
         Ok(t)
     }
 
     fn dead(&self, tier: &TierRead, rel: u32) -> Result<RoaringBitmap, ReadError> {
         faults(|| match tier.dead.get(rel)? {
-            Some(v) => Ok(index::decode(v.value())?),
+            Some(v) => Ok(index::decode(index::open_dead(tier.seal, rel, v.value())?)?),
             None => Ok(RoaringBitmap::new()),
         })
         .map_err(|f| tier.err(f))
@@ -249,10 +257,12 @@ impl Snapshot {
     ) -> Result<Option<RoaringBitmap>, ReadError> {
         let (chunk, low) = index::chunk_of(term.0);
         let read = || -> Result<_> {
-            let Some(v) = tier.postings.get((meta.id, col as u16, chunk))? else {
+            let key = (meta.id, col as u16, chunk);
+            let Some(v) = tier.postings.get(key)? else {
                 return Ok(None);
             };
-            let view = index::ChunkView::parse(v.value())?;
+            let bytes = index::open_chunk(tier.seal, key, v.value(), &meta.name)?;
+            let view = index::ChunkView::parse(bytes)?;
             Ok(view.get(low).map(index::decode_posting).transpose()?)
         };
         faults(read).map_err(|f| tier.err(f))
@@ -313,7 +323,10 @@ impl Snapshot {
                             meta.name
                         )))
                     })?;
-                let block = column::view(guard.value()).map_err(|e| tier.err(e))?;
+                let key = (meta.id, c as u16, b);
+                let block = column::open(tier.seal, key, guard.value(), &meta.name)
+                    .and_then(column::view)
+                    .map_err(|e| tier.err(e))?;
                 values[c].clear();
                 for &r in &pending {
                     let t = block.get((r % BLOCK_ROWS) as usize).ok_or_else(|| {
@@ -418,7 +431,7 @@ impl Snapshot {
                 return Err(damaged(format!("dictionary chunk {expect} is missing")));
             }
             expect += 1;
-            let bytes = v.value();
+            let bytes = intern::chunk_bytes(self.store.inner.base.seal, chunk, v.value())?;
             // The chunk's text count (u16 LE); `text_in_chunk` checks the rest.
             let n = match bytes {
                 [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
@@ -525,6 +538,7 @@ impl FactSource for Snapshot {
                     &self.id_by_text,
                     &self.text_collisions,
                     &self.text_by_id,
+                    self.store.inner.base.seal,
                     self.catalog.texts,
                     s,
                 )?
@@ -548,10 +562,13 @@ impl FactSource for Snapshot {
         let r: Result<Option<Value>> = faults(|| {
             Ok(match term.kind() {
                 TermKind::Absent => Some(Value::Absent),
-                TermKind::Text(id) => {
-                    crate::intern::read_text(&self.text_by_id, self.catalog.texts, id)?
-                        .map(Value::Text)
-                }
+                TermKind::Text(id) => crate::intern::read_text(
+                    &self.text_by_id,
+                    self.store.inner.base.seal,
+                    self.catalog.texts,
+                    id,
+                )?
+                .map(Value::Text),
                 TermKind::Integer(n) => Some(Value::Number(f64::from(n))),
                 TermKind::Number(id) => self
                     .number_by_id

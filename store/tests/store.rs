@@ -462,7 +462,7 @@ fn a_newer_format_is_refused() {
             err,
             OpenError::NewerFormat {
                 found: 99,
-                supported: 1,
+                supported: strata_store::layout::FORMAT_VERSION,
                 ..
             }
         ),
@@ -470,7 +470,7 @@ fn a_newer_format_is_refused() {
     );
     assert!(
         err.to_string()
-            .contains("has format version 99, but this strata reads version 1 at most")
+            .contains("has format version 99, but this strata reads version 2 at most")
     );
 }
 
@@ -535,7 +535,7 @@ fn check_reports_damage_by_relation_and_column() {
         let key = t.iter().unwrap().next().unwrap().unwrap().0.value();
         let mut empty = roaring::RoaringBitmap::new();
         empty.insert(99);
-        let bytes = index::encode_chunk([(0u8, &mut empty)].into_iter());
+        let bytes = index::stored_chunk(key, [(0u8, &mut empty)].into_iter());
         t.insert(key, bytes.as_slice()).unwrap();
     });
     assert!(
@@ -549,10 +549,13 @@ fn check_reports_damage_by_relation_and_column() {
     let problems = damaged(|txn| {
         let mut t = txn.open_table(layout::BLOCKS).unwrap();
         let first = t.get((0, 1, 0)).unwrap().unwrap().value().to_vec();
-        let mut terms = column::decode(&first).unwrap();
+        let mut terms = column::from_stored((0, 1, 0), &first).unwrap();
         terms[1] = terms[0];
-        t.insert((0, 1, 0), column::encode(&terms).unwrap().as_slice())
-            .unwrap();
+        t.insert(
+            (0, 1, 0),
+            column::stored((0, 1, 0), &terms).unwrap().as_slice(),
+        )
+        .unwrap();
     });
     assert!(
         problems

@@ -65,7 +65,7 @@ impl Batch<'_> {
         tiers.extend(w.tiers.0.keys().cloned());
         let tier_txns: Vec<(
             String,
-            std::sync::Arc<redb::Database>,
+            std::sync::Arc<crate::db::File>,
             WriteTransaction,
             u64,
         )> = std::mem::take(&mut w.tiers.0)
@@ -190,17 +190,22 @@ impl Batch<'_> {
                 }
             }
             if let Some(e) = failed {
-                // The base file did not acknowledge the batch (or may not have): undo it in
-                // the tiers it reached, now, so this process never builds on it; if that
-                // fails too, refuse further batches until the database is opened again.
+                // When a tier's commit failed, the base file did not acknowledge the batch:
+                // undo it in the tiers it reached, now, so this process never builds on it.
+                // When the base file's own commit failed, the batch may have landed there
+                // (redb wrote its header but could not sync it, say), and what this process
+                // reads of the base file may not be what is on disk: leave the tiers as they
+                // are, savepoints and all, and refuse further batches until the database is
+                // opened again, whose recovery compares each tier with the base file on disk.
                 self.store
                     .inner
                     .poisoned
                     .store(true, std::sync::atomic::Ordering::SeqCst);
-                let undone = cleanup
-                    .iter()
-                    .all(|(tier, db, _)| self.store.recover_tier(db, tier).is_ok());
-                if undone && !*committing {
+                let undone = !*committing
+                    && cleanup
+                        .iter()
+                        .all(|(tier, db, _)| self.store.recover_tier(db, tier).is_ok());
+                if undone {
                     self.store
                         .inner
                         .poisoned

@@ -20,6 +20,7 @@ impl Batch<'_> {
                 &self.id_by_text,
                 &self.text_collisions,
                 &self.text_by_id,
+                self.store.inner.base.seal,
                 self.start.texts,
                 s,
             )?
@@ -94,7 +95,11 @@ impl Batch<'_> {
 
     /// Writes the batch's new texts into the dictionary tables.
     pub(super) fn write_texts(&self, wtxn: &WriteTransaction) -> Result<()> {
-        use crate::intern::{TEXT_CHUNK_BITS, decode_text_chunk, encode_text_chunk, text_hash};
+        use crate::intern::{
+            TEXT_CHUNK_BITS, chunk_bytes, decode_text_chunk, encode_text_chunk, seal_chunk,
+            text_hash,
+        };
+        let seal = self.store.inner.base.seal;
         let mut new: Vec<(u32, &str)> = self
             .texts
             .iter()
@@ -115,7 +120,7 @@ impl Batch<'_> {
             }
             // The chunk holds the ids before this batch's first (the empty slot 0 included).
             let mut texts = match by_id.get(chunk)? {
-                Some(v) => decode_text_chunk(v.value())?,
+                Some(v) => decode_text_chunk(chunk_bytes(seal, chunk, v.value())?)?,
                 None if chunk == 0 => vec![String::new()],
                 None => Vec::new(),
             };
@@ -127,10 +132,8 @@ impl Batch<'_> {
                 )));
             }
             texts.extend(new[i..j].iter().map(|(_, s)| (*s).to_owned()));
-            by_id.insert(
-                chunk,
-                encode_text_chunk(texts.iter().map(String::as_str)).as_slice(),
-            )?;
+            let bytes = encode_text_chunk(texts.iter().map(String::as_str));
+            by_id.insert(chunk, seal_chunk(seal, chunk, bytes).as_slice())?;
             i = j;
         }
         let mut hashed: Vec<(u64, u32, &str)> =

@@ -38,7 +38,7 @@ pub(super) struct Writing {
 /// A batch's open tier transactions, each with the savepoint taken before it.
 #[derive(Default)]
 pub(super) struct TierTxns(
-    pub(super) BTreeMap<String, (std::sync::Arc<redb::Database>, WriteTransaction, u64)>,
+    pub(super) BTreeMap<String, (std::sync::Arc<crate::db::File>, WriteTransaction, u64)>,
 );
 
 impl Drop for TierTxns {
@@ -192,10 +192,11 @@ impl Batch<'_> {
                 }
                 w.tiers.0.insert(tier.clone(), (db, txn, sp));
             }
-            let txn = if tier == DEFAULT_TIER {
-                &w.wtxn
+            let (txn, seal) = if tier == DEFAULT_TIER {
+                (&w.wtxn, self.store.inner.base.seal)
             } else {
-                &w.tiers.0[tier].1
+                let (db, txn, _) = &w.tiers.0[tier];
+                (txn, db.seal)
             };
             for name in names {
                 let meta = metas
@@ -203,7 +204,7 @@ impl Batch<'_> {
                     .ok_or_else(|| damaged(format!("relation {name} vanished during commit")))?;
                 let rel = meta.id;
                 let fresh = w.fresh.contains(name);
-                let mut rw = RelWriter::new(txn, meta)?;
+                let mut rw = RelWriter::new(txn, seal, meta)?;
                 for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
                     w.summary.removed += rw.remove_unit(u)?;
                 }

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
+pub mod faulty;
+
 use std::path::Path;
 
 use strata_store::dump::{DumpSpec, Format};
@@ -45,4 +47,48 @@ pub fn read_into<'s>(
         .unwrap();
     batch.read_dump(text, &spec(label, format)).unwrap();
     batch
+}
+
+/// A small database: two edge kinds in the base file, one attribute in tier `big`, units.
+pub fn build_small(dir: &Path) {
+    let store = create(dir);
+    let mut edges = String::new();
+    for i in 0..600 {
+        edges.push_str(&format!("a{i}\tIMPORTS\tb{}\tu{}\n", i % 40, i % 7));
+        edges.push_str(&format!("b{i}\tCALLS\ta{}\n", i % 55));
+    }
+    read_into(
+        &store,
+        "default",
+        "e.edges.tsv",
+        Format::Edges,
+        edges.as_bytes(),
+    )
+    .commit()
+    .unwrap();
+    let mut attrs = String::new();
+    for i in 0..300 {
+        attrs.push_str(&format!("a{i}\tsize\t{}\n", i * 3));
+    }
+    read_into(
+        &store,
+        "big",
+        "a.attrs.tsv",
+        Format::Attrs,
+        attrs.as_bytes(),
+    )
+    .commit()
+    .unwrap();
+}
+
+/// An error and its causes, on one line.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
 }

@@ -1,0 +1,388 @@
+//! Fault injection under the store: a small workload (ingests with units and batch ids into
+//! two files, a `--replace`, a retraction, queries) run over every fault point of a storage
+//! backend that fails one call, and of one that loses power. At each point the operation that
+//! met the fault returns an error (no panic, no hang); the database reopens on a healthy
+//! backend, passes `check`, holds every acknowledged batch and nothing of the failed one
+//! unless its commit landed, which a retry with its batch id then recognises.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use strata_eval::{FactSource, Term, Value};
+use strata_store::dump::{DumpSpec, Format};
+use strata_store::{BatchOptions, OpenOptions, Store};
+
+mod common;
+
+use common::chain;
+use common::faulty::{Mode, Plan};
+
+/// One step of the workload.
+enum Step {
+    /// A batch of one dump with a batch id.
+    Ingest {
+        id: &'static str,
+        tier: &'static str,
+        unit: Option<&'static str>,
+        replace: bool,
+        format: Format,
+        text: &'static str,
+    },
+    /// A retraction with a batch id.
+    Retract {
+        id: &'static str,
+        unit: &'static str,
+    },
+    /// Reads through a snapshot and `FactSource`.
+    Query,
+    /// Closes the database and opens it again (so that the queries after it read pages
+    /// through the backend rather than redb's cache).
+    Reopen,
+}
+
+const WORKLOAD: &[Step] = &[
+    Step::Ingest {
+        id: "b1",
+        tier: "default",
+        unit: Some("u1"),
+        replace: false,
+        format: Format::Edges,
+        text: "a\tIMPORTS\tb\nb\tIMPORTS\tc\nc\tCALLS\ta\n",
+    },
+    Step::Ingest {
+        id: "b2",
+        tier: "cold",
+        unit: Some("u2"),
+        replace: false,
+        format: Format::Attrs,
+        text: "a\tsize\t3\nb\tsize\t4\nd\tweight\t1.5\n",
+    },
+    Step::Query,
+    Step::Ingest {
+        id: "b3",
+        tier: "default",
+        unit: Some("u2"),
+        replace: false,
+        format: Format::Edges,
+        text: "d\tIMPORTS\ta\na\tIMPORTS\tb\n",
+    },
+    Step::Ingest {
+        id: "b4",
+        tier: "default",
+        unit: Some("u1"),
+        replace: true,
+        format: Format::Edges,
+        text: "a\tIMPORTS\tc\ne\tIMPORTS\ta\n",
+    },
+    Step::Reopen,
+    Step::Query,
+    Step::Retract {
+        id: "b5",
+        unit: "u2",
+    },
+    Step::Query,
+    Step::Ingest {
+        id: "b6",
+        tier: "cold",
+        unit: None,
+        replace: false,
+        format: Format::Attrs,
+        text: "x\tweight\t1e300\ne\tsize\t9\n",
+    },
+    Step::Reopen,
+    Step::Query,
+];
+
+type Outcome<T> = Result<T, String>;
+
+fn err(e: impl Error) -> String {
+    chain(&e)
+}
+
+/// Runs one step. `Ok(Some(already_committed))` for a write, `Ok(None)` for a query.
+fn run(store: &Store, step: &Step) -> Outcome<Option<bool>> {
+    match step {
+        Step::Ingest {
+            id,
+            tier,
+            unit,
+            replace,
+            format,
+            text,
+        } => {
+            let mut batch = store
+                .batch(BatchOptions {
+                    tier: (*tier).to_owned(),
+                    replace: *replace,
+                    batch_id: Some((*id).to_owned()),
+                    ..BatchOptions::default()
+                })
+                .map_err(err)?;
+            let spec = DumpSpec {
+                label: format!("{id}.tsv"),
+                format: *format,
+                relation: None,
+                unit: unit.map(str::to_owned),
+            };
+            batch.read_dump(text.as_bytes(), &spec).map_err(err)?;
+            let s = batch.commit().map_err(err)?;
+            Ok(Some(s.already_committed))
+        }
+        Step::Retract { id, unit } => {
+            let s = store
+                .retract(
+                    &[(*unit).to_owned()],
+                    BatchOptions {
+                        batch_id: Some((*id).to_owned()),
+                        ..BatchOptions::default()
+                    },
+                )
+                .map_err(err)?;
+            Ok(Some(s.already_committed))
+        }
+        Step::Query => {
+            let snap = store.snapshot_with_tiers(&["cold"]).map_err(err)?;
+            let mut n = 0u64;
+            let mut count = |_: &[Term]| {
+                n += 1;
+                ControlFlow::Continue(())
+            };
+            for rel in ["imports", "calls", "size", "weight"] {
+                if snap.relation(rel).map_err(err)?.is_some() {
+                    snap.scan(rel, &mut count).map_err(err)?;
+                    snap.estimate(rel, &[]).map_err(err)?;
+                }
+            }
+            if let Some(a) = snap.term(&Value::text("a")).map_err(err)? {
+                snap.lookup("imports", &[(0, a)], &mut count).map_err(err)?;
+                snap.lookup("imports", &[(1, a)], &mut count).map_err(err)?;
+                snap.value(a).map_err(err)?;
+            }
+            snap.term(&Value::Number(1.5)).map_err(err)?;
+            store.stats().map_err(err)?;
+            Ok(None)
+        }
+        Step::Reopen => Ok(None),
+    }
+}
+
+/// Runs `step` on the database in `dir`, open as `*store`; `Step::Reopen` closes it and
+/// opens it again (on `plan`'s backend, if any).
+fn run_on(
+    store: &mut Option<Store>,
+    dir: &Path,
+    step: &Step,
+    plan: Option<&Arc<Plan>>,
+) -> Outcome<Option<bool>> {
+    if let Step::Reopen = step {
+        // Closed before it is opened again: redb holds a lock on each file.
+        *store = None;
+        *store = Some(open(dir, false, plan)?);
+        return Ok(None);
+    }
+    run(store.as_ref().ok_or("the database is not open")?, step)
+}
+
+/// Everything the database holds: each relation's rows, rendered and sorted.
+type State = BTreeMap<String, Vec<String>>;
+
+fn state(store: &Store) -> Outcome<State> {
+    let catalog = store.catalog().map_err(err)?;
+    let tiers: Vec<&str> = catalog
+        .relations
+        .values()
+        .map(|m| m.tier.as_str())
+        .filter(|t| *t != "default")
+        .collect();
+    let snap = store.snapshot_with_tiers(&tiers).map_err(err)?;
+    let mut out = State::new();
+    for rel in catalog.relations.keys() {
+        let mut rows = Vec::new();
+        let mut bad = None;
+        snap.scan(rel, &mut |r| {
+            let vals: Result<Vec<Value>, _> = r.iter().map(|t| snap.value(*t)).collect();
+            match vals {
+                Ok(v) => rows.push(format!("{v:?}")),
+                Err(e) => bad = Some(chain(&e)),
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(err)?;
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        rows.sort();
+        out.insert(rel.clone(), rows);
+    }
+    Ok(out)
+}
+
+fn open(dir: &Path, create: bool, plan: Option<&Arc<Plan>>) -> Outcome<Store> {
+    Store::open(
+        dir,
+        OpenOptions {
+            create,
+            backends: plan.map(|p| p.backends()),
+            ..OpenOptions::default()
+        },
+    )
+    .map_err(err)
+}
+
+/// Runs the workload on a faulty backend until a step fails: how many steps were
+/// acknowledged (0 is opening the database), and the error of the step that failed.
+fn faulted(dir: &Path, plan: &Arc<Plan>) -> (usize, Option<String>) {
+    let mut store = match open(dir, true, Some(plan)) {
+        Ok(s) => Some(s),
+        Err(e) => return (0, Some(e)),
+    };
+    for (i, step) in WORKLOAD.iter().enumerate() {
+        if let Err(e) = run_on(&mut store, dir, step, Some(plan)) {
+            return (i + 1, Some(e));
+        }
+    }
+    (WORKLOAD.len() + 1, None)
+}
+
+/// The states after each step of a run without faults (index 0: the empty database).
+fn golden(dir: &Path) -> Vec<State> {
+    let mut store = Some(open(dir, true, None).unwrap());
+    let mut states = vec![state(store.as_ref().unwrap()).unwrap()];
+    for step in WORKLOAD {
+        assert_eq!(
+            run_on(&mut store, dir, step, None).unwrap(),
+            step_is_write(step).then_some(false)
+        );
+        states.push(state(store.as_ref().unwrap()).unwrap());
+    }
+    states
+}
+
+fn step_is_write(step: &Step) -> bool {
+    !matches!(step, Step::Query | Step::Reopen)
+}
+
+/// What the sweep of one mode saw.
+#[derive(Debug, Default)]
+struct Tally {
+    points: u64,
+    failed_open: u64,
+    failed_write: u64,
+    failed_read: u64,
+    landed_anyway: u64,
+    caught_panics: u64,
+    absorbed: u64,
+}
+
+fn sweep(mode: Mode) -> Tally {
+    let root = tempfile::tempdir().unwrap();
+    let golden = golden(&root.path().join("golden"));
+    let mut tally = Tally::default();
+    for at in 1.. {
+        let dir = root.path().join(format!("{mode:?}-{at}"));
+        let plan = Plan::new(mode, at);
+        // A hang is a failure: the workload gets a minute.
+        let (tx, rx) = mpsc::channel();
+        let (d, p) = (dir.clone(), plan.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(faulted(&d, &p));
+        });
+        let (failed_at, error) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("{mode:?} fault at call {at}: the workload hung"));
+        if !plan.tripped() {
+            assert!(error.is_none(), "{mode:?} no fault, yet: {error:?}");
+            break;
+        }
+        tally.points += 1;
+        let Some(error) = error else {
+            // The fault hit a call whose failure redb absorbed (a read it retried, a call
+            // during close): the workload completed, so the database must hold all of it.
+            tally.absorbed += 1;
+            let store = open(&dir, false, None).unwrap();
+            assert!(store.check().unwrap().ok(), "{mode:?} at {at}: check fails");
+            assert_eq!(&state(&store).unwrap(), golden.last().unwrap());
+            drop(store);
+            std::fs::remove_dir_all(&dir).unwrap();
+            continue;
+        };
+        if error.contains("storage engine failed on the file's pages") {
+            tally.caught_panics += 1;
+        }
+        let acked = failed_at.saturating_sub(1);
+        let step = failed_at.checked_sub(1).map(|i| &WORKLOAD[i]);
+        match step {
+            None => tally.failed_open += 1,
+            Some(s) if step_is_write(s) => tally.failed_write += 1,
+            Some(_) => tally.failed_read += 1,
+        }
+        // Reopen on a healthy backend.
+        let store = open(&dir, acked == 0, None)
+            .unwrap_or_else(|e| panic!("{mode:?} at {at} ({error}): reopening: {e}"));
+        let report = store
+            .check()
+            .unwrap_or_else(|e| panic!("{mode:?} at {at} ({error}): check: {}", chain(&e)));
+        assert!(
+            report.ok(),
+            "{mode:?} at {at} ({error}): check finds problems:\n{report}"
+        );
+        let now = state(&store).unwrap();
+        let landed = if now == golden[acked] {
+            false
+        } else if step.is_some_and(step_is_write) && now == golden[acked + 1] {
+            tally.landed_anyway += 1;
+            true
+        } else {
+            panic!(
+                "{mode:?} at {at} ({error}): after {acked} acknowledged steps the database \
+                 holds {now:?}, expected {:?}",
+                golden[acked]
+            );
+        };
+        // Retry the failed step, then finish the workload, on the healthy backend.
+        let rest = failed_at.saturating_sub(1);
+        let mut store = Some(store);
+        for (i, s) in WORKLOAD.iter().enumerate().skip(rest) {
+            let done = run_on(&mut store, &dir, s, None).unwrap_or_else(|e| {
+                panic!("{mode:?} at {at}: step {} after reopening: {e}", i + 1)
+            });
+            if failed_at > 0 && i == rest && step_is_write(s) {
+                assert_eq!(
+                    done,
+                    Some(landed),
+                    "{mode:?} at {at}: a retry must be a no-op exactly when the batch landed"
+                );
+            }
+            let now = state(store.as_ref().unwrap()).unwrap();
+            assert_eq!(now, golden[i + 1], "{mode:?} at {at}");
+        }
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    tally
+}
+
+#[test]
+fn issue20_every_failed_storage_call_is_an_error_and_loses_no_acknowledged_batch() {
+    let t = sweep(Mode::Fail);
+    eprintln!("failing one call: {t:?}");
+    assert!(t.points > 50, "only {} fault points", t.points);
+    assert!(t.failed_write > 0 && t.failed_read > 0);
+    assert_eq!(t.caught_panics, 0, "redb panicked on a failed call");
+}
+
+#[test]
+fn issue20_power_loss_at_any_storage_call_keeps_exactly_the_acknowledged_batches() {
+    let t = sweep(Mode::Crash);
+    eprintln!("power loss: {t:?}");
+    assert!(t.points > 50, "only {} fault points", t.points);
+    assert!(t.failed_write > 0 && t.failed_read > 0);
+    assert_eq!(t.caught_panics, 0, "redb panicked after a power loss");
+}

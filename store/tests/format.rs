@@ -1,0 +1,229 @@
+//! Format versions: a database of version 1 (values without checksums) still opens, answers
+//! and takes batches, in its own format; version 2 files verify what they read.
+
+#![allow(clippy::unwrap_used)]
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use strata_eval::{FactSource, Value};
+use strata_store::dump::Format;
+use strata_store::{Store, layout};
+
+mod common;
+
+use common::read_into;
+
+/// Every relation's rows, as values, sorted.
+fn answers(store: &Store) -> Vec<String> {
+    let snap = store.snapshot_with_tiers(&["big"]).unwrap();
+    let mut out = Vec::new();
+    for rel in ["imports", "calls", "size"] {
+        snap.scan(rel, &mut |r| {
+            let v: Vec<Value> = r.iter().map(|t| snap.value(*t).unwrap()).collect();
+            out.push(format!("{rel} {v:?}"));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    }
+    let b3 = snap.term(&Value::text("b3")).unwrap().unwrap();
+    snap.lookup("imports", &[(1, b3)], &mut |r| {
+        out.push(format!("lookup {r:?}"));
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    out.sort();
+    out
+}
+
+/// The shared small database, with one retraction on top.
+fn build(dir: &Path) {
+    common::build_small(dir);
+    let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
+    store
+        .retract(&["u3".to_owned()], strata_store::BatchOptions::default())
+        .unwrap();
+}
+
+/// Rewrites a version 2 file as version 1 wrote it: each checksummed value without its
+/// 4-byte checksum, and the version 1.
+fn to_version_1(file: &Path, base: bool) {
+    fn strip<K: redb::Key + 'static>(
+        txn: &redb::WriteTransaction,
+        def: TableDefinition<'_, K, &[u8]>,
+    ) where
+        for<'a> K::SelfType<'a>: Clone,
+    {
+        let mut t = txn.open_table(def).unwrap();
+        let keys: Vec<_> = t
+            .iter()
+            .unwrap()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                let v = v.value();
+                (
+                    K::as_bytes(&k.value()).as_ref().to_vec(),
+                    v[..v.len() - 4].to_vec(),
+                )
+            })
+            .collect();
+        for (k, v) in keys {
+            t.insert(K::from_bytes(&k), v.as_slice()).unwrap();
+        }
+    }
+    let db = redb::Database::open(file).unwrap();
+    let txn = db.begin_write().unwrap();
+    strip(&txn, layout::BLOCKS);
+    strip(&txn, layout::POSTINGS);
+    strip(&txn, layout::DEAD);
+    strip(&txn, layout::OWNERS);
+    let meta = if base {
+        strip(&txn, layout::TEXT_BY_ID);
+        layout::META
+    } else {
+        layout::TIER_META
+    };
+    txn.open_table(meta)
+        .unwrap()
+        .insert("format_version", 1u32.to_le_bytes().as_slice())
+        .unwrap();
+    txn.commit().unwrap();
+}
+
+fn version(file: &Path, base: bool) -> u32 {
+    let db = redb::Database::open(file).unwrap();
+    let txn = db.begin_read().unwrap();
+    let t = txn
+        .open_table(if base {
+            layout::META
+        } else {
+            layout::TIER_META
+        })
+        .unwrap();
+    let v = t.get("format_version").unwrap().unwrap();
+    layout::get_u32(v.value()).unwrap()
+}
+
+#[test]
+fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
+    let root = tempfile::tempdir().unwrap();
+    let (v1, v2) = (root.path().join("v1"), root.path().join("v2"));
+    build(&v1);
+    build(&v2);
+    to_version_1(&v1.join("strata.redb"), true);
+    to_version_1(&v1.join("tier-big.redb"), false);
+    let more = "a1\tIMPORTS\tz\tu1\nq\tCALLS\tr\nb3\tIMPORTS\tb3\n";
+    for dir in [&v1, &v2] {
+        let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
+        assert!(store.check().unwrap().ok());
+        read_into(
+            &store,
+            "default",
+            "m.edges.tsv",
+            Format::Edges,
+            more.as_bytes(),
+        )
+        .commit()
+        .unwrap();
+        store
+            .retract(&["u5".to_owned()], strata_store::BatchOptions::default())
+            .unwrap();
+        let report = store.check().unwrap();
+        assert!(report.ok(), "{dir:?}: {report}");
+    }
+    let (a1, a2) = (
+        answers(&Store::open(&v1, strata_store::OpenOptions::default()).unwrap()),
+        answers(&Store::open(&v2, strata_store::OpenOptions::default()).unwrap()),
+    );
+    assert_eq!(a1, a2);
+    assert!(a1.len() > 300);
+    // Each file kept its version.
+    assert_eq!(version(&v1.join("strata.redb"), true), 1);
+    assert_eq!(version(&v1.join("tier-big.redb"), false), 1);
+    assert_eq!(
+        version(&v2.join("strata.redb"), true),
+        layout::FORMAT_VERSION
+    );
+}
+
+#[test]
+fn a_flipped_byte_in_a_block_or_posting_is_damage_naming_file_relation_and_block() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("db");
+    build(&dir);
+    let flip =
+        |def: TableDefinition<'_, (u32, u16, u32), &[u8]>, key: (u32, u16, u32), at: usize| {
+            let db = redb::Database::open(dir.join("strata.redb")).unwrap();
+            let txn = db.begin_write().unwrap();
+            {
+                let mut t = txn.open_table(def).unwrap();
+                let mut v = t.get(key).unwrap().unwrap().value().to_vec();
+                v[at] ^= 0x01;
+                t.insert(key, v.as_slice()).unwrap();
+            }
+            txn.commit().unwrap();
+        };
+    let base = dir.join("strata.redb").display().to_string();
+    let id = {
+        let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
+        store.catalog().unwrap().relations["imports"].id
+    };
+    // The dst column's first block: its 10th term.
+    flip(layout::BLOCKS, (id, 1, 0), 40);
+    let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
+    let snap = store.snapshot().unwrap();
+    let err = snap
+        .scan("imports", &mut |_| ControlFlow::Continue(()))
+        .unwrap_err();
+    let shown = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(shown.contains(&base), "{shown}");
+    assert!(
+        shown.contains("relation imports, column 1: block 0"),
+        "{shown}"
+    );
+    assert!(shown.contains("checksum"), "{shown}");
+    let err = store.check().unwrap_err();
+    let shown = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(
+        shown.contains("relation imports, column 1: block 0"),
+        "{shown}"
+    );
+    drop((snap, store));
+    // Undo it, then flip a byte of the chunk holding b3's posting.
+    flip(layout::BLOCKS, (id, 1, 0), 40);
+    let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
+    assert!(store.check().unwrap().ok());
+    let snap = store.snapshot().unwrap();
+    let b3 = snap.term(&Value::text("b3")).unwrap().unwrap();
+    let chunk = strata_store::index::chunk_of(b3.0).0;
+    drop((snap, store));
+    flip(layout::POSTINGS, (id, 1, chunk), 3);
+    let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
+    let snap = store.snapshot().unwrap();
+    let err = snap
+        .lookup("imports", &[(1, b3)], &mut |_| ControlFlow::Continue(()))
+        .unwrap_err();
+    let shown = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(shown.contains(&base), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "relation imports, column 1: postings chunk {chunk}"
+        )),
+        "{shown}"
+    );
+    // An ingest that reads the damaged chunk commits nothing.
+    drop(snap);
+    let seq = store.catalog().unwrap().seq;
+    let mut batch = store.batch(strata_store::BatchOptions::default()).unwrap();
+    batch
+        .read_dump(
+            &b"x\tIMPORTS\tb3\n"[..],
+            &common::spec("m.edges.tsv", Format::Edges),
+        )
+        .unwrap();
+    assert!(batch.commit().is_err());
+    drop(store);
+    let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
+    assert_eq!(store.catalog().unwrap().seq, seq);
+}
