@@ -36,7 +36,7 @@ pub(crate) struct IngestArgs {
     /// opened only by queries that read its relations.
     #[arg(long, default_value = "default")]
     pub(crate) tier: String,
-    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl.
+    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl, scip.
     #[arg(long)]
     pub(crate) format: Option<String>,
     /// For `--format facts` on standard input: the relation the lines belong to.

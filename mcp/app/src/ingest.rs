@@ -14,7 +14,7 @@ use strata_store::{BatchOptions, BatchSummary, OpenError, OpenOptions, Store, St
 pub struct DumpFiles {
     /// The files (`-` for standard input).
     pub files: Vec<PathBuf>,
-    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl.
+    /// The format of every file, overriding their names: edges, attrs, nodes, facts, jsonl, scip.
     pub format: Option<String>,
     /// For `facts` without a `NAME.facts` name: the relation the lines belong to.
     pub relation: Option<String>,
@@ -26,12 +26,12 @@ pub struct DumpFiles {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DumpError {
     /// An unknown format.
-    #[error("--format {0}: use one of edges, attrs, nodes, facts, jsonl")]
+    #[error("--format {0}: use one of edges, attrs, nodes, facts, jsonl, scip")]
     Format(String),
     /// No format in the file's name, and none given.
     #[error(
         "{0}: cannot tell the format from the name; name it *.edges.tsv, *.attrs.tsv, \
-         *.nodes.tsv, NAME.facts or *.jsonl (maybe .gz), or pass --format"
+         *.nodes.tsv, NAME.facts, *.jsonl or *.scip (maybe .gz), or pass --format"
     )]
     Unnamed(String),
     /// A `.facts` file with no relation.
