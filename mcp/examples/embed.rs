@@ -12,7 +12,9 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use strata_eval::Cancel;
 use strata_eval::{MemorySource, Value, Vocabulary};
-use strata_mcp::{CallContext, Example, HostArguments, Pack, Run, Server, Source, ToolOutput};
+use strata_mcp::{
+    CallContext, Example, HostArguments, HostError, Pack, Run, Server, Source, ToolOutput,
+};
 use strata_store::{OpenOptions, Store};
 
 /// A module the host's vocabulary adds to the base relations.
@@ -48,11 +50,13 @@ pub fn server(dir: &Path) -> Result<Server, Box<dyn Error>> {
             "description": "The repository to read: app (the default) or tools."
         }),
     );
-    let prepare = move |call: &CallContext| -> Result<Run, String> {
+    let prepare = move |call: &CallContext| -> Result<Run, HostError> {
         let base = match call.host_args.get("repo").and_then(|v| v.as_str()) {
             None | Some("app") => app.clone(),
             Some("tools") => tools.clone(),
-            Some(other) => return Err(format!("no repository \"{other}\"; give app or tools")),
+            Some(other) => {
+                return Err(format!("no repository \"{other}\"; give app or tools").into());
+            }
         };
         Ok(Run {
             base: Some(base),
@@ -80,8 +84,10 @@ pub fn server(dir: &Path) -> Result<Server, Box<dyn Error>> {
     let server = Server::builder(store, pack)
         .limit(50)
         .vocabulary(move || {
-            Vocabulary::from_sources(relations.clone(), &[("deps", DEPS)])
-                .map_err(|e| e.to_string())
+            Ok(Vocabulary::from_sources(
+                relations.clone(),
+                &[("deps", DEPS)],
+            )?)
         })
         .arguments(HostArguments::new(properties, prepare))
         .build()?;

@@ -48,7 +48,7 @@ pub use strata_app::{ask, find, host, instructions, model, pack};
 pub use serve::{HttpOptions, ServeError, run_http, run_stdio, serve_http, serve_stdio};
 pub use server::{Options, Server, ServerBuilder, ServerError, ToolOutput};
 pub use strata_app::ask::{AskOptions, Language, Mode, ModelFlags};
-pub use strata_app::host::{CallContext, HostArguments, HostOptions, Run, Source};
+pub use strata_app::host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use strata_app::instructions::{agent_line, instructions};
 pub use strata_app::model::{Api, Model, ModelError};
 pub use strata_app::pack::{CypherExample, Example, Pack, PackError};

@@ -199,10 +199,12 @@ fn the_vocabulary_resolves_on_first_use_and_again_after_a_failure() {
     let s = Server::builder(store(dir.path()), Pack::default())
         .vocabulary(move || {
             if a.fetch_add(1, Ordering::SeqCst) == 0 {
-                return Err("the workspace is still opening".to_owned());
+                return Err("the workspace is still opening".into());
             }
-            Vocabulary::from_sources(relations.clone(), &[("deps", embed::DEPS)])
-                .map_err(|e| e.to_string())
+            Ok(Vocabulary::from_sources(
+                relations.clone(),
+                &[("deps", embed::DEPS)],
+            )?)
         })
         .base(move |_| Ok(base.clone()))
         .build()
@@ -237,7 +239,7 @@ fn a_pack_example_is_checked_when_the_vocabulary_resolves() {
     let pack =
         Pack::parse("[[examples]]\nquestion = \"q\"\nprogram = 'nothing(?x) => ?x'\n").unwrap();
     let s = Server::builder(store(dir.path()), pack)
-        .vocabulary(|| Vocabulary::from_sources(Vec::new(), &[]).map_err(|e| e.to_string()))
+        .vocabulary(|| Ok(Vocabulary::from_sources(Vec::new(), &[])?))
         .build()
         .unwrap();
     let out = call(&s, "schema", json!({}));
@@ -258,8 +260,10 @@ fn base_for_is_asked_with_the_relations_a_program_reads() {
     let relations = base.relations().unwrap();
     let s = Server::builder(store(dir.path()), Pack::default())
         .vocabulary(move || {
-            Vocabulary::from_sources(relations.clone(), &[("deps", embed::DEPS)])
-                .map_err(|e| e.to_string())
+            Ok(Vocabulary::from_sources(
+                relations.clone(),
+                &[("deps", embed::DEPS)],
+            )?)
         })
         .base_for(move |ctx, rels| {
             log.lock().unwrap().push(rels.to_vec());

@@ -14,7 +14,7 @@ use strata_store::layout::DEFAULT_TIER;
 
 use crate::app::{App, check_examples};
 use crate::error::CallError;
-use crate::host::{CallContext, Run, Source, VocabularyFn};
+use crate::host::{CallContext, HostError, Run, Source, VocabularyFn};
 use crate::render::SnapshotInfo;
 
 /// How many times a program is checked against a newer snapshot's vocabulary when batches
@@ -111,9 +111,9 @@ impl App {
         let mut call = Call::plain(tool);
         if let Some(h) = &self.host().arguments {
             call.ctx.host_args = h.take(tool, arguments)?;
-            call.run = (h.prepare)(&call.ctx).map_err(|message| CallError::Host {
+            call.run = (h.prepare)(&call.ctx).map_err(|source| CallError::Host {
                 tool: tool.to_owned(),
-                message,
+                source,
             })?;
         }
         Ok(call)
@@ -147,7 +147,7 @@ impl App {
         if let Some(v) = cached.as_ref() {
             return Ok(v.clone());
         }
-        let v = Arc::new(resolve().map_err(|message| CallError::HostVocabulary { tool, message })?);
+        let v = Arc::new(resolve().map_err(|source| CallError::HostVocabulary { tool, source })?);
         check_examples(self.pack(), &v).map_err(|e| CallError::HostExamples {
             tool,
             source: Box::new(e),
@@ -180,9 +180,9 @@ impl App {
         tool: &'static str,
         relations: &[String],
     ) -> Result<(Base, Vec<String>), CallError> {
-        let hook = |message: String| CallError::Host {
+        let hook = |source: HostError| CallError::Host {
             tool: tool.to_owned(),
-            message,
+            source,
         };
         let h = self.host();
         let host = |s: Source| Ok((Base::Host(s), Vec::new()));

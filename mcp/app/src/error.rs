@@ -109,23 +109,25 @@ pub enum CallError {
         source: Box<strata_eval::VocabError>,
     },
     /// A host hook refused the call.
-    #[error("{tool}: {message}")]
+    #[error("{tool}: {source}")]
     Host {
         /// The request's tool.
         tool: String,
-        /// The hook's message.
-        message: String,
+        /// The hook's error.
+        #[source]
+        source: crate::host::HostError,
     },
     /// The host's arguments of the call are missing or malformed.
     #[error(transparent)]
     HostArguments(#[from] HostArgumentError),
     /// The host's vocabulary did not resolve.
-    #[error("{tool}: the vocabulary: {message}")]
+    #[error("{tool}: the vocabulary: {source}")]
     HostVocabulary {
         /// The request's tool.
         tool: &'static str,
-        /// The hook's message.
-        message: String,
+        /// The hook's error.
+        #[source]
+        source: crate::host::HostError,
     },
     /// The host's vocabulary resolved, but the pack's examples do not check against it.
     #[error("{tool}: {source}")]

@@ -21,20 +21,26 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// A base a call reads: any fact source, shared.
 pub type Source = Arc<dyn FactSource + Send + Sync>;
 
+/// What a host hook answers when it refuses a call: any error of the host's (a `String`
+/// or `&str` converts with `.into()`), shown to the caller as the call's tool error with its
+/// source chain.
+pub type HostError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Asked once per call for the base it reads.
-pub type BaseFn = Arc<dyn Fn(&CallContext) -> Result<Source, String> + Send + Sync>;
+pub type BaseFn = Arc<dyn Fn(&CallContext) -> Result<Source, HostError> + Send + Sync>;
 
 /// Asked with the base relations a program reads (sorted, each once) for the base it runs
 /// on, in place of a [`BaseFn`].
-pub type BaseForFn = Arc<dyn Fn(&CallContext, &[String]) -> Result<Source, String> + Send + Sync>;
+pub type BaseForFn =
+    Arc<dyn Fn(&CallContext, &[String]) -> Result<Source, HostError> + Send + Sync>;
 
 /// Resolves the server's vocabulary: asked on the first call that needs it, and again on
 /// the next call after one that failed.
-pub type VocabularyFn = Arc<dyn Fn() -> Result<Vocabulary, String> + Send + Sync>;
+pub type VocabularyFn = Arc<dyn Fn() -> Result<Vocabulary, HostError> + Send + Sync>;
 
 /// Asked on each call with the tool's name and the host arguments the call gave; answers
 /// what the call reads, or an error that is the call's tool error.
-pub type PrepareFn = Arc<dyn Fn(&CallContext) -> Result<Run, String> + Send + Sync>;
+pub type PrepareFn = Arc<dyn Fn(&CallContext) -> Result<Run, HostError> + Send + Sync>;
 
 /// What a host hook knows of the call it is asked for.
 #[derive(Clone, Debug, Default)]
@@ -92,7 +98,7 @@ impl HostArguments {
     /// asked of `prepare` on each call.
     pub fn new(
         properties: JsonObject,
-        prepare: impl Fn(&CallContext) -> Result<Run, String> + Send + Sync + 'static,
+        prepare: impl Fn(&CallContext) -> Result<Run, HostError> + Send + Sync + 'static,
     ) -> HostArguments {
         HostArguments {
             properties,

@@ -79,7 +79,7 @@ pub use bind::{BindError, binds_from_flags, binds_from_json};
 pub use cypher::{CypherRequest, CypherResponse};
 pub use error::{CallError, OpenError, OptionsError};
 pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
-pub use host::{CallContext, HostArguments, HostOptions, Run, Source};
+pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use model::{Api, Model, ModelError};
 pub use options::{Options, Page};
 pub use pack::{CypherExample, Example, Pack, PackError};

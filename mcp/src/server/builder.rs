@@ -7,7 +7,7 @@ use strata_eval::Vocabulary;
 use strata_store::Store;
 
 use strata_app::host::{
-    BaseFn, BaseForFn, CallContext, HostArguments, HostOptions, Source, VocabularyFn,
+    BaseFn, BaseForFn, CallContext, HostArguments, HostError, HostOptions, Source, VocabularyFn,
 };
 use strata_app::pack::Pack;
 
@@ -56,7 +56,7 @@ impl ServerBuilder {
     /// The base each call reads, asked once per call.
     pub fn base(
         mut self,
-        base: impl Fn(&CallContext) -> Result<Source, String> + Send + Sync + 'static,
+        base: impl Fn(&CallContext) -> Result<Source, HostError> + Send + Sync + 'static,
     ) -> ServerBuilder {
         let f: BaseFn = Arc::new(base);
         self.host.base = Some(f);
@@ -66,7 +66,7 @@ impl ServerBuilder {
     /// The base a program runs on, asked with the base relations it reads.
     pub fn base_for(
         mut self,
-        base_for: impl Fn(&CallContext, &[String]) -> Result<Source, String> + Send + Sync + 'static,
+        base_for: impl Fn(&CallContext, &[String]) -> Result<Source, HostError> + Send + Sync + 'static,
     ) -> ServerBuilder {
         let f: BaseForFn = Arc::new(base_for);
         self.host.base_for = Some(f);
@@ -76,7 +76,7 @@ impl ServerBuilder {
     /// The vocabulary, resolved on the first call that needs it.
     pub fn vocabulary(
         mut self,
-        vocabulary: impl Fn() -> Result<Vocabulary, String> + Send + Sync + 'static,
+        vocabulary: impl Fn() -> Result<Vocabulary, HostError> + Send + Sync + 'static,
     ) -> ServerBuilder {
         let f: VocabularyFn = Arc::new(vocabulary);
         self.host.vocabulary = Some(f);
