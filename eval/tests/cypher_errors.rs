@@ -256,6 +256,14 @@ fix: did you mean :File?"#,
 line 1, column 18:
   MATCH (f:File)-[:IMPORT]->(g) RETURN g
                    ^
+fix: did you mean :IMPORTS?"#,
+    ),
+    (
+        r#"MATCH (f:File)-[:OWNS]->(g) RETURN g"#,
+        r#"cypher: unknown relationship type :OWNS
+line 1, column 18:
+  MATCH (f:File)-[:OWNS]->(g) RETURN g
+                   ^
 fix: the relationship types are CALLS, CONTAINS, DEFINES, IMPORTS, REFERENCES"#,
     ),
     (

@@ -7,6 +7,7 @@ use super::compile::{Binding, Compiler};
 use super::graph::NodeLabel;
 use super::program::{Conj, L, T};
 use crate::front::diagnostic::Diagnostic;
+use crate::front::suggest::{alternatives, did_you_mean};
 
 type R<T> = Result<T, Diagnostic>;
 
@@ -63,14 +64,17 @@ impl Compiler<'_> {
         if let Some(i) = self.graph.labels.iter().position(|x| x.name == l.name) {
             return Ok(i);
         }
-        let near = self
-            .graph
-            .labels
-            .iter()
-            .find(|x| x.name.eq_ignore_ascii_case(&l.name) || x.relation == l.name);
-        let fix = match near {
-            Some(x) => format!("did you mean :{}?", x.name),
-            None => format!("the labels are {}", self.label_names()),
+        let names = self.graph.labels.iter().map(|x| x.name.as_str());
+        let mut near = did_you_mean(&l.name, names);
+        if near.is_empty() {
+            // The relation a label stands for, written in its place.
+            let by_relation = self.graph.labels.iter().find(|x| x.relation == l.name);
+            near.extend(by_relation.map(|x| x.name.clone()));
+        }
+        let fix = if near.is_empty() {
+            format!("the labels are {}", self.label_names())
+        } else {
+            format!("did you mean {}?", alternatives(&near, |n| format!(":{n}")))
         };
         Err(Diagnostic::new(format!("unknown label :{}", l.name), l.span).with_fix(fix))
     }
@@ -298,14 +302,12 @@ impl Compiler<'_> {
             match self.graph.rel_type(&t.name) {
                 Some(x) => rels.push(x.relation.clone()),
                 None => {
-                    let near = self
-                        .graph
-                        .types
-                        .iter()
-                        .find(|x| x.name.eq_ignore_ascii_case(&t.name));
-                    let fix = match near {
-                        Some(x) => format!("did you mean :{}?", x.name),
-                        None => format!("the relationship types are {}", self.type_names()),
+                    let names = self.graph.types.iter().map(|x| x.name.as_str());
+                    let near = did_you_mean(&t.name, names);
+                    let fix = if near.is_empty() {
+                        format!("the relationship types are {}", self.type_names())
+                    } else {
+                        format!("did you mean {}?", alternatives(&near, |n| format!(":{n}")))
                     };
                     return Err(Diagnostic::new(
                         format!("unknown relationship type :{}", t.name),

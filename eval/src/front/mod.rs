@@ -4,9 +4,10 @@
 //! columns) or the first [`Diagnostic`] (a message, a span, a fix) that [`diagnostic`]
 //! renders against the text with its line and caret. Nothing here knows a relation: names
 //! are resolved by [`crate::link`]. [`suggest`] ranks the "did you mean" candidates that
-//! later stages offer.
+//! later stages (and the application's tools) offer, measuring names with [`distance`].
 
 pub mod ast;
 pub(crate) mod diagnostic;
+pub(crate) mod distance;
 pub(crate) mod parse;
 pub(crate) mod suggest;

@@ -1,9 +1,14 @@
-//! "Did you mean": the names a misspelt or unqualified relation name most likely stands for.
+//! "Did you mean": the names a misspelt, miscased or unqualified name most likely stands for.
+//! This is the one rule set: the language's unknown relations, Cypher's unknown labels and
+//! relationship types, and the application's `schema`, `look` and `values` all rank with it.
 //!
 //! Candidates are ranked as the language contract says: first a candidate whose last segment
-//! is the written name's last segment (`depends_on` for `deps.depends_on`), then a candidate
-//! within edit distance of about a quarter of the written name's length; within each, one in
-//! the same module first, then the nearest, then by name.
+//! is the written name's last segment, ignoring case (`depends_on` or `DEPENDS_ON` for
+//! `deps.depends_on`), then a candidate within edit distance of about a quarter of the
+//! written name's length, ignoring case; within each, one in the same module first, then the
+//! nearest, then by name.
+
+use super::distance::EditDistance;
 
 /// A name a program could write in the place of an unknown one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,23 +35,34 @@ pub(crate) fn threshold(len: usize) -> usize {
 /// `module` is the module the name is written in, or the module its own prefix names; its
 /// members rank first.
 pub(crate) fn suggest(name: &str, module: Option<&str>, candidates: &[Candidate]) -> Vec<String> {
-    let last = last_segment(name);
+    let lower = name.to_lowercase();
+    let chars: Vec<char> = lower.chars().collect();
+    let last = last_segment(&lower);
     let bare = !name.contains('.');
-    let limit = threshold(name.chars().count());
+    let limit = threshold(chars.len());
+    let mut edit = EditDistance::new();
     let mut ranked: Vec<((u8, bool, usize), &str)> = Vec::new();
     for c in candidates {
         if c.written == name {
             continue;
         }
         let same_module = module.is_some() && c.module.as_deref() == module;
-        let tier = if last_segment(&c.full) == last {
+        let full = c.full.to_lowercase();
+        let tier = if last_segment(&full) == last {
             Some((0, 0))
         } else {
-            let mut d = distance(name, &c.written).min(distance(name, &c.full));
+            let mut near = |other: &str| edit.within(&chars, other, limit);
+            let mut d = match (near(&c.written.to_lowercase()), near(&full)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             if bare {
-                d = d.min(distance(name, last_segment(&c.full)));
+                d = match (d, near(last_segment(&full))) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
             }
-            (d <= limit).then_some((1, d))
+            d.map(|d| (1, d))
         };
         if let Some((tier, d)) = tier {
             ranked.push(((tier, !same_module, d), c.written.as_str()));
@@ -65,9 +81,37 @@ pub(crate) fn suggest(name: &str, module: Option<&str>, candidates: &[Candidate]
         .collect()
 }
 
+/// The names among `names` to suggest for the unknown `name`, best first: at most three,
+/// all equally good, none when nothing is near. A dotted name's module is the part before
+/// its last `.`; a name in `name`'s own module ranks first.
+///
+/// ```
+/// let names = ["imports", "deps.depends_on", "deps.depend"];
+/// assert_eq!(strata_eval::did_you_mean("DEPENDS_ON", names), ["deps.depends_on"]);
+/// assert_eq!(strata_eval::did_you_mean("imprts", names), ["imports"]);
+/// assert!(strata_eval::did_you_mean("zzz", names).is_empty());
+/// ```
+pub fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let candidates: Vec<Candidate> = names
+        .into_iter()
+        .map(|n| Candidate {
+            written: n.to_owned(),
+            full: n.to_owned(),
+            module: n.rsplit_once('.').map(|(m, _)| m.to_owned()),
+        })
+        .collect();
+    let module = name.rsplit_once('.').map(|(m, _)| m);
+    suggest(name, module, &candidates)
+}
+
 /// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
 pub(crate) fn quoted_alternatives(names: &[String]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    alternatives(names, |n| format!("\"{n}\""))
+}
+
+/// The names as `write` writes each, joined as alternatives: `a`, `a or b`, `a, b or c`.
+pub(crate) fn alternatives(names: &[String], write: impl Fn(&str) -> String) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| write(n)).collect();
     match quoted.split_last() {
         None => String::new(),
         Some((last, [])) => last.clone(),
@@ -78,22 +122,6 @@ pub(crate) fn quoted_alternatives(names: &[String]) -> String {
 /// The last `.`-separated segment of a name.
 pub(crate) fn last_segment(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
-}
-
-/// The Levenshtein distance between `a` and `b`, in characters.
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -110,15 +138,6 @@ mod tests {
     }
 
     #[test]
-    fn distances() {
-        assert_eq!(distance("", ""), 0);
-        assert_eq!(distance("abc", ""), 3);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("imports", "imprts"), 1);
-        assert_eq!(distance("é", "e"), 1);
-    }
-
-    #[test]
     fn last_segment_ranks_first() {
         let cands = [
             cand("imports"),
@@ -129,6 +148,8 @@ mod tests {
         assert_eq!(suggest("depend_on", None, &cands), ["deps.depends_on"]);
         assert_eq!(suggest("imprts", None, &cands), ["imports"]);
         assert!(suggest("zzz", None, &cands).is_empty());
+        assert_eq!(suggest("DEPENDS_ON", None, &cands), ["deps.depends_on"]);
+        assert_eq!(suggest("Imprts", None, &cands), ["imports"]);
     }
 
     #[test]

@@ -23,7 +23,7 @@ mod rank;
 mod tests;
 mod words;
 
-use distance::{FUZZY_NONE, FUZZY_UNKNOWN, Scratch, bounded_levenshtein};
+use distance::{FUZZY_NONE, FUZZY_UNKNOWN, Scratch};
 pub use index::Index;
 pub use lookup::{
     FIND_LIMIT, FIND_MAX_CHARS, FindError, FindMatch, FindRequest, FindResponse, FindUse,

@@ -1,21 +1,18 @@
-//! "Did you mean": the one relation or module a name that is nearly right stands for (its
-//! last part, or its case, matches), as `schema`, `look` and `values` suggest it.
+//! "Did you mean" for the tools that take a relation or module path (`schema`, `look`,
+//! `values`): the engine's one rule set ([`strata_eval::did_you_mean`]) over the database's
+//! relations and modules, offered when it names exactly one.
 
 use strata_eval::Vocabulary;
 
-/// The one relation or module whose name, or whose last part, is `name` ignoring case;
-/// `None` when none or several are.
+/// The one relation or module `name` most likely stands for (its last part or its case
+/// differs, or it is a small misspelling away); `None` when nothing is near or several are
+/// equally near.
 pub fn did_you_mean(vocab: &Vocabulary, name: &str) -> Option<String> {
-    let lower = name.to_lowercase();
-    let suffix = format!(".{lower}");
     let mut names: Vec<String> = vocab.relations().into_iter().map(|r| r.name).collect();
     names.extend(vocab.modules().into_iter().map(str::to_owned));
-    let mut found = names.into_iter().filter(|n| {
-        let n = n.to_lowercase();
-        n == lower || n.ends_with(&suffix)
-    });
-    match (found.next(), found.next()) {
-        (Some(one), None) => Some(one),
+    let mut found = strata_eval::did_you_mean(name, names.iter().map(String::as_str));
+    match found.len() {
+        1 => found.pop(),
         _ => None,
     }
 }

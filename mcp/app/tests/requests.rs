@@ -267,6 +267,16 @@ fn schema_describes_and_suggests() {
          schema with no path for every relation and module"
     );
     assert_eq!(e.json()["error"]["suggestion"], "deps.depends_on");
+    // The tools rank with the language's one rule set: a misspelling is offered too.
+    let e = app
+        .schema(
+            &call,
+            &SchemaRequest {
+                path: "imprts".to_owned(),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.json()["error"]["suggestion"], "imports");
 }
 
 #[test]

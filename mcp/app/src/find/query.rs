@@ -6,7 +6,7 @@ use super::words::{
     boundary_after, boundary_before, eq_ignore_case, has_ascii_word, significant,
     starts_with_ignore_case,
 };
-use super::{FUZZY_NONE, FUZZY_UNKNOWN, Kind, Scratch, bounded_levenshtein, words};
+use super::{FUZZY_NONE, FUZZY_UNKNOWN, Kind, Scratch, words};
 
 /// Queries longer than this (in characters) get no edit-distance matches.
 const FUZZY_MAX_CHARS: usize = 64;
@@ -257,7 +257,7 @@ impl Query {
                 return None;
             }
         }
-        bounded_levenshtein(&self.chars, cand, k, scratch).map(|d| d as u32)
+        scratch.edit.within(&self.chars, cand, k).map(|d| d as u32)
     }
 }
 
