@@ -424,3 +424,60 @@ fn an_error_from_running_the_program_shows_the_program() {
         "{e}"
     );
 }
+
+/// Issue 20, crash 1: `WHERE` followed by 700 nested `(` (or 3,000 `NOT `) overflowed a
+/// server worker's stack and aborted the process. Deep input is refused with a message naming
+/// the limit, on a thread with half a tokio worker's 2 MiB of stack, in a debug build.
+#[test]
+fn issue20_deep_cypher_nesting_is_refused_not_a_stack_overflow() {
+    let deep = |n: usize, open: &str, close: &str| {
+        format!(
+            "MATCH (f:File) WHERE {}f.lines > 1{} RETURN f.path",
+            open.repeat(n),
+            close.repeat(n)
+        )
+    };
+    let inputs = [
+        deep(700, "(", ")"),
+        deep(100_000, "(", ")"),
+        deep(3_000, "NOT ", ""),
+        deep(50_000, "NOT (", ")"),
+        format!(
+            "MATCH (f:File) WHERE f.path IN {}'a'{} RETURN f.path",
+            "[".repeat(5_000),
+            "]".repeat(5_000)
+        ),
+    ];
+    let g = graphs::code();
+    let errors = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1024 * 1024)
+            .spawn_scoped(scope, || {
+                inputs
+                    .iter()
+                    .map(|q| graphs::error(&g, q))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    });
+    for e in errors {
+        let first = e.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            format!(
+                "cypher: the expression nests more than {} deep",
+                strata_eval::cypher::MAX_DEPTH
+            )
+        );
+        assert!(e.len() < 2_000, "a bounded message: {} bytes", e.len());
+    }
+    // Nesting within the limit still answers.
+    let ok = format!(
+        "MATCH (f:File) WHERE {}f.lines > 1{} RETURN f.path",
+        "(".repeat(20),
+        ")".repeat(20)
+    );
+    assert!(strata_eval::cypher::prepare(&g.1, &g.2, &ok, &[]).is_ok());
+}

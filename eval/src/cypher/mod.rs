@@ -41,6 +41,7 @@ mod pattern;
 mod program;
 
 pub use graph::{Graph, Mapping};
+pub use parse::{MAX_DEPTH, MAX_HOPS};
 
 use crate::answer::query::{Outcome, Query, QueryError, RunOptions};
 use crate::data::source::FactSource;

@@ -12,10 +12,20 @@ use crate::front::diagnostic::Diagnostic;
 /// The most hops a bounded variable-length relationship may have (`*1..16`).
 pub const MAX_HOPS: u32 = 16;
 
+/// The deepest an expression may nest: parentheses, `NOT`s, lists and patterns inside a
+/// condition, counted together. Deeper input is refused before it can exhaust the stack of
+/// the thread parsing it (a server's worker thread has 2 MiB).
+pub const MAX_DEPTH: usize = 32;
+
 /// Parses a read query.
 pub fn parse(text: &str) -> Result<Query, Diagnostic> {
     let toks = lex(text)?;
-    let mut p = Parser { text, toks, at: 0 };
+    let mut p = Parser {
+        text,
+        toks,
+        at: 0,
+        depth: 0,
+    };
     p.query()
 }
 
@@ -87,6 +97,8 @@ struct Parser<'a> {
     text: &'a str,
     toks: Vec<Token>,
     at: usize,
+    /// How many expressions the one being parsed is nested in.
+    depth: usize,
 }
 
 type R<T> = Result<T, Diagnostic>;
@@ -538,12 +550,29 @@ impl Parser<'_> {
     // Expressions, loosest first: OR, XOR, AND, NOT, comparison, then terms.
 
     fn expr(&mut self) -> R<Expr> {
-        let mut left = self.xor()?;
-        while self.kw("OR") {
-            let right = self.xor()?;
-            left = Expr::Or(Box::new(left), Box::new(right));
+        self.nested(|p| {
+            let mut left = p.xor()?;
+            while p.kw("OR") {
+                let right = p.xor()?;
+                left = Expr::Or(Box::new(left), Box::new(right));
+            }
+            Ok(left)
+        })
+    }
+
+    /// Runs `parse` one level deeper, refusing past [`MAX_DEPTH`].
+    fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Diagnostic::new(
+                format!("the expression nests more than {MAX_DEPTH} deep"),
+                self.peek().span,
+            )
+            .with_fix("drop redundant parentheses and NOTs, or split the condition into WITH ... WHERE steps"));
         }
-        Ok(left)
+        self.depth += 1;
+        let out = parse(self);
+        self.depth -= 1;
+        out
     }
 
     fn xor(&mut self) -> R<Expr> {
@@ -567,7 +596,7 @@ impl Parser<'_> {
     fn not(&mut self) -> R<Expr> {
         if self.peek().is_kw("NOT") {
             let span = self.bump().span;
-            let e = self.not()?;
+            let e = self.nested(Self::not)?;
             return Ok(Expr::Not(Box::new(e), span));
         }
         self.comparison()
@@ -690,7 +719,7 @@ impl Parser<'_> {
                 let mut items = Vec::new();
                 if !self.sym("]") {
                     loop {
-                        items.push(self.term()?);
+                        items.push(self.nested(Self::term)?);
                         if !self.sym(",") {
                             break;
                         }

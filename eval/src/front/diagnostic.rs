@@ -74,16 +74,45 @@ impl Diagnostic {
         let rest = source.get(line_start..).unwrap_or("");
         let text = rest.split('\n').next().unwrap_or("");
         let text = text.strip_suffix('\r').unwrap_or(text);
+        let (source_line, clipped_before) = clip(text, column);
         Located {
             message: self.message.clone(),
             start: self.span.start,
             end: self.span.end,
             line,
             column,
-            source_line: text.to_owned(),
+            source_line,
+            clipped_before,
             fix: self.fix.clone(),
         }
     }
+}
+
+/// The most characters of a source line a diagnostic shows: a longer line is shown as a
+/// window around the column, with `…` where it was cut, so an error stays short however long
+/// the line it points into.
+pub const MAX_SOURCE_LINE: usize = 160;
+
+/// The line `text` as a diagnostic at `column` shows it, and how many characters were cut
+/// before what it shows.
+fn clip(text: &str, column: usize) -> (String, usize) {
+    let len = text.chars().count();
+    if len <= MAX_SOURCE_LINE {
+        return (text.to_owned(), 0);
+    }
+    let at = column.saturating_sub(1).min(len);
+    let start = at.saturating_sub(MAX_SOURCE_LINE / 2);
+    let end = (start + MAX_SOURCE_LINE).min(len);
+    let start = end.saturating_sub(MAX_SOURCE_LINE).min(start);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(text.chars().skip(start).take(end - start));
+    if end < len {
+        out.push('…');
+    }
+    (out, start)
 }
 
 /// A diagnostic placed in the text it refers to, as data a client can show or act on.
@@ -99,8 +128,13 @@ pub struct Located {
     pub line: usize,
     /// Its column on the line, 1-based, in characters.
     pub column: usize,
-    /// The text of the line (without its line break).
+    /// The text of the line (without its line break); past [`MAX_SOURCE_LINE`] characters,
+    /// the window of it around the column, with `…` where it was cut.
     pub source_line: String,
+    /// How many characters of the line were cut before `source_line` (0 when it starts the
+    /// line; then `source_line` starts with `…`).
+    #[serde(default)]
+    pub clipped_before: usize,
     /// How to fix it, when there is something to suggest.
     pub fix: Option<String>,
 }
@@ -109,10 +143,14 @@ impl Located {
     /// The diagnostic as text, prefixed by `context` (none when empty); see
     /// [`Diagnostic::render`].
     pub fn render(&self, context: &str) -> String {
+        let shown_before = match self.clipped_before {
+            0 => self.column.saturating_sub(1),
+            cut => self.column.saturating_sub(1).saturating_sub(cut) + 1,
+        };
         let pad: String = self
             .source_line
             .chars()
-            .take(self.column.saturating_sub(1))
+            .take(shown_before)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         let mut out = String::new();
@@ -185,6 +223,25 @@ impl std::error::Error for Diagnostic {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_caret() {
+        let line = format!("{}bad{}", "a".repeat(1_000), "b".repeat(1_000));
+        let d = Diagnostic::new("here", Span::new(1_000, 1_003));
+        let text = d.render("query", &line);
+        let mut lines = text.lines().skip(2);
+        let (shown, caret) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+        assert_eq!(shown.chars().count(), 2 + MAX_SOURCE_LINE + 2);
+        assert!(shown.starts_with("  …a") && shown.ends_with("b…"), "{shown}");
+        let at = caret.chars().count() - 1;
+        assert_eq!(shown.chars().skip(at).take(3).collect::<String>(), "bad");
+        assert!(text.contains("line 1, column 1001:"), "{text}");
+        // At the start of a long line, nothing is cut before.
+        let d = Diagnostic::new("here", Span::new(0, 1));
+        let located = d.locate(&line);
+        assert_eq!(located.clipped_before, 0);
+        assert!(located.source_line.starts_with("aaa") && located.source_line.ends_with('…'));
+    }
 
     #[test]
     fn renders_the_contract_example() {
