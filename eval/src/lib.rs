@@ -59,7 +59,7 @@ pub use exec::engine::{EvalError, LiteralProfile, Options as EngineOptions};
 pub use front::ast::Span;
 pub use front::diagnostic::{Diagnostic, Located, ProgramError};
 pub use front::distance::EditDistance;
-pub use front::parse::{parse_module, parse_program};
+pub use front::parse::{MAX_PROGRAM_BYTES, MAX_PROGRAM_RULES, parse_module, parse_program};
 pub use front::suggest::did_you_mean;
 pub use link::compile::{Bind, Compiled, compile};
 pub use link::schema::{card, describe};

@@ -44,11 +44,18 @@ pub struct Budget {
 pub const BATCH: u64 = 1024;
 
 impl Budget {
-    /// A budget of at most `max_work` units, finishing within `timeout`, stoppable by `cancel`.
-    pub fn new(max_work: Option<u64>, timeout: Option<Duration>, cancel: Cancel) -> Budget {
+    /// A budget of at most `max_work` units, finishing within `timeout` of `started` (of
+    /// now when `None`), stoppable by `cancel`.
+    pub fn new(
+        max_work: Option<u64>,
+        timeout: Option<Duration>,
+        started: Option<Instant>,
+        cancel: Cancel,
+    ) -> Budget {
+        let from = started.unwrap_or_else(Instant::now);
         Budget {
             max_work,
-            deadline: timeout.map(|t| (Instant::now() + t, t)),
+            deadline: timeout.map(|t| (from + t, t)),
             cancel,
             spent: AtomicU64::new(0),
         }

@@ -12,7 +12,7 @@
 use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -47,6 +47,10 @@ pub struct Options {
     pub max_work: Option<u64>,
     /// The longest the evaluation may take.
     pub timeout: Option<Duration>,
+    /// When the call began: the timeout counts from it, so that parsing, checking and
+    /// rewriting the program spend the same time as evaluating it. `None`: from when the
+    /// evaluation begins.
+    pub started: Option<Instant>,
     /// Stops the evaluation when cancelled.
     pub cancel: Cancel,
     /// Count, per rule and literal, runs and candidates (for `explain`).
@@ -60,6 +64,7 @@ impl Default for Options {
             witnesses: true,
             max_work: None,
             timeout: None,
+            started: None,
             cancel: Cancel::new(),
             profile: false,
         }
@@ -110,7 +115,14 @@ pub fn evaluate<'s>(
         .iter()
         .map(|v| dict.term(v))
         .collect::<Result<Vec<_>, _>>()?;
-    let budget = Budget::new(options.max_work, options.timeout, options.cancel.clone());
+    let budget = Budget::new(
+        options.max_work,
+        options.timeout,
+        options.started,
+        options.cancel.clone(),
+    );
+    // A call whose time went to checking and rewriting stops before it evaluates.
+    budget.check_time()?;
     let mut base_info = FxHashMap::default();
     for (i, r) in ir.relations.iter().enumerate() {
         if r.kind == RelKind::Base

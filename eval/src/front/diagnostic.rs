@@ -232,7 +232,10 @@ mod tests {
         let mut lines = text.lines().skip(2);
         let (shown, caret) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
         assert_eq!(shown.chars().count(), 2 + MAX_SOURCE_LINE + 2);
-        assert!(shown.starts_with("  …a") && shown.ends_with("b…"), "{shown}");
+        assert!(
+            shown.starts_with("  …a") && shown.ends_with("b…"),
+            "{shown}"
+        );
         let at = caret.chars().count() - 1;
         assert_eq!(shown.chars().skip(at).take(3).collect::<String>(), "bad");
         assert!(text.contains("line 1, column 1001:"), "{text}");

@@ -5,7 +5,7 @@
 //! (breadth first from the goal), each relation's rules in the order written. The goal is
 //! one more rule, last, defining the relation [`GOAL`].
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::data::value::Value;
 use crate::ir::{self, Arg, Ir, Lit, RelDecl, RelId, RelKind};
@@ -75,14 +75,17 @@ impl Lowering<'_> {
 
     /// The rules of every derived relation `body` reaches, in the order reached.
     fn reached(&self, body: &[LLit]) -> Vec<&LRule> {
-        let mut seen: Vec<Target> = Vec::new();
+        let mut local: HashMap<Target, Vec<&LRule>> = HashMap::new();
+        for r in self.query_rules {
+            local.entry(r.head).or_default().push(r);
+        }
+        let mut seen: HashSet<Target> = HashSet::new();
         let mut queue: VecDeque<Target> = VecDeque::new();
-        let push = |body: &[LLit], seen: &mut Vec<Target>, queue: &mut VecDeque<Target>| {
+        let push = |body: &[LLit], seen: &mut HashSet<Target>, queue: &mut VecDeque<Target>| {
             let mut found = Vec::new();
             targets(body, &mut found);
             for t in found {
-                if matches!(t, Target::Member(_) | Target::Local(_)) && !seen.contains(&t) {
-                    seen.push(t);
+                if matches!(t, Target::Member(_) | Target::Local(_)) && seen.insert(t) {
                     queue.push_back(t);
                 }
             }
@@ -97,7 +100,7 @@ impl Lowering<'_> {
                     .get(i)
                     .map(|m| m.linked.iter().collect())
                     .unwrap_or_default(),
-                Target::Local(_) => self.query_rules.iter().filter(|r| r.head == t).collect(),
+                Target::Local(_) => local.get(&t).cloned().unwrap_or_default(),
                 Target::Base(_) => Vec::new(),
             };
             for r in rules {

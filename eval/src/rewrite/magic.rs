@@ -12,7 +12,7 @@
 //! Adorned relations keep their name, so witnesses print as written; magic relations are
 //! named `@magic...` and witnesses leave them out (see [`is_internal`]).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelId, RelKind, Rule, VarId};
 
@@ -37,6 +37,18 @@ struct Rewriter<'a> {
     /// Relations some call asks for with every argument free: computed whole anyway, so
     /// every call of theirs reads that one computation instead of a demand variant.
     free: Vec<bool>,
+    /// Per relation, the indexes of the rules that define it (so each lookup costs the
+    /// relation's rules, not the program's).
+    by_head: Vec<Vec<usize>>,
+}
+
+/// Per relation, the indexes of the rules whose head it is.
+fn by_head(ir: &Ir) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); ir.relations.len()];
+    for (i, r) in ir.rules.iter().enumerate() {
+        out[r.head].push(i);
+    }
+    out
 }
 
 /// The derived relations whose whole dependency closure is positive.
@@ -54,23 +66,27 @@ fn eligible(ir: &Ir) -> Vec<bool> {
             ok[r.head] = false;
         }
     }
-    // Propagate: a relation using an ineligible one is ineligible.
-    loop {
-        let mut changed = false;
-        for r in &ir.rules {
-            if ok[r.head]
-                && r.body
-                    .iter()
-                    .any(|l| matches!(l, Lit::Pos { rel, .. } if !ok[*rel]))
-            {
-                ok[r.head] = false;
-                changed = true;
+    // Propagate: a relation using an ineligible one is ineligible. A worklist over the
+    // rules that read each relation keeps this linear in the program's size.
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, r) in ir.rules.iter().enumerate() {
+        for l in &r.body {
+            if let Lit::Pos { rel, .. } = l {
+                readers[*rel].push(i);
             }
         }
-        if !changed {
-            return ok;
+    }
+    let mut stack: Vec<usize> = (0..n).filter(|&rel| !ok[rel]).collect();
+    while let Some(rel) = stack.pop() {
+        for &i in &readers[rel] {
+            let head = ir.rules[i].head;
+            if ok[head] {
+                ok[head] = false;
+                stack.push(head);
+            }
         }
     }
+    ok
 }
 
 /// Rewrites `ir` for demand when its goal binds an argument of a derived relation; returns
@@ -92,7 +108,7 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
     // nothing asks for, at the price of a magic relation as large as the calls (Andersen
     // points-to: `heap` called with its object bound from `pt`, which is asked for whole).
     let cycles = crate::link::strata::cycles(ir);
-    let whole: Vec<usize> = (0..free.len())
+    let whole: FxHashSet<usize> = (0..free.len())
         .filter(|&b| free[b])
         .filter_map(|b| cycles[b])
         .collect();
@@ -120,8 +136,10 @@ impl<'a> Rewriter<'a> {
             queue: Vec::new(),
             eligible: eligible(ir),
             free,
+            by_head: by_head(ir),
         };
-        for rule in ir.rules.iter().filter(|x| x.head == ir.goal) {
+        for i in r.by_head[ir.goal].clone() {
+            let rule = &ir.rules[i];
             let rewritten = r.rule(rule, ir.goal, &vec![false; rule.args.len()], None);
             r.out.rules.push(rewritten);
         }
@@ -141,7 +159,8 @@ impl<'a> Rewriter<'a> {
                 continue;
             }
             self.full_done[rel] = true;
-            for rule in self.ir.rules.iter().filter(|r| r.head == rel) {
+            for &i in &self.by_head[rel] {
+                let rule = &self.ir.rules[i];
                 self.out.rules.push(rule.clone());
                 let mut lits: Vec<&Lit> = rule.body.iter().collect();
                 while let Some(l) = lits.pop() {
@@ -196,16 +215,10 @@ impl<'a> Rewriter<'a> {
     }
 
     fn adorn_rules(&mut self, rel: RelId, adornment: &Adornment, new: RelId) {
-        let rules: Vec<Rule> = self
-            .ir
-            .rules
-            .iter()
-            .filter(|r| r.head == rel)
-            .cloned()
-            .collect();
+        let ir = self.ir;
         let guard = adornment.iter().any(|&b| b).then_some(rel);
-        for rule in rules {
-            let mut rewritten = self.rule(&rule, new, adornment, guard);
+        for i in self.by_head[rel].clone() {
+            let mut rewritten = self.rule(&ir.rules[i], new, adornment, guard);
             rewritten.head = new;
             self.out.rules.push(rewritten);
         }

@@ -29,6 +29,10 @@ pub struct Call {
     pub ctx: CallContext,
     /// What the host's `prepare` answered (empty without host arguments).
     pub run: Run,
+    /// When the request arrived: its time limit counts from here, so checking and
+    /// rewriting the program spend the same time as evaluating it (`None`: from when the
+    /// evaluation begins).
+    pub started: Option<std::time::Instant>,
 }
 
 impl Call {
@@ -40,6 +44,7 @@ impl Call {
                 host_args: serde_json::Map::new(),
             },
             run: Run::default(),
+            started: Some(std::time::Instant::now()),
         }
     }
 }

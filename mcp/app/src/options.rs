@@ -85,6 +85,7 @@ impl App {
             (asked, None) => Some(asked),
         };
         r.engine.timeout = Some(call.run.timeout.map_or(o.timeout, |t| t.min(o.timeout)));
+        r.engine.started = call.started;
         r.engine.cancel = cancel.clone();
         if let Some(t) = o.threads {
             r.engine.threads = t.max(1);

@@ -39,8 +39,30 @@ use lex::{Tok, Token, lex};
 /// How deeply aggregate literals may nest inside one another.
 pub const MAX_NESTING: usize = 32;
 
-/// Parses a query program: `{ rule ";" } goal`.
+/// The most bytes a query program may be. A module (a file under `DB/modules/`, written by
+/// the database's owner) has no such limit.
+pub const MAX_PROGRAM_BYTES: usize = 1 << 20;
+
+/// The most rules a query program may have.
+pub const MAX_PROGRAM_RULES: usize = 10_000;
+
+/// The fix for a program past [`MAX_PROGRAM_BYTES`] or [`MAX_PROGRAM_RULES`].
+const MODULE_FIX: &str =
+    "put the rules in a module under DB/modules/ and call them from a short program";
+
+/// Parses a query program: `{ rule ";" } goal`. A program of more than
+/// [`MAX_PROGRAM_BYTES`] bytes or [`MAX_PROGRAM_RULES`] rules is refused.
 pub fn parse_program(source: &str) -> Result<Program, Diagnostic> {
+    if source.len() > MAX_PROGRAM_BYTES {
+        return Err(Diagnostic::new(
+            format!(
+                "the program is {} bytes, more than the {MAX_PROGRAM_BYTES} a query may have",
+                source.len()
+            ),
+            Span::new(0, 0),
+        )
+        .with_fix(MODULE_FIX));
+    }
     Parser::new(source, Mode::Query).program().map_err(one_line)
 }
 

@@ -6,7 +6,7 @@ use crate::front::diagnostic::Diagnostic;
 
 use super::diagnostic::{GOAL_EXAMPLE, aggregate_in_atom, example_head, no_body};
 use super::lex::Tok;
-use super::{ListEnd, Mode, PResult, Parser};
+use super::{ListEnd, MAX_PROGRAM_RULES, MODULE_FIX, Mode, PResult, Parser};
 
 impl Parser<'_> {
     pub(super) fn program(&mut self) -> PResult<Program> {
@@ -34,6 +34,13 @@ impl Parser<'_> {
                 _ => {}
             }
             match self.clause()? {
+                Clause::Rule(rule) if rules.len() == MAX_PROGRAM_RULES => {
+                    return Err(Diagnostic::new(
+                        format!("the program has more than {MAX_PROGRAM_RULES} rules"),
+                        rule.span,
+                    )
+                    .with_fix(MODULE_FIX));
+                }
                 Clause::Rule(rule) => rules.push(rule),
                 Clause::Goal(goal) => return Ok(Program { rules, goal }),
             }
