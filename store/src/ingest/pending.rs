@@ -116,6 +116,29 @@ impl Batch<'_> {
         Ok(())
     }
 
+    /// Declares the relation of `fact` with no facts, unless the batch gathered some or the
+    /// store holds it: it is created (empty) when the batch commits.
+    pub(super) fn declare(&mut self, fact: &Fact<'_>) -> Result<()> {
+        if self.rels.contains_key(fact.relation) || self.start.relations.contains_key(fact.relation)
+        {
+            return Ok(());
+        }
+        self.rels.insert(
+            fact.relation.to_owned(),
+            Pending {
+                spelled: fact.spelled.to_owned(),
+                origin: fact.origin,
+                columns: fact.columns.to_vec(),
+                doc: fact.doc.map(str::to_owned),
+                file: self.label.clone(),
+                line: fact.line,
+                tuples: Vec::new(),
+                units: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+
     /// Checks each gathered relation against the catalog; returns the catalog entries to
     /// write to (new ones with fresh ids).
     pub(super) fn resolve_into(

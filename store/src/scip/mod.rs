@@ -260,6 +260,7 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
                 .map_err(|e| reader.index_err(Place::Byte(head.offset), e))?,
         }
     }
+    let mut changes = DocumentChanges::default();
     if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
         let gone = fresh
             .missing(repo)
@@ -267,8 +268,11 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         for path in gone {
             emit.sink.retract_unit(&path)?;
         }
-        emit.sink.documents(&fresh.changes);
+        changes = fresh.changes;
     }
+    changes.read = reader.documents;
+    emit.sink.documents(&changes);
+    emit.declare_all()?;
     emit.sink.progress(fields.offset(), emit.facts);
     Ok(emit.facts)
 }
