@@ -293,6 +293,19 @@ fn the_code_pack_is_written_once_and_never_over_a_users() {
         app.graph_summary()
     );
     drop(app);
+    // Cypher over the pack's labels and types, in the plain form.
+    let out = strata(
+        &[
+            "cypher",
+            db_s,
+            "MATCH (d:Document)-[:REFERENCES]->(s:Symbol) RETURN d.path AS file, s.symbol AS sym",
+        ],
+        None,
+    );
+    assert!(
+        out.contains("demo/src/a.ts") && out.contains(HELPER) && out.contains(API),
+        "{out}"
+    );
     // Edited by the user: the next ingest leaves both alone.
     std::fs::write(
         db.join("modules/code.dl"),

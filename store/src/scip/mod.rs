@@ -8,8 +8,8 @@
 //! # Units and paths
 //!
 //! Every document is one ownership unit, named `REPO/relative_path`, and that is also its
-//! `path` in every relation. `REPO` is the `--unit` of the ingest when given (`strata ingest
-//! --unit myrepo DB index.scip`), else the last segment of the index's
+//! `path` in every relation. `REPO` is the `--repo` (or `--unit`) of the ingest when given
+//! (`strata ingest --repo myrepo DB index.scip`), else the last segment of the index's
 //! `metadata.project_root` (`file:///home/me/src/myrepo` gives `myrepo`). So two repositories'
 //! `src/index.ts` are `a/src/index.ts` and `b/src/index.ts`, and `--replace` of one
 //! repository's index replaces only that repository's documents. The facts of the index's
