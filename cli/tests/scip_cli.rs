@@ -43,9 +43,8 @@ fn implementing(symbol: &str, target: &str) -> Vec<u8> {
     info
 }
 
-/// A three-file repository `demo`: a.ts's class A implements c.ts's Api and its method run
-/// calls b.ts's helper.
-fn demo_index() -> Vec<u8> {
+/// `src/a.ts`: its class A implements c.ts's Api and its method run calls b.ts's helper.
+fn document_a() -> Vec<u8> {
     let mut a = document(
         "src/a.ts",
         &[
@@ -56,6 +55,13 @@ fn demo_index() -> Vec<u8> {
         ],
     );
     a.extend(len_field(3, &implementing(A, API)));
+    a
+}
+
+/// A three-file repository `demo`: a.ts's class A implements c.ts's Api and its method run
+/// calls b.ts's helper.
+fn demo_index() -> Vec<u8> {
+    let a = document_a();
     let b = document("src/b.ts", &[occurrence(0, HELPER, 1)]);
     let c = document("src/c.ts", &[occurrence(0, API, 1)]);
     let mut bytes = metadata("file:///home/me/demo");
@@ -132,16 +138,7 @@ fn strata_fails(args: &[&str]) -> String {
 fn demo_index_changed() -> Vec<u8> {
     let full = demo_index();
     let mut bytes = metadata("file:///home/me/demo");
-    let mut a = document(
-        "src/a.ts",
-        &[
-            enclosing(0, A, 0, 10),
-            occurrence(0, API, 0),
-            enclosing(1, RUN, 1, 3),
-            occurrence(2, HELPER, 0),
-        ],
-    );
-    a.extend(len_field(3, &implementing(A, API)));
+    let a = document_a();
     let c = document(
         "src/c.ts",
         &[
