@@ -11,7 +11,7 @@
 mod support;
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use strata_eval::Vocabulary;
@@ -123,6 +123,16 @@ fn assert_code_installed(db: &Path) {
     );
 }
 
+/// A temporary folder with `index.scip` (the demo index) and the path of a database `db`
+/// beside it, not created yet.
+fn demo_database() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let file = dir.path().join("index.scip");
+    std::fs::write(&file, demo_index()).unwrap();
+    (dir, db, file)
+}
+
 /// `strata ARGS` that must fail; answers its standard error.
 fn strata_fails(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_strata"))
@@ -155,11 +165,8 @@ fn demo_index_changed() -> Vec<u8> {
 
 #[test]
 fn a_scip_index_answers_through_the_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+    let (_dir, db, file) = demo_database();
     let db_s = db.to_str().unwrap();
-    let file = dir.path().join("index.scip");
-    std::fs::write(&file, demo_index()).unwrap();
     let said = strata(&["ingest", db_s, file.to_str().unwrap()], None);
     assert!(said.contains("relations: defines"), "{said}");
     assert!(said.contains("; 3 documents read; "), "{said}");
@@ -268,11 +275,8 @@ fn every_pack_example_checks_against_a_scip_database() {
 
 #[test]
 fn the_code_pack_is_written_once_and_never_over_a_users() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+    let (dir, db, file) = demo_database();
     let db_s = db.to_str().unwrap();
-    let file = dir.path().join("index.scip");
-    std::fs::write(&file, demo_index()).unwrap();
     strata(&["ingest", db_s, file.to_str().unwrap()], None);
     assert_code_installed(&db);
     // The instructions an agent reads speak about code.
@@ -342,11 +346,8 @@ fn the_code_pack_is_written_once_and_never_over_a_users() {
 
 #[test]
 fn a_replacing_ingest_counts_its_documents() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+    let (dir, db, file) = demo_database();
     let db_s = db.to_str().unwrap();
-    let file = dir.path().join("index.scip");
-    std::fs::write(&file, demo_index()).unwrap();
     let file_s = file.to_str().unwrap();
     let said = strata(&["ingest", db_s, file_s, "--replace"], None);
     assert!(
@@ -373,11 +374,8 @@ fn a_replacing_ingest_counts_its_documents() {
 
 #[test]
 fn repo_names_the_repository_and_replace_keeps_to_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
+    let (dir, db, file) = demo_database();
     let db_s = db.to_str().unwrap();
-    let file = dir.path().join("index.scip");
-    std::fs::write(&file, demo_index()).unwrap();
     let file_s = file.to_str().unwrap();
     // Two repositories with the same src/a.ts, src/b.ts, src/c.ts (and the same symbols).
     strata(&["ingest", db_s, file_s, "--repo", "one"], None);
