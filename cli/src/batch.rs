@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use strata_app::code_pack::CodePack;
 use strata_app::ingest::{self, DumpFiles, Ingested};
 use strata_store::BatchOptions;
 
@@ -29,7 +30,8 @@ pub(crate) struct IngestArgs {
     /// The database directory.
     pub(crate) db: PathBuf,
     /// Dump files (`-` for standard input); the format comes from each name
-    /// (`*.edges.tsv`, `*.attrs.tsv`, `*.nodes.tsv`, `NAME.facts`, `*.jsonl`, each maybe `.gz`).
+    /// (`*.edges.tsv`, `*.attrs.tsv`, `*.nodes.tsv`, `NAME.facts`, `*.jsonl`, `*.scip`, each
+    /// maybe `.gz`).
     #[arg(required = true)]
     pub(crate) files: Vec<PathBuf>,
     /// The tier new relations go to; a tier other than `default` is a file of its own,
@@ -42,9 +44,14 @@ pub(crate) struct IngestArgs {
     /// For `--format facts` on standard input: the relation the lines belong to.
     #[arg(long)]
     pub(crate) relation: Option<String>,
-    /// The unit that owns every fact that names none itself.
+    /// The unit that owns every fact that names none itself. For a SCIP index: the
+    /// repository, as --repo (which wins when both are given).
     #[arg(long)]
     pub(crate) unit: Option<String>,
+    /// For SCIP indexes: the repository their documents belong to (paths and units are
+    /// REPO/relative_path); by default the last segment of the index's project_root.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) repo: Option<String>,
     /// Replace, in the same batch, every stored fact of each unit the batch names.
     #[arg(long)]
     pub(crate) replace: bool,
@@ -106,6 +113,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
         format: args.format.clone(),
         relation: args.relation.clone(),
         unit: args.unit.clone(),
+        repo: args.repo.clone(),
     })?;
     let options = BatchOptions {
         buffer_facts: args.buffer,
@@ -131,6 +139,9 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
 
 pub(crate) fn report(done: &Ingested) -> Result<()> {
     say!("{}", done.text())?;
+    if let CodePack::Failed(e) = &done.code_pack {
+        eprintln!("warning: {e}");
+    }
     for u in &done.summary.unknown_units {
         eprintln!("warning: unit \"{u}\" owns no facts in this database");
     }

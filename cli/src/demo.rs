@@ -24,6 +24,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
         format: None,
         relation: None,
         unit: None,
+        repo: None,
         replace: false,
         buffer: strata_store::BUFFER_FACTS,
         batch: BatchArgs {

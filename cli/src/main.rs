@@ -69,6 +69,12 @@ enum Command {
         /// The database directory.
         db: PathBuf,
     },
+    /// Keep a database fresh after every commit: a git post-commit hook that re-indexes
+    /// the repository and ingests the SCIP index, labelled with the commit.
+    Hook {
+        #[command(subcommand)]
+        command: hook::HookCommand,
+    },
     /// Build the bundled example database (the seed's four Go packages) and show it.
     Demo {
         /// Where to build it (default: a `strata-demo` folder in the system's temp directory).
@@ -89,6 +95,7 @@ mod ask;
 mod batch;
 mod cypher;
 mod demo;
+mod hook;
 mod query;
 mod serve;
 
@@ -143,6 +150,7 @@ fn run(cli: Cli) -> Result<()> {
             say!("{}", strata_app::instructions::cypher_agent_line(&line))?;
             Ok(())
         }
+        Command::Hook { command } => hook::hook(&command),
         Command::Demo { dir } => demo::demo(dir),
     }
 }

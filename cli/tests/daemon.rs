@@ -3,8 +3,13 @@
 //! the new facts. A malformed dump sent that way fails with `FILE:LINE` and stores nothing.
 //! After a SIGKILL of the daemon, the stale socket is cleaned up by the next ingest (which
 //! opens the database itself), nothing acknowledged is lost, and the daemon starts again.
+//! A SCIP index sent that way prints the same documents line, and the bundled `code` module
+//! it writes answers from the daemon's next call.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../store/tests/scip/support.rs"]
+mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -275,4 +280,56 @@ fn in_use_without_a_listening_server_keeps_the_clear_error() {
     assert!(!out.status.success());
     assert!(stderr.contains("is in use by another process"), "{stderr}");
     drop(store);
+}
+
+#[test]
+fn a_scip_index_through_the_daemon_brings_the_code_module() {
+    use support::{document, documents_field, metadata, occurrence};
+    const HELPER: &str = "t npm demo 1 src/`b.ts`/helper().";
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let dbs = db.to_str().unwrap();
+    let dump = tmp.path().join("x.edges.tsv");
+    std::fs::write(&dump, "a\tIMPORTS\tb\n").unwrap();
+    let out = strata(&["ingest", dbs, dump.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut daemon = Daemon::start(&db);
+
+    let mut index = metadata("file:///home/me/demo");
+    index.extend(documents_field(&document(
+        "src/a.ts",
+        &[occurrence(3, HELPER, 0)],
+    )));
+    index.extend(documents_field(&document(
+        "src/b.ts",
+        &[occurrence(0, HELPER, 1)],
+    )));
+    let file = tmp.path().join("index.scip");
+    std::fs::write(&file, &index).unwrap();
+    let out = strata(&["ingest", dbs, file.to_str().unwrap(), "--replace"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("; 0 documents unchanged, 0 replaced, 2 added, 0 removed; ")
+            && stdout.contains("(via the running server)")
+            && stdout.contains("wrote the bundled code pack")
+            && stdout.contains("the running server answers with the code.* rules"),
+        "{stdout}"
+    );
+    assert!(db.join("modules/code.dl").exists() && db.join("strata.toml").exists());
+    // The daemon, started without modules, answers with the code module now.
+    let deps = daemon.query(r#"code.depends_on("demo/src/a.ts", ?d) => ?d"#);
+    assert!(deps.contains("demo/src/b.ts"), "{deps}");
+
+    // Again, unchanged: the same documents line as a local ingest prints.
+    let out = strata(&["ingest", dbs, file.to_str().unwrap(), "--replace"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("; 2 documents unchanged, 0 replaced, 0 added, 0 removed; ")
+            && stdout.contains("(via the running server)")
+            && !stdout.contains("code pack"),
+        "{stdout}"
+    );
+    daemon.stop();
 }

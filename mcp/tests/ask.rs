@@ -226,8 +226,10 @@ fn the_fallback_takes_over_when_local_fails_its_tries() {
 
     // mode frontier asks the fallback alone; mode local the local model alone.
     let frontier2 = FakeModel::start(vec![Reply::text(RIGHT)]).unwrap();
+    // Kept until the end: the server reads the folder's modules.
+    let dir1 = tempfile::tempdir().unwrap();
     let s = server(
-        tempfile::tempdir().unwrap().path(),
+        dir1.path(),
         AskOptions {
             local: Some(local(&local_fake)),
             fallback: Some(Model::new(Api::OpenAi, &frontier2.url(), "big").unwrap()),
@@ -317,7 +319,9 @@ fn a_model_that_never_writes_a_valid_program_ends_with_its_tries() {
     }
     // An HTTP error is a try with its status, and ends the model's turn.
     let broken = FakeModel::start(vec![Reply::Status(503, "overloaded".to_owned())]).unwrap();
-    let s = with_local(tempfile::tempdir().unwrap().path(), &broken);
+    // Kept until the end: the server reads the folder's modules.
+    let dir2 = tempfile::tempdir().unwrap();
+    let s = with_local(dir2.path(), &broken);
     let out = ask(&s, json!({ "question": "what does app import?" }));
     assert!(out.is_error);
     assert!(
@@ -347,7 +351,9 @@ fn without_a_model_ask_is_not_listed_and_says_how_to_configure_one() {
 
     // With a model it is listed, with a strict schema; a mode without its model is refused.
     let fake = FakeModel::start(vec![]).unwrap();
-    let s = with_local(tempfile::tempdir().unwrap().path(), &fake);
+    // Kept until the end: the server reads the folder's modules.
+    let dir3 = tempfile::tempdir().unwrap();
+    let s = with_local(dir3.path(), &fake);
     let tool = s.tool("ask").unwrap();
     let hints = tool.annotations.as_ref().unwrap();
     assert_eq!(hints.read_only_hint, Some(true));
@@ -381,7 +387,9 @@ async fn ask_over_the_async_path_has_room_for_its_tries() {
     assert!(!out.is_error, "{}", out.text);
     assert!(out.text.contains("rows 1 to 1 of 3"), "{}", out.text);
     // Unconfigured, a direct call over the async path is a tool error too, not unknown.
-    let bare = server(tempfile::tempdir().unwrap().path(), AskOptions::default());
+    // Kept until the end: the server reads the folder's modules.
+    let dir4 = tempfile::tempdir().unwrap();
+    let bare = server(dir4.path(), AskOptions::default());
     let out = bare
         .call_async("ask", args.as_object().cloned())
         .await
@@ -489,7 +497,9 @@ fn in_cypher_a_wrong_query_is_fixed_with_the_front_ends_error() {
 
     // json: the cypher tool's JSON with the question, the query and the tries.
     let fake = FakeModel::start(vec![Reply::text(RIGHT_CYPHER)]).unwrap();
-    let s = with_local(tempfile::tempdir().unwrap().path(), &fake);
+    // Kept until the end: the server reads the folder's modules.
+    let dir5 = tempfile::tempdir().unwrap();
+    let s = with_local(dir5.path(), &fake);
     let out = ask(
         &s,
         json!({ "question": "q", "language": "cypher", "json": true, "limit": 1 }),

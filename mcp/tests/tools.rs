@@ -283,8 +283,10 @@ fn a_call_may_lower_the_limits_but_not_raise_them() {
         work.text
     );
 
+    // Kept until the end: the server reads the folder's modules.
+    let dir1 = tempfile::tempdir().unwrap();
     let capped = server_with(
-        tempfile::tempdir().unwrap().path(),
+        dir1.path(),
         Options {
             max_work: Some(1),
             ..Options::default()

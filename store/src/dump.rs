@@ -176,7 +176,14 @@ pub trait FactSink {
     fn retract_unit(&mut self, _unit: &str) -> Result<()> {
         Ok(())
     }
-    /// Told what a replacing read of a SCIP index did with its documents.
+    /// Declares the relation of `fact` (its fields are ignored), so that it exists once the
+    /// batch commits even when no fact of it was read: a module that reads it then finds
+    /// an empty relation, not an unknown one.
+    fn declare(&mut self, _fact: &Fact<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// Told, at the end of a SCIP index, how many documents it had and what a replacing read
+    /// did with them.
     fn documents(&mut self, _changes: &crate::scip::DocumentChanges) {}
 }
 

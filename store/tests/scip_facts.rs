@@ -336,3 +336,44 @@ fn code_module_checks_against_the_scip_relations() {
     }
     assert!(!schema.contains("_step"), "a private rule is in the schema");
 }
+
+#[test]
+fn every_relation_exists_even_when_the_index_gives_none_of_its_facts() {
+    use strata_eval::{FactSource, Vocabulary};
+    use strata_store::scip::{CODE_MODULE, RELATIONS};
+    // One document, one definition: no enclosing ranges, relationships or documentation.
+    let doc = Document {
+        relative_path: "src/a.ts".to_owned(),
+        occurrences: vec![occ(&[0, 0, 3], BAZ, 1, &[])],
+        ..Default::default()
+    };
+    let bytes = index("file:///x/lib", vec![doc], vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    let summary = ingest(&store, &bytes, None, false).unwrap();
+    assert_eq!(summary.documents.map(|d| d.read), Some(1));
+    let snap = store.snapshot().unwrap();
+    let stored: Vec<String> = snap
+        .relations()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    for r in RELATIONS {
+        assert!(
+            stored.iter().any(|s| s == r.name),
+            "{} missing: {stored:?}",
+            r.name
+        );
+    }
+    assert!(rows(&store, "uses").is_empty() && rows(&store, "implements").is_empty());
+    assert_eq!(rows(&store, "defines").len(), 1);
+    // So the bundled module loads over it.
+    let modules = tempfile::tempdir().unwrap();
+    std::fs::write(modules.path().join("code.dl"), CODE_MODULE).unwrap();
+    Vocabulary::load(&snap, Some(modules.path())).unwrap_or_else(|e| panic!("{e}"));
+    // And a store check finds nothing wrong with the empty relations.
+    drop(snap);
+    let report = store.check().unwrap();
+    assert!(report.ok(), "{report}");
+}

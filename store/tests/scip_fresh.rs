@@ -121,6 +121,7 @@ proptest! {
         prop_assert_eq!(
             changes,
             DocumentChanges {
+                read: n as u64,
                 unchanged: (n - 2) as u64 + u64::from(same),
                 replaced: u64::from(!same),
                 added: 1,

@@ -27,14 +27,16 @@ struct Inner {
     store: Store,
     pack: Pack,
     options: Options,
-    modules_dir: Option<PathBuf>,
+    /// The database's `modules/` folder, whether or not it exists (yet).
+    modules_dir: PathBuf,
     host: HostOptions,
     /// The Cypher graph's summary, when the vocabulary was known at opening.
     graph_summary: Option<String>,
     /// The host's vocabulary, once resolved.
     host_vocab: Mutex<Option<Arc<Vocabulary>>>,
-    /// The vocabulary of the last snapshot seen, by its batch sequence number.
-    vocab: Mutex<Option<(u64, Arc<Vocabulary>)>>,
+    /// The vocabulary of the last snapshot seen, by its batch sequence number and the state
+    /// of the modules folder.
+    vocab: Mutex<Option<CachedVocab>>,
     /// The dictionary in memory for `find`, read on the first request and extended with
     /// the texts later batches add.
     finder: Mutex<Option<Arc<find::Index>>>,
@@ -70,21 +72,26 @@ impl App {
         if options.timeout.is_zero() {
             return Err(OptionsError::ZeroTimeout.into());
         }
-        let modules = store.dir().join("modules");
-        let modules_dir = modules.is_dir().then_some(modules);
+        let modules_dir = store.dir().join("modules");
         let vocab = if host.vocabulary.is_none() {
             let snap = store.snapshot().map_err(StoreError::from)?;
-            let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
+            let modules = modules_stamp(&modules_dir);
+            let present = modules_dir.is_dir().then_some(modules_dir.as_path());
+            let vocab = Arc::new(Vocabulary::load(&snap, present)?);
             check_examples(&pack, &vocab)?;
-            Some((snap.seq(), vocab))
+            Some(CachedVocab {
+                seq: snap.seq(),
+                modules,
+                vocab,
+            })
         } else {
             None
         };
         // The Cypher graph, when the vocabulary is known now: a pack mapping that doesn't
         // fit it is refused here, as examples that don't check are.
         let graph_summary = match &vocab {
-            Some((_, v)) => Some(
-                Graph::derive(v, &pack.cypher.mapping())
+            Some(c) => Some(
+                Graph::derive(&c.vocab, &pack.cypher.mapping())
                     .map_err(OptionsError::Mapping)?
                     .summary(),
             ),
@@ -125,9 +132,18 @@ impl App {
         &self.inner.store
     }
 
-    /// The database's `modules/` folder, when it has one.
+    /// The database's `modules/` folder, when it has one now: a folder created while the
+    /// application runs (by `strata ingest` writing the bundled `code` module) counts from
+    /// the next request on.
     pub fn modules_dir(&self) -> Option<&Path> {
-        self.inner.modules_dir.as_deref()
+        let dir = self.inner.modules_dir.as_path();
+        dir.is_dir().then_some(dir)
+    }
+
+    /// A fingerprint of the modules folder's files (their paths, sizes and times), which
+    /// changes when a module is added, removed or edited.
+    pub(crate) fn modules_stamp(&self) -> u64 {
+        modules_stamp(&self.inner.modules_dir)
     }
 
     /// The summary of the Cypher graph (its labels and types), when the vocabulary was
@@ -165,13 +181,55 @@ impl App {
         &self.inner.host_vocab
     }
 
-    pub(crate) fn vocab_cache(&self) -> &Mutex<Option<(u64, Arc<Vocabulary>)>> {
+    pub(crate) fn vocab_cache(&self) -> &Mutex<Option<CachedVocab>> {
         &self.inner.vocab
     }
 
     pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Index>>> {
         &self.inner.finder
     }
+}
+
+/// A vocabulary, and the batch and the modules folder's state it was loaded from.
+pub(crate) struct CachedVocab {
+    /// The batch sequence number of the snapshot.
+    pub(crate) seq: u64,
+    /// The modules folder's [`modules_stamp`].
+    pub(crate) modules: u64,
+    /// The vocabulary.
+    pub(crate) vocab: Arc<Vocabulary>,
+}
+
+/// A fingerprint of the files under `dir` (their paths, sizes and modification times); the
+/// same for a folder that does not exist as for an empty one.
+fn modules_stamp(dir: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn walk(dir: &Path, h: &mut std::hash::DefaultHasher, depth: usize) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for e in entries {
+            let path = e.path();
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            e.file_name().hash(h);
+            if meta.is_dir() {
+                // Deeper than modules may nest is refused by the loader anyway.
+                if depth < 16 {
+                    walk(&path, h, depth + 1);
+                }
+            } else {
+                meta.len().hash(h);
+                meta.modified().ok().hash(h);
+            }
+        }
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    walk(dir, &mut h, 0);
+    h.finish()
 }
 
 /// Checks every example of `pack` against `vocab`, and compiles every Cypher example over

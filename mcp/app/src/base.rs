@@ -240,29 +240,36 @@ impl App {
         .map_err(CallError::store(tool))
     }
 
-    /// The vocabulary of `snap`: cached while no batch has landed since.
+    /// The vocabulary of `snap`: cached while no batch has landed and no module changed
+    /// since.
     fn snapshot_vocabulary(
         &self,
         tool: &'static str,
         snap: &Snapshot,
     ) -> Result<Arc<Vocabulary>, CallError> {
+        let modules = self.modules_stamp();
         let mut cached = self
             .vocab_cache()
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some((seq, v)) = cached.as_ref()
-            && *seq == snap.seq()
+        if let Some(c) = cached.as_ref()
+            && c.seq == snap.seq()
+            && c.modules == modules
         {
-            return Ok(v.clone());
+            return Ok(c.vocab.clone());
         }
-        let v = Arc::new(
+        let vocab = Arc::new(
             Vocabulary::load(snap, self.modules_dir()).map_err(|source| CallError::Vocabulary {
                 tool,
                 source: Box::new(source),
             })?,
         );
-        *cached = Some((snap.seq(), v.clone()));
-        Ok(v)
+        *cached = Some(crate::app::CachedVocab {
+            seq: snap.seq(),
+            modules,
+            vocab: vocab.clone(),
+        });
+        Ok(vocab)
     }
 
     /// A snapshot of the default tier with its vocabulary (the host's, when it gives one).
@@ -410,7 +417,7 @@ mod tests {
             panic!("a store's base");
         };
         assert_eq!(snap.seq(), 3);
-        let cached = app.vocab_cache().lock().unwrap().as_ref().map(|(s, _)| *s);
+        let cached = app.vocab_cache().lock().unwrap().as_ref().map(|c| c.seq);
         assert_eq!(cached, Some(3), "the program was checked against batch 3");
         // It runs on batch 3: the reference the batch added is there.
         let out = p

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 use strata_store::dump::{self, DumpSpec, Format};
 use strata_store::{BatchOptions, BatchSummary, OpenError, OpenOptions, Store, StoreError};
 
+use crate::code_pack::{CODE_MODULE_FILE, CodePack};
+use crate::pack::PACK_FILE;
+
 /// How the files of a batch are to be read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DumpFiles {
@@ -18,8 +21,12 @@ pub struct DumpFiles {
     pub format: Option<String>,
     /// For `facts` without a `NAME.facts` name: the relation the lines belong to.
     pub relation: Option<String>,
-    /// The unit that owns every fact that names none itself.
+    /// The unit that owns every fact that names none itself; for a SCIP index, the
+    /// repository (as `repo`) unless `repo` is given.
     pub unit: Option<String>,
+    /// For SCIP indexes: the repository their documents belong to (`REPO/relative_path`),
+    /// instead of the last segment of the index's `metadata.project_root`.
+    pub repo: Option<String>,
 }
 
 /// Why a file cannot be read as a dump.
@@ -45,6 +52,15 @@ pub enum DumpError {
         /// The name.
         relation: String,
     },
+    /// `--repo` given for a file that is not a SCIP index.
+    #[error("{0}: --repo names the repository of a SCIP index, and this file is not one")]
+    RepoNotScip(String),
+    /// A repository name that would mix its documents with another repository's.
+    #[error(
+        "--repo {0:?}: a repository's name is one path segment (no `/`, not empty, not `.` \
+         or `..`), as its documents are named REPO/relative_path"
+    )]
+    RepoName(String),
 }
 
 /// How to read each file: its format, and the relation of a `.facts` file.
@@ -70,17 +86,36 @@ pub fn dump_specs(d: &DumpFiles) -> Result<Vec<(PathBuf, DumpSpec)>, DumpError> 
         } else {
             None
         };
+        let unit = if format == Format::Scip {
+            let repo = d.repo.clone().or_else(|| d.unit.clone());
+            if let Some(r) = &repo
+                && !repository_name(r)
+            {
+                return Err(DumpError::RepoName(r.clone()));
+            }
+            repo
+        } else if d.repo.is_some() {
+            return Err(DumpError::RepoNotScip(label));
+        } else {
+            d.unit.clone()
+        };
         specs.push((
             path.clone(),
             DumpSpec {
                 label,
                 format,
                 relation,
-                unit: d.unit.clone(),
+                unit,
             },
         ));
     }
     Ok(specs)
+}
+
+/// Whether `name` may name a repository: one path segment, so that no repository's
+/// documents (`REPO/...`) are under another's.
+fn repository_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }
 
 /// What a batch did, and whether a running server committed it.
@@ -92,6 +127,9 @@ pub struct Ingested {
     pub files: usize,
     /// Whether the batch went to the server holding the database.
     pub via_server: bool,
+    /// Whether the bundled `code` pack was written (after a SCIP index, into a database
+    /// without a pack).
+    pub code_pack: CodePack,
 }
 
 /// Why a batch was not committed.
@@ -110,8 +148,27 @@ pub enum IngestError {
 /// Reads the files of `specs` into one batch of `db` (created if needed) with `options`
 /// and commits it; `progress` hears the bytes and facts read so far, `committing` when
 /// the commit starts. While a server holds the database, the batch goes to it over its
-/// socket instead.
+/// socket instead. After a batch that read a SCIP index, a database without a pack gets
+/// the bundled `code` pack ([`crate::code_pack`]).
 pub fn ingest(
+    db: &Path,
+    specs: &[(PathBuf, DumpSpec)],
+    options: BatchOptions,
+    progress: impl FnMut(u64, u64),
+    committing: impl FnOnce(),
+) -> Result<Ingested, IngestError> {
+    let mut done = ingest_batch(db, specs, options, progress, committing)?;
+    if specs.iter().any(|(_, s)| s.format == Format::Scip) {
+        done.code_pack = match crate::code_pack::write_if_missing(db) {
+            Ok(true) => CodePack::Written,
+            Ok(false) => CodePack::Untouched,
+            Err(e) => CodePack::Failed(e),
+        };
+    }
+    Ok(done)
+}
+
+fn ingest_batch(
     db: &Path,
     specs: &[(PathBuf, DumpSpec)],
     options: BatchOptions,
@@ -141,6 +198,7 @@ pub fn ingest(
         summary: batch.commit().map_err(StoreError::from)?,
         files: specs.len(),
         via_server: false,
+        code_pack: CodePack::Untouched,
     })
 }
 
@@ -159,6 +217,7 @@ fn via_server(
             summary,
             files: specs.len(),
             via_server: true,
+            code_pack: CodePack::Untouched,
         }),
         Err(SendError::NoServer(_)) => Err(StoreError::from(in_use).into()),
         Err(e) => Err(e.into()),
@@ -197,9 +256,11 @@ impl Ingested {
             s.relations.join(", ")
         };
         let files = self.files;
-        format!(
-            "batch {}: {} facts read from {files} file{}, {} new, {} duplicates, {} removed; \
-             relations: {rels}; {:.2}s (read {:.2}s, write {:.2}s, sync {:.2}s){suffix}",
+        let documents = s.documents.map(|d| format!("; {d}")).unwrap_or_default();
+        let mut text = format!(
+            "batch {}: {} facts read from {files} file{}, {} new, {} duplicates, {} \
+             removed{documents}; relations: {rels}; {:.2}s (read {:.2}s, write {:.2}s, sync \
+             {:.2}s){suffix}",
             s.seq,
             s.facts_read,
             if files == 1 { "" } else { "s" },
@@ -210,7 +271,20 @@ impl Ingested {
             s.read_time.as_secs_f64(),
             s.write_time.as_secs_f64(),
             s.sync_time.as_secs_f64()
-        )
+        );
+        if let CodePack::Written = self.code_pack {
+            text.push_str(&format!(
+                "\nwrote the bundled code pack: {PACK_FILE} and {CODE_MODULE_FILE} (edit them \
+                 freely; they are never overwritten)"
+            ));
+            if self.via_server {
+                text.push_str(
+                    "; the running server answers with the code.* rules from its next call, \
+                     and speaks about code in its instructions once restarted",
+                );
+            }
+        }
+        text
     }
 }
 
@@ -221,5 +295,6 @@ pub fn retract(db: &Path, units: &[String], options: BatchOptions) -> Result<Ing
         summary: store.retract(units, options).map_err(StoreError::from)?,
         files: 0,
         via_server: false,
+        code_pack: CodePack::Untouched,
     })
 }

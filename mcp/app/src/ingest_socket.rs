@@ -18,9 +18,10 @@
 //!    `u64` little-endian length, then that many bytes; a frame of length 0 ends the file.
 //!    A frame holds at most [`MAX_FRAME_BYTES`].
 //! 3. The daemon reads every file into one batch (`Batch::read_dump`), commits it, and
-//!    answers one JSON line: `{"ok": {summary fields}}` or `{"error": "message"}`. A
-//!    malformed line gives the same `FILE:LINE: message` as a local ingest, and nothing of
-//!    the batch is stored. The daemon may answer an error before it has read everything,
+//!    answers one JSON line: `{"ok": {summary fields}}` or `{"error": "message"}` (for a
+//!    batch that read SCIP indexes, the summary's `documents` holds `read`, `unchanged`,
+//!    `replaced`, `added` and `removed`). A malformed line gives the same `FILE:LINE:
+//!    message` as a local ingest, and nothing of the batch is stored. The daemon may answer an error before it has read everything,
 //!    then closes the connection.
 //!
 //! The socket is created owner-only (mode 0600). A socket file left by a killed daemon is
@@ -240,10 +241,47 @@ struct WireSummary {
     removed: u64,
     relations: Vec<String>,
     unknown_units: Vec<String>,
+    /// For a batch that read SCIP indexes: their documents and what became of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    documents: Option<WireDocuments>,
     elapsed: f64,
     read_time: f64,
     write_time: f64,
     sync_time: f64,
+}
+
+/// [`strata_store::scip::DocumentChanges`] on the wire.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+struct WireDocuments {
+    read: u64,
+    unchanged: u64,
+    replaced: u64,
+    added: u64,
+    removed: u64,
+}
+
+impl From<strata_store::scip::DocumentChanges> for WireDocuments {
+    fn from(d: strata_store::scip::DocumentChanges) -> Self {
+        WireDocuments {
+            read: d.read,
+            unchanged: d.unchanged,
+            replaced: d.replaced,
+            added: d.added,
+            removed: d.removed,
+        }
+    }
+}
+
+impl From<WireDocuments> for strata_store::scip::DocumentChanges {
+    fn from(d: WireDocuments) -> Self {
+        strata_store::scip::DocumentChanges {
+            read: d.read,
+            unchanged: d.unchanged,
+            replaced: d.replaced,
+            added: d.added,
+            removed: d.removed,
+        }
+    }
 }
 
 impl From<&BatchSummary> for WireSummary {
@@ -257,6 +295,7 @@ impl From<&BatchSummary> for WireSummary {
             removed: s.removed,
             relations: s.relations.clone(),
             unknown_units: s.unknown_units.clone(),
+            documents: s.documents.map(WireDocuments::from),
             elapsed: s.elapsed.as_secs_f64(),
             read_time: s.read_time.as_secs_f64(),
             write_time: s.write_time.as_secs_f64(),
@@ -280,6 +319,7 @@ impl From<WireSummary> for BatchSummary {
             removed: s.removed,
             relations: s.relations,
             unknown_units: s.unknown_units,
+            documents: s.documents.map(Into::into),
             elapsed: secs(s.elapsed),
             read_time: secs(s.read_time),
             write_time: secs(s.write_time),

@@ -55,6 +55,7 @@ mod app;
 pub mod ask;
 pub mod base;
 pub mod bind;
+pub mod code_pack;
 mod cypher;
 mod error;
 pub mod find;

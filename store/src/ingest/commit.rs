@@ -91,6 +91,7 @@ impl Batch<'_> {
             new: w.summary.new,
             duplicates: w.summary.duplicates,
             removed: w.summary.removed,
+            documents: self.documents,
             ..BatchSummary::default()
         };
 

@@ -78,6 +78,9 @@ pub struct BatchSummary {
     pub relations: Vec<String>,
     /// Units named for retraction that own nothing in the store.
     pub unknown_units: Vec<String>,
+    /// For a batch that read SCIP indexes: their documents, and what a replacing read did
+    /// with each (`N documents unchanged, M replaced, A added, K removed`).
+    pub documents: Option<crate::scip::DocumentChanges>,
     /// Time from the batch's start to its commit.
     pub elapsed: Duration,
     /// Of that, reading and interning the input.
@@ -126,8 +129,9 @@ pub struct Batch<'s> {
     /// Tuples written by earlier flushes into relations that were empty when the batch
     /// began (so later flushes need not look them up in the store).
     seen: Option<Bloom>,
-    /// What replacing reads of SCIP indexes did with their documents.
-    documents: crate::scip::DocumentChanges,
+    /// What the SCIP indexes read held and what replacing reads did with their documents;
+    /// `None` while the batch read no index.
+    documents: Option<crate::scip::DocumentChanges>,
 }
 
 impl Store {
@@ -340,11 +344,11 @@ impl<'s> Batch<'s> {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
-    /// What the batch's replacing reads of SCIP indexes did with their documents so far
-    /// (`N documents unchanged, M replaced, A added, K removed`): all zero unless the batch
-    /// replaces and read an index.
+    /// What the batch's reads of SCIP indexes did with their documents so far (`N documents
+    /// unchanged, M replaced, A added, K removed`): all zero but `read` unless the batch
+    /// replaces, all zero unless it read an index.
     pub fn documents(&self) -> crate::scip::DocumentChanges {
-        self.documents
+        self.documents.unwrap_or_default()
     }
 
     /// Removes every fact `unit` states when the batch commits (before its own facts are
@@ -390,6 +394,10 @@ impl FactSink for Sink<'_, '_> {
         crate::guard::faults(|| self.batch.fact(fact)).map_err(|f| self.batch.fault(f))
     }
 
+    fn declare(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {
+        crate::guard::faults(|| self.batch.declare(fact)).map_err(|f| self.batch.fault(f))
+    }
+
     fn stored(&mut self) -> std::result::Result<Option<crate::Snapshot>, crate::ReadError> {
         if !self.batch.options.replace {
             return Ok(None);
@@ -402,7 +410,10 @@ impl FactSink for Sink<'_, '_> {
     }
 
     fn documents(&mut self, changes: &crate::scip::DocumentChanges) {
-        self.batch.documents.add(changes);
+        self.batch
+            .documents
+            .get_or_insert_with(Default::default)
+            .add(changes);
     }
 
     fn progress(&mut self, bytes: u64, _facts: u64) {

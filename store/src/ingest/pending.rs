@@ -23,6 +23,22 @@ pub(super) struct Pending {
     units: Vec<u32>,
 }
 
+impl Pending {
+    /// The relation of `fact`, first seen in `file`, with no facts yet.
+    fn of(fact: &Fact<'_>, file: &str) -> Pending {
+        Pending {
+            spelled: fact.spelled.to_owned(),
+            origin: fact.origin,
+            columns: fact.columns.to_vec(),
+            doc: fact.doc.map(str::to_owned),
+            file: file.to_owned(),
+            line: fact.line,
+            tuples: Vec::new(),
+            units: Vec::new(),
+        }
+    }
+}
+
 impl Batch<'_> {
     pub(super) fn clash(&self, file: &str, line: u64, message: String) -> Fault {
         IngestError::Clash {
@@ -97,22 +113,25 @@ impl Batch<'_> {
                 }
             }
             None => {
-                self.rels.insert(
-                    fact.relation.to_owned(),
-                    Pending {
-                        spelled: fact.spelled.to_owned(),
-                        origin: fact.origin,
-                        columns: fact.columns.to_vec(),
-                        doc: fact.doc.map(str::to_owned),
-                        file: label.clone(),
-                        line: fact.line,
-                        tuples: terms.to_vec(),
-                        units: vec![unit],
-                    },
-                );
+                let mut p = Pending::of(fact, label);
+                p.tuples.extend_from_slice(terms);
+                p.units.push(unit);
+                self.rels.insert(fact.relation.to_owned(), p);
                 self.pending_facts += 1;
             }
         }
+        Ok(())
+    }
+
+    /// Declares the relation of `fact` with no facts, unless the batch gathered some or the
+    /// store holds it: it is created (empty) when the batch commits.
+    pub(super) fn declare(&mut self, fact: &Fact<'_>) -> Result<()> {
+        if self.rels.contains_key(fact.relation) || self.start.relations.contains_key(fact.relation)
+        {
+            return Ok(());
+        }
+        let p = Pending::of(fact, &self.label);
+        self.rels.insert(fact.relation.to_owned(), p);
         Ok(())
     }
 

@@ -64,6 +64,25 @@ impl<'k> Emitter<'k> {
         })
     }
 
+    /// Declares every relation of [`super::RELATIONS`], so that each exists (maybe empty)
+    /// once the batch commits: the `code` module reads `uses` and `implements`, which an
+    /// indexer without enclosing ranges or relationships gives no fact of.
+    pub(crate) fn declare_all(&mut self) -> Result<()> {
+        for (i, def) in super::RELATIONS.iter().enumerate() {
+            self.sink.declare(&Fact {
+                spelled: def.name,
+                relation: def.name,
+                origin: Origin::Facts,
+                columns: &self.columns[i],
+                doc: Some(def.doc),
+                fields: &[],
+                unit: None,
+                line: self.line,
+            })?;
+        }
+        Ok(())
+    }
+
     /// The facts of one document whose path (and unit) is `path` and content hash `hash`.
     pub(crate) fn document(&mut self, doc: &Document, path: &str, hash: &str) -> Result<()> {
         let language = if doc.language.is_empty() {

@@ -23,6 +23,8 @@ const READER_VERSION: u32 = 1;
 /// What a replacing read did with each document of an index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DocumentChanges {
+    /// Documents read from the index (skipped or not).
+    pub read: u64,
     /// Documents whose stored facts were kept, their content unchanged.
     pub unchanged: u64,
     /// Documents the store held with other content, whose facts were replaced.
@@ -36,6 +38,7 @@ pub struct DocumentChanges {
 impl DocumentChanges {
     /// Adds another read's counts (a batch reading several indexes).
     pub fn add(&mut self, other: &DocumentChanges) {
+        self.read += other.read;
         self.unchanged += other.unchanged;
         self.replaced += other.replaced;
         self.added += other.added;
@@ -43,8 +46,22 @@ impl DocumentChanges {
     }
 }
 
+impl DocumentChanges {
+    /// Whether a replacing read compared the documents with the stored ones (otherwise the
+    /// counts but `read` are zero).
+    pub fn compared(&self) -> bool {
+        self.unchanged + self.replaced + self.added + self.removed > 0
+    }
+}
+
+/// `N documents unchanged, M replaced, A added, K removed` for a replacing read, `N documents
+/// read` for one that adds to what is stored.
 impl std::fmt::Display for DocumentChanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.compared() {
+            let s = if self.read == 1 { "" } else { "s" };
+            return write!(f, "{} document{s} read", self.read);
+        }
         write!(
             f,
             "{} documents unchanged, {} replaced, {} added, {} removed",

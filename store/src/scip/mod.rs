@@ -8,8 +8,8 @@
 //! # Units and paths
 //!
 //! Every document is one ownership unit, named `REPO/relative_path`, and that is also its
-//! `path` in every relation. `REPO` is the `--unit` of the ingest when given (`strata ingest
-//! --unit myrepo DB index.scip`), else the last segment of the index's
+//! `path` in every relation. `REPO` is the `--repo` (or `--unit`) of the ingest when given
+//! (`strata ingest --repo myrepo DB index.scip`), else the last segment of the index's
 //! `metadata.project_root` (`file:///home/me/src/myrepo` gives `myrepo`). So two repositories'
 //! `src/index.ts` are `a/src/index.ts` and `b/src/index.ts`, and `--replace` of one
 //! repository's index replaces only that repository's documents. The facts of the index's
@@ -260,6 +260,7 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
                 .map_err(|e| reader.index_err(Place::Byte(head.offset), e))?,
         }
     }
+    let mut changes = DocumentChanges::default();
     if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
         let gone = fresh
             .missing(repo)
@@ -267,8 +268,11 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         for path in gone {
             emit.sink.retract_unit(&path)?;
         }
-        emit.sink.documents(&fresh.changes);
+        changes = fresh.changes;
     }
+    changes.read = reader.documents;
+    emit.sink.documents(&changes);
+    emit.declare_all()?;
     emit.sink.progress(fields.offset(), emit.facts);
     Ok(emit.facts)
 }
