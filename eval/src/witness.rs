@@ -49,6 +49,106 @@ impl Node {
     }
 }
 
+/// A witness deeper than this many levels is written flat: see [`Node::flatten`].
+pub const FLAT_DEPTH: usize = 4;
+
+/// The most facts a row's witness shows unless the row is asked for whole (`witness_row`).
+pub const WITNESS_FACTS: u64 = 64;
+
+impl Node {
+    /// The tree's levels: 1 for a fact with no premises. Iterative: a chain is deep.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1)];
+        while let Some((n, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            stack.extend(n.children.iter().map(|c| (c, d + 1)));
+        }
+        deepest
+    }
+
+    /// The facts in the tree, this one included.
+    pub fn facts(&self) -> u64 {
+        let mut count = 0;
+        let mut stack = vec![self];
+        while let Some(n) = stack.pop() {
+            count += 1;
+            stack.extend(n.children.iter());
+        }
+        count
+    }
+
+    /// The tree written flat: this fact, and below it, one level down, every fact it rests
+    /// on in derivation order (each after the facts it was derived from), so a chain of n
+    /// recursive steps is n lines with no growing indent. Iterative, taking the tree apart
+    /// as it goes (dropping a deep tree whole would recurse).
+    pub fn flatten(mut self) -> Node {
+        let mut flat = Vec::new();
+        let mut stack: Vec<(Node, bool)> = std::mem::take(&mut self.children)
+            .into_iter()
+            .rev()
+            .map(|c| (c, false))
+            .collect();
+        while let Some((mut n, expanded)) = stack.pop() {
+            if expanded || n.children.is_empty() {
+                flat.push(n);
+                continue;
+            }
+            let children = std::mem::take(&mut n.children);
+            stack.push((n, true));
+            stack.extend(children.into_iter().rev().map(|c| (c, false)));
+        }
+        self.children = flat;
+        self
+    }
+
+    /// Keeps the first `room` facts (at least this one) in the order the text shows them
+    /// (a fact, then its premises), taking each kept one off `room`; answers the facts left
+    /// out. Recursive: called on trees at most [`FLAT_DEPTH`] levels deep.
+    fn keep(&mut self, room: &mut u64) -> u64 {
+        *room = room.saturating_sub(1);
+        let mut left_out = 0;
+        let mut kept = Vec::new();
+        for mut c in std::mem::take(&mut self.children) {
+            if *room == 0 {
+                left_out += c.facts();
+                continue;
+            }
+            left_out += c.keep(room);
+            kept.push(c);
+        }
+        self.children = kept;
+        left_out
+    }
+}
+
+/// A row's witness as answers show it: each tree deeper than [`FLAT_DEPTH`] levels
+/// [flattened](Node::flatten), then the first `cap` facts of all the trees (`None`: every
+/// fact); with the number of facts left out.
+pub fn bound(trees: Vec<Node>, cap: Option<u64>) -> (Vec<Node>, u64) {
+    let trees = trees.into_iter().map(|t| {
+        if t.depth() > FLAT_DEPTH {
+            t.flatten()
+        } else {
+            t
+        }
+    });
+    let Some(mut room) = cap else {
+        return (trees.collect(), 0);
+    };
+    let mut kept = Vec::new();
+    let mut left_out = 0;
+    for mut t in trees {
+        if room == 0 {
+            left_out += t.facts();
+            continue;
+        }
+        left_out += t.keep(&mut room);
+        kept.push(t);
+    }
+    (kept, left_out)
+}
+
 impl Node {
     /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
     pub fn json(&self) -> serde_json::Value {

@@ -40,6 +40,8 @@ pub struct Window {
     pub offset: u64,
     /// The most rows.
     pub limit: u64,
+    /// The most facts a row's witness shows (`None`: every fact).
+    pub witness_facts: Option<u64>,
 }
 
 /// The solutions of one group of an aggregating answer, by goal tuple id.
@@ -300,8 +302,11 @@ impl Input<'_, '_> {
         let end = start.saturating_add(window.limit).min(program_end);
         let mut page = Vec::new();
         for full in rows.drain(start as usize..end as usize) {
+            let (witness, facts_left_out) =
+                crate::witness::bound(self.witness(full.goal_tuple)?, window.witness_facts);
             page.push(Row {
-                witness: self.witness(full.goal_tuple)?,
+                witness,
+                facts_left_out,
                 cells: full.cells,
             });
         }
@@ -310,6 +315,9 @@ impl Input<'_, '_> {
             rows: page,
             offset: start - program_start,
             total,
+            snapshot: None,
+            witness_facts: window.witness_facts,
+            cut: None,
         })
     }
 
