@@ -131,8 +131,9 @@ impl Answer {
         let names: u64 = self.columns.iter().map(|c| c.len() as u64).sum();
         let columns = self.columns.len() as u64;
         match measure {
-            Measure::Text => 12 + names + 2 * columns + 240 + columns * 120 + names,
-            Measure::Json => 480 + 2 * names + columns * (JSON_LINE + 4 + 160),
+            // The header, the last line, and a line per column for a value cut inside.
+            Measure::Text => 12 + names + 2 * columns + 200 + columns * 100 + names,
+            Measure::Json => 300 + 2 * names + columns * (JSON_LINE + 4 + 140),
         }
     }
 
@@ -291,14 +292,18 @@ fn fact_sizes(trees: &[Node], measure: Measure) -> Vec<u64> {
         sizes.push(match measure {
             Measure::Text => 3 * level + bytes + 1,
             Measure::Json => {
-                let values: u64 = n
-                    .values
-                    .iter()
-                    .map(|v| value_json(v).to_string().len() as u64 + JSON_LINE + 2 * level)
-                    .sum();
-                // "fact" (escaped, so up to twice its bytes), "relation", "values",
-                // "children", each a line indented by the node's nesting.
-                2 * bytes + n.relation.len() as u64 + values + 6 * (JSON_LINE + 4 * level) + 40
+                // The node alone, pretty, each line indented as deep as it sits in a
+                // response (a row's witnesses sit three levels down, and each level of
+                // premises two more).
+                let alone = Node {
+                    relation: n.relation.clone(),
+                    values: n.values.clone(),
+                    children: Vec::new(),
+                }
+                .json();
+                let pretty = serde_json::to_string_pretty(&alone).unwrap_or_default();
+                let lines = pretty.lines().count() as u64;
+                pretty.len() as u64 + lines * (6 + 4 * level) + 2
             }
         });
         stack.extend(n.children.iter().rev().map(|c| (c, level + 1)));
