@@ -127,10 +127,7 @@ impl App {
             })?),
         };
         if page.limit == Some(0) {
-            return Err(CallError::ZeroLimit {
-                tool,
-                max: o.limit,
-            });
+            return Err(CallError::ZeroLimit { tool, max: o.limit });
         }
         let max_bytes = match page.max_bytes {
             None => o.max_bytes,

@@ -106,11 +106,7 @@ impl App {
         options.engine.witnesses = false;
         let out = p.query.run(p.base.source(), &options)?;
         let snapshot = p.base.snapshot();
-        let answer = AnswerPage::new(
-            out.answer,
-            self.options().max_bytes,
-            &(&program, &snapshot),
-        );
+        let answer = AnswerPage::new(out.answer, self.options().max_bytes, &(&program, &snapshot));
         Ok(ValuesResponse {
             program,
             answer,
