@@ -45,8 +45,8 @@ impl Cell {
     }
 
     /// Writes the cell as the text answer shows it: text bare (quoted and escaped where bare
-    /// it would be ambiguous or unsafe: [`crate::data::value::write_cell_value`]), lists in
-    /// brackets with their text quoted.
+    /// it would be ambiguous or unsafe: holding `, `, starting with `"`, or holding a control
+    /// character), lists in brackets with their text quoted.
     pub fn write(&self, out: &mut String) {
         match self {
             Cell::Value(v) => write_cell_value(v, out),
