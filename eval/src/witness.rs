@@ -194,6 +194,30 @@ fn facts_of(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, rel: usize, id: u32) ->
         .collect()
 }
 
+/// The most facts of witnesses built for one page: past it a fact's premises are not built
+/// (and counted as unbuilt), so a derivation whose tree is huge (a shared sub-derivation
+/// repeated at every level doubles it) cannot eat the machine.
+pub const WITNESS_BUILD: u64 = 200_000;
+
+/// What is left of a page's [`WITNESS_BUILD`], and the premises left unbuilt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Room {
+    /// Facts that may still be built.
+    pub(crate) left: u64,
+    /// Premises not built for want of room (each one fact or more).
+    pub(crate) unbuilt: u64,
+}
+
+impl Room {
+    /// Room for `facts` facts.
+    pub(crate) fn new(facts: u64) -> Room {
+        Room {
+            left: facts,
+            unbuilt: 0,
+        }
+    }
+}
+
 /// The trees of the premises of tuple `id` of `rel`.
 pub(crate) fn premises_of(
     ir: &Ir,
@@ -201,11 +225,12 @@ pub(crate) fn premises_of(
     w: &Witnesses,
     rel: usize,
     id: u32,
+    room: &mut Room,
 ) -> Result<Vec<Node>, EvalError> {
     let facts = facts_of(ir, ev, w, rel, id);
     visible(ir, ev, w, facts)
         .into_iter()
-        .map(|p| node(ir, ev, w, p))
+        .map(|p| node(ir, ev, w, p, room))
         .collect()
 }
 
@@ -232,12 +257,15 @@ fn visible(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, premises: Vec<Fact>) -> 
     out
 }
 
-/// The tree of one premise. Iterative: a derivation through a long chain is deep.
+/// The tree of one premise, as far as `room` goes: the premise itself always, its own
+/// premises while room is left (those past it counted in `room.unbuilt`). Iterative: a
+/// derivation through a long chain is deep.
 pub(crate) fn node(
     ir: &Ir,
     ev: &Evaluation<'_>,
     w: &Witnesses,
     root: Fact,
+    room: &mut Room,
 ) -> Result<Node, EvalError> {
     let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
     let name = |rel: u32| ir.relations[rel as usize].name.clone();
@@ -280,7 +308,12 @@ pub(crate) fn node(
         children.into_iter().rev().collect(),
     )];
     while let Some((_, pending)) = stack.last_mut() {
+        if room.left == 0 {
+            room.unbuilt += pending.len() as u64;
+            pending.clear();
+        }
         if let Some(p) = pending.pop() {
+            room.left -= 1;
             let (name, values, children) = fact(p)?;
             stack.push((
                 Node {

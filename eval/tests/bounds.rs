@@ -206,3 +206,27 @@ fn issue20_control_characters_and_separators_are_escaped() {
          6 rows"
     );
 }
+
+#[test]
+fn issue20_witness_building_is_bounded_per_page() {
+    let src = chain(4000);
+    let program = format!("{CLOSURE}p(0, ?y) => ?y order by ?y desc");
+    let answer = run(&src, &program, &limit(100));
+    // Each row's witness is about 8,000 facts: the page builds 200,000 of them, then each
+    // row's premises only, counted as unbuilt.
+    let built: u64 = answer
+        .rows
+        .iter()
+        .map(|r| r.witness.iter().map(|n| n.facts()).sum::<u64>() + r.facts_left_out)
+        .sum();
+    assert!(built <= 200_000 + 100 * 2, "{built}");
+    let last = answer.rows.last().unwrap();
+    assert!(last.facts_unbuilt > 0);
+    let text = answer.text();
+    assert!(
+        text.contains("   ... at least 2 more facts, past the 200000 a page's witnesses may build"),
+        "{}",
+        &text[text.len() - 500..]
+    );
+    assert_eq!(answer.rows[0].facts_unbuilt, 0);
+}

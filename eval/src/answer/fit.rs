@@ -147,7 +147,7 @@ impl Answer {
             }
         }
         size += fact_sizes(&row.witness, measure).iter().sum::<u64>();
-        if row.facts_left_out > 0 {
+        if row.facts_left_out > 0 || row.facts_unbuilt > 0 {
             size += 120;
         }
         (size <= cap).then_some(size)
@@ -227,6 +227,7 @@ impl Answer {
             cells,
             witness,
             facts_left_out: row.facts_left_out + left_out,
+            facts_unbuilt: row.facts_unbuilt,
         }
     }
 }

@@ -77,6 +77,10 @@ pub struct Row {
     /// The facts of the row's witness left out (past [`Answer::witness_facts`], or to fit
     /// a byte budget).
     pub facts_left_out: u64,
+    /// Premises of the row's witness not built at all, past the page's
+    /// [`crate::witness::WITNESS_BUILD`] facts: each stands for one fact or more, so the
+    /// facts left out are at least `facts_left_out + facts_unbuilt`.
+    pub facts_unbuilt: u64,
 }
 
 /// A page of an answer.
@@ -234,7 +238,14 @@ impl Answer {
         for n in &row.witness {
             n.render(3, out);
         }
-        if row.facts_left_out > 0 {
+        if row.facts_unbuilt > 0 {
+            let _ = writeln!(
+                out,
+                "   ... at least {} more facts, past the {} a page's witnesses may build",
+                row.facts_left_out + row.facts_unbuilt,
+                crate::witness::WITNESS_BUILD
+            );
+        } else if row.facts_left_out > 0 {
             let s = if row.facts_left_out == 1 { "" } else { "s" };
             let _ = match self.witness_facts {
                 Some(_) => writeln!(
@@ -279,6 +290,9 @@ impl Answer {
         });
         if self.rows.iter().any(|r| r.facts_left_out > 0) {
             j["facts_left_out"] = self.rows.iter().map(|r| r.facts_left_out).collect();
+        }
+        if self.rows.iter().any(|r| r.facts_unbuilt > 0) {
+            j["facts_unbuilt"] = self.rows.iter().map(|r| r.facts_unbuilt).collect();
         }
         if let Some(cut) = &self.cut {
             j["cut"] = cut.json(&self.columns);

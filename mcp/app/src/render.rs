@@ -124,6 +124,10 @@ impl Serialize for AnswerPage {
             let left: Vec<u64> = a.rows.iter().map(|r| r.facts_left_out).collect();
             m.serialize_entry("facts_left_out", &left)?;
         }
+        if a.rows.iter().any(|r| r.facts_unbuilt > 0) {
+            let unbuilt: Vec<u64> = a.rows.iter().map(|r| r.facts_unbuilt).collect();
+            m.serialize_entry("facts_unbuilt", &unbuilt)?;
+        }
         if let Some(cut) = &a.cut {
             m.serialize_entry("cut", &cut.json(&a.columns))?;
         }
