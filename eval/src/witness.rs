@@ -16,8 +16,11 @@ pub struct Node {
     pub relation: String,
     /// The fact's values.
     pub values: Vec<Value>,
-    /// The premises, in the order the rule writes them (empty for a base fact).
+    /// The premises, in the order the rule writes them (empty for a base fact); for a tree
+    /// written flat, every fact it rests on ([`Node::flatten`]).
     pub children: Vec<Node>,
+    /// For a tree written flat, the levels it had.
+    pub flat: Option<u64>,
 }
 
 impl Node {
@@ -29,6 +32,11 @@ impl Node {
             out.push_str(&" ".repeat(depth));
             n.write_fact(out);
             out.push('\n');
+            if let Some(levels) = n.flat {
+                out.push_str(&" ".repeat(depth + 3));
+                out.push_str(&flat_note(levels));
+                out.push('\n');
+            }
             for c in n.children.iter().rev() {
                 stack.push((c, depth + 3));
             }
@@ -47,6 +55,14 @@ impl Node {
         }
         out.push(')');
     }
+}
+
+/// The line under the fact of a tree written flat, saying so: its premises are not a
+/// rule's body but every fact it rests on.
+pub fn flat_note(levels: u64) -> String {
+    format!(
+        "(written flat, {levels} levels deep: each fact below follows those it was derived from)"
+    )
 }
 
 /// A witness deeper than this many levels is written flat: see [`Node::flatten`].
@@ -83,6 +99,7 @@ impl Node {
     /// recursive steps is n lines with no growing indent. Iterative, taking the tree apart
     /// as it goes (dropping a deep tree whole would recurse).
     pub fn flatten(mut self) -> Node {
+        let levels = self.depth() as u64;
         let mut flat = Vec::new();
         let mut stack: Vec<(Node, bool)> = std::mem::take(&mut self.children)
             .into_iter()
@@ -99,25 +116,36 @@ impl Node {
             stack.extend(children.into_iter().rev().map(|c| (c, false)));
         }
         self.children = flat;
+        self.flat = Some(levels);
         self
     }
 
-    /// Keeps the first `room` facts (at least this one) in the order the text shows them
-    /// (a fact, then its premises), taking each kept one off `room`; answers the facts left
-    /// out. Recursive: called on trees at most [`FLAT_DEPTH`] levels deep.
+    /// Keeps what `room` allows of this fact's premises, this fact already kept: a rule's
+    /// premises all or none (a body cut short would read as another rule's), a flat list's
+    /// as many as fit; taking each kept one off `room`. Answers the facts left out.
+    /// Recursive: called on trees at most [`FLAT_DEPTH`] levels deep.
     fn keep(&mut self, room: &mut u64) -> u64 {
-        *room = room.saturating_sub(1);
         let mut left_out = 0;
-        let mut kept = Vec::new();
-        for mut c in std::mem::take(&mut self.children) {
-            if *room == 0 {
-                left_out += c.facts();
-                continue;
-            }
-            left_out += c.keep(room);
-            kept.push(c);
+        if self.flat.is_some() {
+            let kept = self
+                .children
+                .len()
+                .min(usize::try_from(*room).unwrap_or(usize::MAX));
+            left_out += self.children[kept..].iter().map(Node::facts).sum::<u64>();
+            self.children.truncate(kept);
+            *room -= kept as u64;
+            return left_out;
         }
-        self.children = kept;
+        let body = self.children.len() as u64;
+        if body > *room {
+            left_out += self.children.iter().map(Node::facts).sum::<u64>();
+            self.children.clear();
+            return left_out;
+        }
+        *room -= body;
+        for c in &mut self.children {
+            left_out += c.keep(room);
+        }
         left_out
     }
 }
@@ -143,6 +171,7 @@ pub fn bound(trees: Vec<Node>, cap: Option<u64>) -> (Vec<Node>, u64) {
             left_out += t.facts();
             continue;
         }
+        room -= 1;
         left_out += t.keep(&mut room);
         kept.push(t);
     }
@@ -150,16 +179,21 @@ pub fn bound(trees: Vec<Node>, cap: Option<u64>) -> (Vec<Node>, u64) {
 }
 
 impl Node {
-    /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
+    /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`, and
+    /// `flat` (the levels it had) for a tree written flat.
     pub fn json(&self) -> serde_json::Value {
         let mut fact = String::new();
         self.write_fact(&mut fact);
-        serde_json::json!({
+        let mut j = serde_json::json!({
             "fact": fact,
             "relation": self.relation,
             "values": self.values.iter().map(value_json).collect::<Vec<_>>(),
             "children": self.children.iter().map(Node::json).collect::<Vec<_>>(),
-        })
+        });
+        if let Some(levels) = self.flat {
+            j["flat"] = levels.into();
+        }
+        j
     }
 }
 
@@ -214,6 +248,19 @@ impl Room {
         Room {
             left: facts,
             unbuilt: 0,
+        }
+    }
+
+    /// A fact's premises to build: all of them if there is room, else none (counted as
+    /// unbuilt), so a fact shows its rule's whole body or nothing.
+    fn take(&mut self, premises: Vec<Fact>) -> Vec<Fact> {
+        let n = premises.len() as u64;
+        if n <= self.left {
+            self.left -= n;
+            premises
+        } else {
+            self.unbuilt += n;
+            Vec::new()
         }
     }
 }
@@ -299,27 +346,26 @@ pub(crate) fn node(
     };
     // Build bottom-up with an explicit stack of (premise, children still to build).
     let (name, values, children) = fact(root)?;
+    let children = room.take(children);
     let mut stack: Vec<(Node, Vec<Fact>)> = vec![(
         Node {
             relation: name,
             values,
             children: Vec::new(),
+            flat: None,
         },
         children.into_iter().rev().collect(),
     )];
     while let Some((_, pending)) = stack.last_mut() {
-        if room.left == 0 {
-            room.unbuilt += pending.len() as u64;
-            pending.clear();
-        }
         if let Some(p) = pending.pop() {
-            room.left -= 1;
             let (name, values, children) = fact(p)?;
+            let children = room.take(children);
             stack.push((
                 Node {
                     relation: name,
                     values,
                     children: Vec::new(),
+                    flat: None,
                 },
                 children.into_iter().rev().collect(),
             ));
@@ -331,9 +377,5 @@ pub(crate) fn node(
             }
         }
     }
-    Ok(Node {
-        relation: String::new(),
-        values: Vec::new(),
-        children: Vec::new(),
-    })
+    Ok(Node::default())
 }

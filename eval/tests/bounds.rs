@@ -43,22 +43,27 @@ fn issue20_deep_witness_is_flat() {
     let answer = run(&src, &program, &limit(3));
     let text = answer.text();
     // Was 144 MB: each of 4,000 levels indented by its depth.
-    assert_eq!(text.len(), 3_210, "{text}");
+    assert_eq!(text.len(), 3_480, "{text}");
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[1], "1. 4000");
     assert_eq!(lines[2], "   p(0, 4000)");
     // Flat: the facts it rests on one level down, each after those it was derived from.
-    assert_eq!(lines[3], "      e(0, 1)");
-    assert_eq!(lines[4], "      p(0, 1)");
-    assert_eq!(lines[5], "      e(1, 2)");
-    assert_eq!(lines[6], "      p(0, 2)");
+    assert_eq!(
+        lines[3],
+        "      (written flat, 4001 levels deep: each fact below follows those it was derived \
+         from)"
+    );
+    assert_eq!(lines[4], "      e(0, 1)");
+    assert_eq!(lines[5], "      p(0, 1)");
+    assert_eq!(lines[6], "      e(1, 2)");
+    assert_eq!(lines[7], "      p(0, 2)");
     assert!(
-        lines[3..66]
+        lines[4..67]
             .iter()
             .all(|l| l.starts_with("      ") && !l.starts_with("       "))
     );
     assert_eq!(
-        lines[66],
+        lines[67],
         "   ... 7936 more facts (witness_row 1 answers this row with its whole witness)"
     );
     assert_eq!(
@@ -229,4 +234,42 @@ fn issue20_witness_building_is_bounded_per_page() {
         &text[text.len() - 500..]
     );
     assert_eq!(answer.rows[0].facts_unbuilt, 0);
+}
+
+#[test]
+fn issue20_a_bounded_witness_keeps_whole_bodies() {
+    use strata_eval::Node;
+    use strata_eval::witness::bound;
+    let fact = |r: &str, children: Vec<Node>| Node {
+        relation: r.to_owned(),
+        children,
+        ..Node::default()
+    };
+    // a :- b, c;  b :- d, e.
+    let tree = || {
+        fact(
+            "a",
+            vec![
+                fact("b", vec![fact("d", vec![]), fact("e", vec![])]),
+                fact("c", vec![]),
+            ],
+        )
+    };
+    let shown = |trees: &[Node]| {
+        let mut out = String::new();
+        for t in trees {
+            t.render(0, &mut out);
+        }
+        out
+    };
+    // Room for a, b, c, and one of d, e: b's body is left out whole.
+    let (kept, left_out) = bound(vec![tree()], Some(4));
+    assert_eq!(shown(&kept), "a()\n   b()\n   c()\n");
+    assert_eq!(left_out, 2);
+    let (kept, left_out) = bound(vec![tree()], Some(5));
+    assert_eq!(shown(&kept), "a()\n   b()\n      d()\n      e()\n   c()\n");
+    assert_eq!(left_out, 0);
+    let (kept, left_out) = bound(vec![tree()], Some(2));
+    assert_eq!(shown(&kept), "a()\n");
+    assert_eq!(left_out, 4);
 }

@@ -291,7 +291,12 @@ fn fact_sizes(trees: &[Node], measure: Measure) -> Vec<u64> {
         n.write_fact(&mut fact);
         let bytes = fact.len() as u64;
         sizes.push(match measure {
-            Measure::Text => 3 * level + bytes + 1,
+            Measure::Text => {
+                let note = n.flat.map_or(0, |l| {
+                    crate::witness::flat_note(l).len() as u64 + 3 * level + 4
+                });
+                3 * level + bytes + 1 + note
+            }
             Measure::Json => {
                 // The node alone, pretty, each line indented as deep as it sits in a
                 // response (a row's witnesses sit three levels down, and each level of
@@ -300,6 +305,7 @@ fn fact_sizes(trees: &[Node], measure: Measure) -> Vec<u64> {
                     relation: n.relation.clone(),
                     values: n.values.clone(),
                     children: Vec::new(),
+                    flat: n.flat,
                 }
                 .json();
                 let pretty = serde_json::to_string_pretty(&alone).unwrap_or_default();

@@ -175,7 +175,8 @@ impl Serialize for CellJson<'_> {
     }
 }
 
-/// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
+/// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`,
+/// and `flat` (the levels it had) for a tree written flat.
 struct NodeJson<'a>(&'a Node);
 
 impl Serialize for NodeJson<'_> {
@@ -183,13 +184,16 @@ impl Serialize for NodeJson<'_> {
         let n = self.0;
         let mut fact = String::new();
         n.write_fact(&mut fact);
-        let mut m = s.serialize_map(Some(4))?;
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("fact", &fact)?;
         m.serialize_entry("relation", &n.relation)?;
         let values: Vec<ValueJson<'_>> = n.values.iter().map(ValueJson).collect();
         m.serialize_entry("values", &values)?;
         let children: Vec<NodeJson<'_>> = n.children.iter().map(NodeJson).collect();
         m.serialize_entry("children", &children)?;
+        if let Some(levels) = n.flat {
+            m.serialize_entry("flat", &levels)?;
+        }
         m.end()
     }
 }
