@@ -102,6 +102,7 @@ pub(crate) fn app_options(
         max_work,
         timeout: duration(timeout)?,
         threads: None,
+        max_bytes: strata_eval::ANSWER_BYTES,
         ask: models.options()?,
     })
 }

@@ -54,6 +54,8 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
                 no_witnesses: false,
                 threads: None,
                 sample: None,
+                max_bytes: strata_eval::ANSWER_BYTES,
+                witness_row: None,
             },
         },
         false,

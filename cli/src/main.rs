@@ -122,7 +122,7 @@ fn main() -> ExitCode {
         Err(e) => {
             match e.downcast_ref::<ProgramError>() {
                 Some(p) => eprintln!("{p}"),
-                None => eprintln!("error: {e:#}"),
+                None => eprintln!("error: {}", error_text(&e)),
             }
             ExitCode::FAILURE
         }
@@ -191,6 +191,24 @@ fn duration(s: &str) -> Result<Duration> {
         bail!("\"{s}\" is not a positive duration");
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// An error and its sources, joined with `: `, each source once: an error whose message
+/// already holds its source's (`query: {source}`, `{tool}: {source}`) does not repeat
+/// it, which anyhow's `{:#}` would (a budget error's text printed twice).
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let message = cause.to_string();
+        if text.contains(&message) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&message);
+    }
+    text
 }
 
 /// Prints `response` as text, or as JSON (pretty) with `json`.

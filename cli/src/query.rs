@@ -34,12 +34,20 @@ pub(crate) struct QueryArgs {
 /// limits.
 #[derive(Args)]
 pub(crate) struct RunFlags {
-    /// The most rows to answer.
+    /// The most rows to answer, from 1.
     #[arg(long, default_value_t = 100)]
     pub(crate) limit: u64,
-    /// Continue from this page token (the offset the last page gave).
+    /// Continue from this page token (the one the last page ended with).
     #[arg(long)]
     pub(crate) page_token: Option<String>,
+    /// The most bytes of the answer, text or JSON: rows past it are left out, said so, with
+    /// the page token to go on.
+    #[arg(long, default_value_t = strata_eval::ANSWER_BYTES)]
+    pub(crate) max_bytes: u64,
+    /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
+    /// witness, which a page bounds to 64 facts.
+    #[arg(long, value_name = "N")]
+    pub(crate) witness_row: Option<u64>,
     /// The most work (candidate tuples examined) the evaluation may spend.
     #[arg(long)]
     pub(crate) max_work: Option<u64>,
@@ -61,24 +69,30 @@ pub(crate) struct RunFlags {
 impl RunFlags {
     /// The application over `db` with these flags' limits.
     pub(crate) fn app(&self, db: &Path) -> Result<App> {
+        // The row limit is the page's, refused in the core when 0 as a server refuses it;
+        // the application's is the default or above.
         let options = Options {
-            limit: self.limit,
+            limit: self.limit.max(Options::default().limit),
             max_work: self.max_work,
             timeout: duration(&self.timeout)?,
             threads: self.threads,
+            max_bytes: self.max_bytes,
             ..Options::default()
         };
         Ok(App::open(db, options)?)
     }
 
-    /// The page these flags ask for (the limit is the application's).
+    /// The page these flags ask for (the work cap and the byte budget are the
+    /// application's).
     pub(crate) fn page(&self) -> Page {
         Page {
-            limit: 0,
+            limit: Some(self.limit),
             max_work: 0,
             page_token: self.page_token.clone().unwrap_or_default(),
             sample: self.sample.unwrap_or(0),
             witnesses: !self.no_witnesses,
+            max_bytes: None,
+            witness_row: self.witness_row,
         }
     }
 }

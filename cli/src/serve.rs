@@ -39,6 +39,10 @@ pub(crate) struct ServeArgs {
     /// The longest a call may take: 500ms, 30s, 2m.
     #[arg(long, default_value = "30s")]
     pub(crate) timeout: String,
+    /// The most bytes of a call's answer, text or JSON (a call may ask for less with
+    /// max_bytes); rows past it are left out, said so, with the page_token to go on.
+    #[arg(long, default_value_t = strata_eval::ANSWER_BYTES)]
+    pub(crate) max_bytes: u64,
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
     pub(crate) max_body_bytes: usize,
@@ -47,7 +51,8 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
-    let options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let mut options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    options.max_bytes = args.max_bytes;
     let token = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f)

@@ -290,3 +290,51 @@ fn a_refused_cypher_query_exits_1_with_caret_and_fix() {
          RETURN; facts are changed with `strata ingest --replace`\n"
     );
 }
+
+#[test]
+fn issue20_budget_errors_print_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, _, err) = strata(&["query", &db, "imports(?a, ?b) => ?a, ?b", "--max-work", "1"]);
+    assert!(!ok);
+    // Was the message, then ": " and the message again.
+    assert_eq!(
+        err,
+        "error: query: the program passed its work budget of 1 units\n"
+    );
+    let (ok, _, err) = strata(&[
+        "query",
+        &db,
+        r#"deps.depends_on("app", ?d) => ?d"#,
+        "--timeout",
+        "0.000001s",
+    ]);
+    assert!(!ok);
+    assert_eq!(err.matches("ran past its time limit").count(), 1, "{err}");
+}
+
+#[test]
+fn issue20_limit_0_is_refused_and_witness_row_answers_one_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let program = r#"deps.depends_on("app", ?d) => ?d"#;
+    let (ok, out, err) = strata(&["query", &db, program, "--limit", "0"]);
+    assert!(!ok);
+    assert_eq!(out, "");
+    assert_eq!(
+        err,
+        "error: query: limit 0 asks for no rows; pass a limit from 1 to 100 (the server's \
+         limit), or leave it out for 100\n"
+    );
+    let (ok, out, err) = strata(&["query", &db, program, "--witness-row", "3"]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("columns: d\n3. util\n"), "{out}");
+    assert!(out.ends_with("rows 3 to 3 of 3\n"), "{out}");
+    let (ok, out, err) = strata(&["query", &db, program, "--max-bytes", "1100"]);
+    assert!(ok, "{err}");
+    assert!(out.len() <= 1100, "{out}");
+    assert!(
+        out.contains("left out to keep the answer under 1100 bytes"),
+        "{out}"
+    );
+}

@@ -33,6 +33,7 @@
 //! ```
 
 pub mod answer;
+pub mod budget;
 pub(crate) mod builtins;
 pub mod cypher;
 pub(crate) mod data;
@@ -49,7 +50,8 @@ pub mod witness;
 
 pub use answer::explain::{How, LiteralReport, RelationReport, Report, RuleReport};
 pub use answer::query::{Outcome, Query, QueryError, RunOptions};
-pub use answer::{Answer, Cell, Row};
+pub use answer::{Answer, Cell, Cut, CutUnit, Measure, PageToken, PageTokenError, Row, ValueCut};
+pub use budget::{ANSWER_BYTES, ANSWER_BYTES_MIN, ByteBudget};
 pub use cypher::{CypherError, CypherQuery, Graph, Mapping};
 pub use data::memory::MemorySource;
 pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};

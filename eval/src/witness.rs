@@ -16,8 +16,11 @@ pub struct Node {
     pub relation: String,
     /// The fact's values.
     pub values: Vec<Value>,
-    /// The premises, in the order the rule writes them (empty for a base fact).
+    /// The premises, in the order the rule writes them (empty for a base fact); for a tree
+    /// written flat, every fact it rests on ([`Node::flatten`]).
     pub children: Vec<Node>,
+    /// For a tree written flat, the levels it had.
+    pub flat: Option<u64>,
 }
 
 impl Node {
@@ -29,6 +32,11 @@ impl Node {
             out.push_str(&" ".repeat(depth));
             n.write_fact(out);
             out.push('\n');
+            if let Some(levels) = n.flat {
+                out.push_str(&" ".repeat(depth + 3));
+                out.push_str(&flat_note(levels));
+                out.push('\n');
+            }
             for c in n.children.iter().rev() {
                 stack.push((c, depth + 3));
             }
@@ -49,17 +57,143 @@ impl Node {
     }
 }
 
+/// The line under the fact of a tree written flat, saying so: its premises are not a
+/// rule's body but every fact it rests on.
+pub fn flat_note(levels: u64) -> String {
+    format!(
+        "(written flat, {levels} levels deep: each fact below follows those it was derived from)"
+    )
+}
+
+/// A witness deeper than this many levels is written flat: see [`Node::flatten`].
+pub const FLAT_DEPTH: usize = 4;
+
+/// The most facts a row's witness shows unless the row is asked for whole (`witness_row`).
+pub const WITNESS_FACTS: u64 = 64;
+
 impl Node {
-    /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
+    /// The tree's levels: 1 for a fact with no premises. Iterative: a chain is deep.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1)];
+        while let Some((n, d)) = stack.pop() {
+            deepest = deepest.max(d);
+            stack.extend(n.children.iter().map(|c| (c, d + 1)));
+        }
+        deepest
+    }
+
+    /// The facts in the tree, this one included.
+    pub fn facts(&self) -> u64 {
+        let mut count = 0;
+        let mut stack = vec![self];
+        while let Some(n) = stack.pop() {
+            count += 1;
+            stack.extend(n.children.iter());
+        }
+        count
+    }
+
+    /// The tree written flat: this fact, and below it, one level down, every fact it rests
+    /// on in derivation order (each after the facts it was derived from), so a chain of n
+    /// recursive steps is n lines with no growing indent. Iterative, taking the tree apart
+    /// as it goes (dropping a deep tree whole would recurse).
+    pub fn flatten(mut self) -> Node {
+        let levels = self.depth() as u64;
+        let mut flat = Vec::new();
+        let mut stack: Vec<(Node, bool)> = std::mem::take(&mut self.children)
+            .into_iter()
+            .rev()
+            .map(|c| (c, false))
+            .collect();
+        while let Some((mut n, expanded)) = stack.pop() {
+            if expanded || n.children.is_empty() {
+                flat.push(n);
+                continue;
+            }
+            let children = std::mem::take(&mut n.children);
+            stack.push((n, true));
+            stack.extend(children.into_iter().rev().map(|c| (c, false)));
+        }
+        self.children = flat;
+        self.flat = Some(levels);
+        self
+    }
+
+    /// Keeps what `room` allows of this fact's premises, this fact already kept: a rule's
+    /// premises all or none (a body cut short would read as another rule's), a flat list's
+    /// as many as fit; taking each kept one off `room`. Answers the facts left out.
+    /// Recursive: called on trees at most [`FLAT_DEPTH`] levels deep.
+    fn keep(&mut self, room: &mut u64) -> u64 {
+        let mut left_out = 0;
+        if self.flat.is_some() {
+            let kept = self
+                .children
+                .len()
+                .min(usize::try_from(*room).unwrap_or(usize::MAX));
+            left_out += self.children[kept..].iter().map(Node::facts).sum::<u64>();
+            self.children.truncate(kept);
+            *room -= kept as u64;
+            return left_out;
+        }
+        let body = self.children.len() as u64;
+        if body > *room {
+            left_out += self.children.iter().map(Node::facts).sum::<u64>();
+            self.children.clear();
+            return left_out;
+        }
+        *room -= body;
+        for c in &mut self.children {
+            left_out += c.keep(room);
+        }
+        left_out
+    }
+}
+
+/// A row's witness as answers show it: each tree deeper than [`FLAT_DEPTH`] levels
+/// [flattened](Node::flatten), then the first `cap` facts of all the trees (`None`: every
+/// fact); with the number of facts left out.
+pub fn bound(trees: Vec<Node>, cap: Option<u64>) -> (Vec<Node>, u64) {
+    let trees = trees.into_iter().map(|t| {
+        if t.depth() > FLAT_DEPTH {
+            t.flatten()
+        } else {
+            t
+        }
+    });
+    let Some(mut room) = cap else {
+        return (trees.collect(), 0);
+    };
+    let mut kept = Vec::new();
+    let mut left_out = 0;
+    for mut t in trees {
+        if room == 0 {
+            left_out += t.facts();
+            continue;
+        }
+        room -= 1;
+        left_out += t.keep(&mut room);
+        kept.push(t);
+    }
+    (kept, left_out)
+}
+
+impl Node {
+    /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`, and
+    /// `flat` (the levels it had) for a tree written flat.
     pub fn json(&self) -> serde_json::Value {
         let mut fact = String::new();
         self.write_fact(&mut fact);
-        serde_json::json!({
+        let mut j = serde_json::json!({
             "fact": fact,
             "relation": self.relation,
             "values": self.values.iter().map(value_json).collect::<Vec<_>>(),
             "children": self.children.iter().map(Node::json).collect::<Vec<_>>(),
-        })
+        });
+        if let Some(levels) = self.flat {
+            j["flat"] = levels.into();
+        }
+        j
     }
 }
 
@@ -94,6 +228,43 @@ fn facts_of(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, rel: usize, id: u32) ->
         .collect()
 }
 
+/// The most facts of witnesses built for one page: past it a fact's premises are not built
+/// (and counted as unbuilt), so a derivation whose tree is huge (a shared sub-derivation
+/// repeated at every level doubles it) cannot eat the machine.
+pub const WITNESS_BUILD: u64 = 200_000;
+
+/// What is left of a page's [`WITNESS_BUILD`], and the premises left unbuilt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Room {
+    /// Facts that may still be built.
+    pub(crate) left: u64,
+    /// Premises not built for want of room (each one fact or more).
+    pub(crate) unbuilt: u64,
+}
+
+impl Room {
+    /// Room for `facts` facts.
+    pub(crate) fn new(facts: u64) -> Room {
+        Room {
+            left: facts,
+            unbuilt: 0,
+        }
+    }
+
+    /// A fact's premises to build: all of them if there is room, else none (counted as
+    /// unbuilt), so a fact shows its rule's whole body or nothing.
+    fn take(&mut self, premises: Vec<Fact>) -> Vec<Fact> {
+        let n = premises.len() as u64;
+        if n <= self.left {
+            self.left -= n;
+            premises
+        } else {
+            self.unbuilt += n;
+            Vec::new()
+        }
+    }
+}
+
 /// The trees of the premises of tuple `id` of `rel`.
 pub(crate) fn premises_of(
     ir: &Ir,
@@ -101,11 +272,12 @@ pub(crate) fn premises_of(
     w: &Witnesses,
     rel: usize,
     id: u32,
+    room: &mut Room,
 ) -> Result<Vec<Node>, EvalError> {
     let facts = facts_of(ir, ev, w, rel, id);
     visible(ir, ev, w, facts)
         .into_iter()
-        .map(|p| node(ir, ev, w, p))
+        .map(|p| node(ir, ev, w, p, room))
         .collect()
 }
 
@@ -132,12 +304,15 @@ fn visible(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, premises: Vec<Fact>) -> 
     out
 }
 
-/// The tree of one premise. Iterative: a derivation through a long chain is deep.
+/// The tree of one premise, as far as `room` goes: the premise itself always, its own
+/// premises while room is left (those past it counted in `room.unbuilt`). Iterative: a
+/// derivation through a long chain is deep.
 pub(crate) fn node(
     ir: &Ir,
     ev: &Evaluation<'_>,
     w: &Witnesses,
     root: Fact,
+    room: &mut Room,
 ) -> Result<Node, EvalError> {
     let value = |t: Term| ev.dict.value(t).map_err(EvalError::from);
     let name = |rel: u32| ir.relations[rel as usize].name.clone();
@@ -171,22 +346,26 @@ pub(crate) fn node(
     };
     // Build bottom-up with an explicit stack of (premise, children still to build).
     let (name, values, children) = fact(root)?;
+    let children = room.take(children);
     let mut stack: Vec<(Node, Vec<Fact>)> = vec![(
         Node {
             relation: name,
             values,
             children: Vec::new(),
+            flat: None,
         },
         children.into_iter().rev().collect(),
     )];
     while let Some((_, pending)) = stack.last_mut() {
         if let Some(p) = pending.pop() {
             let (name, values, children) = fact(p)?;
+            let children = room.take(children);
             stack.push((
                 Node {
                     relation: name,
                     values,
                     children: Vec::new(),
+                    flat: None,
                 },
                 children.into_iter().rev().collect(),
             ));
@@ -198,9 +377,5 @@ pub(crate) fn node(
             }
         }
     }
-    Ok(Node {
-        relation: String::new(),
-        values: Vec::new(),
-        children: Vec::new(),
-    })
+    Ok(Node::default())
 }

@@ -44,9 +44,10 @@ pub struct QueryArgs {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, BindValue>")]
     pub bind: serde_json::Map<String, serde_json::Value>,
-    /// The most rows to answer (0: the server's limit; never more than it).
+    /// The most rows to answer, from 1 (left out: the server's limit; never more than it).
     #[serde(default)]
-    pub limit: u64,
+    #[schemars(with = "u64")]
+    pub limit: Option<u64>,
     /// The most work (candidate tuples examined) to spend (0: the server's cap; never more
     /// than it).
     #[serde(default)]
@@ -54,6 +55,16 @@ pub struct QueryArgs {
     /// The page_token the previous page ended with, to continue from it.
     #[serde(default)]
     pub page_token: String,
+    /// The most bytes of the answer (left out: the server's budget, 80000 by default; never
+    /// more than it). Rows past it are left out, said so, with the page_token to go on.
+    #[serde(default)]
+    #[schemars(with = "u64")]
+    pub max_bytes: Option<u64>,
+    /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
+    /// witness, which a page bounds to 64 facts.
+    #[serde(default)]
+    #[schemars(with = "u64")]
+    pub witness_row: Option<u64>,
     /// Answer as JSON: columns, rows, witnesses, total, next and the snapshot read.
     #[serde(default)]
     pub json: bool,
@@ -75,9 +86,10 @@ pub struct CypherArgs {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, BindValue>")]
     pub params: serde_json::Map<String, serde_json::Value>,
-    /// The most rows to answer (0: the server's limit; never more than it).
+    /// The most rows to answer, from 1 (left out: the server's limit; never more than it).
     #[serde(default)]
-    pub limit: u64,
+    #[schemars(with = "u64")]
+    pub limit: Option<u64>,
     /// The most work (candidate tuples examined) to spend (0: the server's cap; never more
     /// than it).
     #[serde(default)]
@@ -85,6 +97,16 @@ pub struct CypherArgs {
     /// The page_token the previous page ended with, to continue from it.
     #[serde(default)]
     pub page_token: String,
+    /// The most bytes of the answer (left out: the server's budget, 80000 by default; never
+    /// more than it). Rows past it are left out, said so, with the page_token to go on.
+    #[serde(default)]
+    #[schemars(with = "u64")]
+    pub max_bytes: Option<u64>,
+    /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
+    /// witness, which a page bounds to 64 facts.
+    #[serde(default)]
+    #[schemars(with = "u64")]
+    pub witness_row: Option<u64>,
     /// Answer as JSON: the Cypher text, the program, columns, rows, witnesses, total, next.
     #[serde(default)]
     pub json: bool,
@@ -188,6 +210,8 @@ impl QueryArgs {
                 page_token: self.page_token.clone(),
                 sample: self.sample,
                 witnesses: true,
+                max_bytes: self.max_bytes,
+                witness_row: self.witness_row,
             },
         })
     }
@@ -205,6 +229,8 @@ impl CypherArgs {
                 page_token: self.page_token.clone(),
                 sample: self.sample,
                 witnesses: true,
+                max_bytes: self.max_bytes,
+                witness_row: self.witness_row,
             },
         })
     }

@@ -999,3 +999,189 @@ fn the_graph_is_in_the_instructions_the_description_and_the_schema() {
          relationship types:\n  IMPORTS from imports(src, dst)"
     );
 }
+
+/// Commits a batch of `n` edges `pN IMPORTS pN+1` to the server's store.
+fn commit_edges(s: &Server, label: &str, n: usize) {
+    let mut batch = s.store().batch(BatchOptions::default()).unwrap();
+    let spec = DumpSpec {
+        label: label.into(),
+        format: Format::Edges,
+        relation: None,
+        unit: None,
+    };
+    let edges: String = (0..n)
+        .map(|i| format!("p{i:04}\tIMPORTS\tp{:04}\n", i + 1))
+        .collect();
+    batch.read_dump(edges.as_bytes(), &spec).unwrap();
+    batch.commit().unwrap();
+}
+
+#[test]
+fn issue20_limit_0_is_refused_for_query_and_cypher() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let out = call(
+        &s,
+        "query",
+        json!({ "program": "imports(?a, ?b) => ?a", "limit": 0 }),
+    );
+    assert!(out.is_error);
+    assert_eq!(
+        out.text,
+        "query: limit 0 asks for no rows; pass a limit from 1 to 100 (the server's limit), or \
+         leave it out for 100"
+    );
+    assert_eq!(out.structured.unwrap()["error"]["kind"], "limit");
+    let out = call(
+        &s,
+        "cypher",
+        json!({ "query": "MATCH (p:Package) RETURN p.name", "limit": 0 }),
+    );
+    assert!(out.is_error);
+    assert!(
+        out.text.starts_with("cypher: limit 0 asks for no rows"),
+        "{}",
+        out.text
+    );
+}
+
+#[test]
+fn issue20_page_token_names_its_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let program = "imports(?a, ?b) => ?a, ?b";
+    let first = call(&s, "query", json!({ "program": program, "limit": 1 }));
+    // At the first snapshot the token is the seed's plain offset.
+    assert_eq!(first.structured.unwrap()["next"], "1");
+    commit_edges(&s, "more.edges.tsv", 2);
+    let second = call(
+        &s,
+        "query",
+        json!({ "program": program, "limit": 1, "page_token": "1" }),
+    );
+    assert!(!second.is_error, "{}", second.text);
+    assert!(
+        second.text.ends_with(
+            "rows 2 to 2 of 5; continue with page_token \"2@2\"\nnote: the data changed since \
+             page_token \"1\" was given: it names snapshot 1, this page read snapshot 2, so rows \
+             may repeat or be missing; leave out page_token to start again"
+        ),
+        "{}",
+        second.text
+    );
+    let j = second.structured.unwrap();
+    assert_eq!(j["next"], "2@2");
+    assert!(j["data_changed"].is_string());
+    // A token of this snapshot pages on with no note.
+    let third = call(
+        &s,
+        "query",
+        json!({ "program": program, "limit": 1, "page_token": "2@2" }),
+    );
+    assert!(
+        third.text.ends_with("continue with page_token \"3@2\""),
+        "{}",
+        third.text
+    );
+    // A commit after it is said so again.
+    commit_edges(&s, "again.edges.tsv", 3);
+    let fourth = call(
+        &s,
+        "query",
+        json!({ "program": program, "limit": 1, "page_token": "3@2" }),
+    );
+    assert!(
+        fourth
+            .text
+            .contains("it names snapshot 2, this page read snapshot 3"),
+        "{}",
+        fourth.text
+    );
+    let bad = call(
+        &s,
+        "query",
+        json!({ "program": program, "page_token": "3@x" }),
+    );
+    assert!(bad.is_error);
+    assert!(
+        bad.text.contains("(OFFSET or OFFSET@SNAPSHOT)"),
+        "{}",
+        bad.text
+    );
+}
+
+#[test]
+fn issue20_max_bytes_bounds_the_answer_and_only_goes_down() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    commit_edges(&s, "chain.edges.tsv", 400);
+    let program = "imports(?a, ?b) => ?a, ?b";
+    let out = call(
+        &s,
+        "query",
+        json!({ "program": program, "max_bytes": 2000 }),
+    );
+    assert!(!out.is_error, "{}", out.text);
+    assert!(out.text.len() <= 2000, "{}", out.text.len());
+    let kept = out.text.lines().filter(|l| l.contains(". ")).count();
+    assert!(kept > 3 && kept < 100, "{kept}");
+    assert!(
+        out.text.ends_with(&format!(
+            "rows 1 to {kept} of 403; {} more rows of this page left out to keep the answer \
+             under 2000 bytes; continue with page_token \"{kept}@2\"",
+            100 - kept
+        )),
+        "{}",
+        out.text
+    );
+    let j = out.structured.unwrap();
+    assert!(serde_json::to_string_pretty(&j).unwrap().len() <= 2000);
+    assert_eq!(j["cut"]["max_bytes"], 2000);
+    let json = call(
+        &s,
+        "query",
+        json!({ "program": program, "max_bytes": 2000, "json": true }),
+    );
+    assert!(json.text.len() <= 2000, "{}", json.text.len());
+    serde_json::from_str::<serde_json::Value>(&json.text).unwrap();
+    // The default budget bounds a default page too.
+    let whole = call(&s, "query", json!({ "program": program }));
+    assert!(whole.text.len() <= 80_000);
+    for (asked, what) in [(100, "max_bytes 100"), (1_000_000, "max_bytes 1000000")] {
+        let out = call(
+            &s,
+            "query",
+            json!({ "program": program, "max_bytes": asked }),
+        );
+        assert!(out.is_error);
+        assert_eq!(
+            out.text,
+            format!(
+                "query: {what} is out of range; pass from 1024 to 80000 (the server's answer \
+                 budget), or leave it out for 80000"
+            )
+        );
+    }
+}
+
+#[test]
+fn issue20_witness_row_answers_one_row_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    let program = r#"deps.depends_on("app", ?d) => ?d"#;
+    let out = call(&s, "query", json!({ "program": program, "witness_row": 2 }));
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(
+        out.text,
+        "columns: d\n2. log\n   deps.depends_on(\"app\", \"log\")\n      deps.depends_on(\"app\", \
+         \"api\")\n         deps._step(\"app\", \"api\")\n            imports(\"app\", \"api\")\n      \
+         deps._step(\"api\", \"log\")\n         imports(\"api\", \"log\")\nrows 2 to 2 of 3; \
+         continue with page_token \"2\""
+    );
+    let zero = call(&s, "query", json!({ "program": program, "witness_row": 0 }));
+    assert!(zero.is_error);
+    assert_eq!(
+        zero.text,
+        "query: witness_row counts rows from 1, as the answer numbers them"
+    );
+}

@@ -15,7 +15,7 @@ use crate::exec::relation::Relation;
 use crate::exec::witness::Premise;
 use crate::front::ast::AggFunc;
 use crate::ir::{ColumnSpec, Ir, OrderSpec, RelId, Shape};
-use crate::witness::{Fact, node, premises_of};
+use crate::witness::{Fact, Room, WITNESS_BUILD, node, premises_of};
 
 /// What an answer is built from.
 #[derive(Clone, Copy)]
@@ -40,6 +40,8 @@ pub struct Window {
     pub offset: u64,
     /// The most rows.
     pub limit: u64,
+    /// The most facts a row's witness shows (`None`: every fact).
+    pub witness_facts: Option<u64>,
 }
 
 /// The solutions of one group of an aggregating answer, by goal tuple id.
@@ -299,9 +301,15 @@ impl Input<'_, '_> {
         let start = (program_start + window.offset).min(program_end);
         let end = start.saturating_add(window.limit).min(program_end);
         let mut page = Vec::new();
+        let mut room = Room::new(WITNESS_BUILD);
         for full in rows.drain(start as usize..end as usize) {
+            let unbuilt = room.unbuilt;
+            let tree = self.witness(full.goal_tuple, &mut room)?;
+            let (witness, facts_left_out) = crate::witness::bound(tree, window.witness_facts);
             page.push(Row {
-                witness: self.witness(full.goal_tuple)?,
+                witness,
+                facts_left_out,
+                facts_unbuilt: room.unbuilt - unbuilt,
                 cells: full.cells,
             });
         }
@@ -310,12 +318,19 @@ impl Input<'_, '_> {
             rows: page,
             offset: start - program_start,
             total,
+            snapshot: None,
+            witness_facts: window.witness_facts,
+            cut: None,
         })
     }
 
     /// The witness of a row projected from goal tuple `goal_tuple` (none for a group, or
     /// when witnesses were off).
-    fn witness(&self, goal_tuple: Option<u32>) -> Result<Vec<crate::witness::Node>, EvalError> {
+    fn witness(
+        &self,
+        goal_tuple: Option<u32>,
+        room: &mut Room,
+    ) -> Result<Vec<crate::witness::Node>, EvalError> {
         let (ir, ev) = (self.ir, self.ev);
         Ok(match (goal_tuple, ev.witnesses.as_ref()) {
             (Some(id), Some(w)) if self.alias => vec![node(
@@ -326,8 +341,9 @@ impl Input<'_, '_> {
                     rel: self.solutions as u32,
                     id,
                 }),
+                room,
             )?],
-            (Some(id), Some(w)) => premises_of(ir, ev, w, ir.goal, id)?,
+            (Some(id), Some(w)) => premises_of(ir, ev, w, ir.goal, id, room)?,
             _ => Vec::new(),
         })
     }

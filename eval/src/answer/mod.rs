@@ -7,15 +7,19 @@
 
 mod build;
 pub mod explain;
+mod fit;
 pub mod query;
+pub mod token;
 
 pub use build::{Input, Window};
+pub use fit::{Cut, CutUnit, Measure, ValueCut};
+pub use token::{PageToken, PageTokenError};
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use crate::data::value::Value;
-use crate::data::value::{value_json, write_value};
+use crate::data::value::{value_json, write_cell_value, write_value};
 use crate::exec::engine::{EvalError, Evaluation};
 use crate::ir::Ir;
 pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
@@ -40,10 +44,12 @@ impl Cell {
         }
     }
 
-    /// Writes the cell as the text answer shows it: text bare, lists in brackets.
+    /// Writes the cell as the text answer shows it: text bare (quoted and escaped where bare
+    /// it would be ambiguous or unsafe: holding `, `, starting with `"`, or holding a control
+    /// character), lists in brackets with their text quoted.
     pub fn write(&self, out: &mut String) {
         match self {
-            Cell::Value(v) => out.push_str(&v.to_string()),
+            Cell::Value(v) => write_cell_value(v, out),
             Cell::List(vs) => {
                 out.push('[');
                 for (i, v) in vs.iter().enumerate() {
@@ -64,8 +70,17 @@ pub struct Row {
     /// The cells, one per column.
     pub cells: Vec<Cell>,
     /// The facts the row was derived from: one tree per positive goal literal (none for an
-    /// aggregate row, or when witnesses were off).
+    /// aggregate row, or when witnesses were off), each deeper than
+    /// [`crate::witness::FLAT_DEPTH`] levels written flat, at most the answer's
+    /// [`Answer::witness_facts`] facts in all.
     pub witness: Vec<Node>,
+    /// The facts of the row's witness left out (past [`Answer::witness_facts`], or to fit
+    /// a byte budget).
+    pub facts_left_out: u64,
+    /// Premises of the row's witness not built at all, past the page's
+    /// [`crate::witness::WITNESS_BUILD`] facts: each stands for one fact or more, so the
+    /// facts left out are at least `facts_left_out + facts_unbuilt`.
+    pub facts_unbuilt: u64,
 }
 
 /// A page of an answer.
@@ -79,6 +94,14 @@ pub struct Answer {
     pub offset: u64,
     /// How many rows the whole answer has.
     pub total: u64,
+    /// The snapshot the answer was read at (its batch sequence number), which the page
+    /// token names; `None` for a base without snapshots.
+    pub snapshot: Option<u64>,
+    /// The most facts a row's witness shows (`None`: whole witnesses, as `witness_row`
+    /// asks).
+    pub witness_facts: Option<u64>,
+    /// What [`Answer::fit`] left out to fit a byte budget, if anything.
+    pub cut: Option<Cut>,
 }
 
 impl Answer {
@@ -98,38 +121,67 @@ impl Answer {
             solutions: ir.goal,
             alias: false,
         };
-        input.answer(Window { offset, limit })
+        input.answer(Window {
+            offset,
+            limit,
+            witness_facts: Some(crate::witness::WITNESS_FACTS),
+        })
     }
 
-    /// The offset to continue from, if rows follow this page.
+    /// The offset to continue from, if rows follow this page (never after a page of no
+    /// rows: continuing from it would answer it again).
     pub fn next(&self) -> Option<u64> {
         let end = self.offset + self.rows.len() as u64;
-        (end < self.total).then_some(end)
+        (end < self.total && !self.rows.is_empty()).then_some(end)
+    }
+
+    /// The page token to continue with, if rows follow this page: the offset of the next
+    /// row and the snapshot read.
+    pub fn token(&self) -> Option<PageToken> {
+        self.next().map(|n| PageToken::new(n, self.snapshot))
     }
 
     /// The answer as the seed writes it: `columns: ...`, numbered rows with their witnesses
-    /// indented beneath, and a last line with the count or the page and its continuation.
+    /// indented beneath, and a last line with the count or the page and its continuation;
+    /// before it, what was cut to fit a byte budget.
     pub fn text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "columns: {}", self.columns.join(", "));
         for (i, row) in self.rows.iter().enumerate() {
-            let _ = write!(out, "{}. ", self.offset + i as u64 + 1);
-            for (j, c) in row.cells.iter().enumerate() {
-                if j > 0 {
-                    out.push_str(", ");
-                }
-                c.write(&mut out);
-            }
-            out.push('\n');
-            for n in &row.witness {
-                n.render(3, &mut out);
+            self.write_row(i, row, &mut out);
+        }
+        if let Some(cut) = &self.cut {
+            for v in &cut.values {
+                let _ = writeln!(
+                    out,
+                    "row {}, column {}: {} of {} {} shown, to keep the answer under {} bytes",
+                    v.row,
+                    self.columns.get(v.column).map_or("?", String::as_str),
+                    v.kept,
+                    v.total,
+                    v.unit,
+                    cut.max_bytes
+                );
             }
         }
-        match self.next() {
-            Some(next) => {
+        let left_out = self.cut.as_ref().map_or(0, |c| c.rows_left_out);
+        match self.token() {
+            Some(token) if left_out > 0 => {
                 let _ = write!(
                     out,
-                    "rows {} to {} of {}; continue with page_token \"{next}\"",
+                    "rows {} to {} of {}; {left_out} more row{} of this page left out to keep the \
+                     answer under {} bytes; continue with page_token \"{token}\"",
+                    self.offset + 1,
+                    self.offset + self.rows.len() as u64,
+                    self.total,
+                    if left_out == 1 { "" } else { "s" },
+                    self.cut.as_ref().map_or(0, |c| c.max_bytes),
+                );
+            }
+            Some(token) => {
+                let _ = write!(
+                    out,
+                    "rows {} to {} of {}; continue with page_token \"{token}\"",
                     self.offset + 1,
                     self.offset + self.rows.len() as u64,
                     self.total
@@ -151,6 +203,65 @@ impl Answer {
         }
         out
     }
+
+    /// Writes row `i` of the page: its number and cells (a value cut to fit a budget ends
+    /// in `...`), its witness beneath, and how many facts of it were left out.
+    pub(crate) fn write_row(&self, i: usize, row: &Row, out: &mut String) {
+        let number = self.offset + i as u64 + 1;
+        let _ = write!(out, "{number}. ");
+        for (j, c) in row.cells.iter().enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            let cut = self
+                .cut
+                .as_ref()
+                .is_some_and(|cut| cut.values.iter().any(|v| v.row == number && v.column == j));
+            match c {
+                Cell::List(vs) if cut => {
+                    out.push('[');
+                    for v in vs {
+                        write_value(v, out);
+                        out.push_str(", ");
+                    }
+                    out.push_str("...]");
+                }
+                c => {
+                    c.write(out);
+                    if cut {
+                        out.push_str("...");
+                    }
+                }
+            }
+        }
+        out.push('\n');
+        for n in &row.witness {
+            n.render(3, out);
+        }
+        if row.facts_unbuilt > 0 {
+            let _ = writeln!(
+                out,
+                "   ... at least {} more facts, past the {} a page's witnesses may build",
+                row.facts_left_out + row.facts_unbuilt,
+                crate::witness::WITNESS_BUILD
+            );
+        } else if row.facts_left_out > 0 {
+            let s = if row.facts_left_out == 1 { "" } else { "s" };
+            let _ = match self.witness_facts {
+                Some(_) => writeln!(
+                    out,
+                    "   ... {} more fact{s} (witness_row {number} answers this row with its whole \
+                     witness)",
+                    row.facts_left_out
+                ),
+                None => writeln!(
+                    out,
+                    "   ... {} more fact{s}, left out to keep the answer under its byte budget",
+                    row.facts_left_out
+                ),
+            };
+        }
+    }
 }
 
 impl Cell {
@@ -166,15 +277,26 @@ impl Cell {
 impl Answer {
     /// The answer as JSON: `columns`, `rows` (arrays of values), `witnesses` (per row, the
     /// trees of its premises), `total`, `offset` and `next` (the page token to continue
-    /// with, or null).
+    /// with, or null); `facts_left_out` (per row) when a witness was bounded, and `cut`
+    /// when the answer was fitted to a byte budget.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut j = serde_json::json!({
             "columns": self.columns,
             "rows": self.rows.iter().map(|r| r.cells.iter().map(Cell::json).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "witnesses": self.rows.iter().map(|r| r.witness.iter().map(Node::json).collect::<Vec<_>>()).collect::<Vec<_>>(),
             "total": self.total,
             "offset": self.offset,
-            "next": self.next().map(|n| n.to_string()),
-        })
+            "next": self.token().map(|t| t.to_string()),
+        });
+        if self.rows.iter().any(|r| r.facts_left_out > 0) {
+            j["facts_left_out"] = self.rows.iter().map(|r| r.facts_left_out).collect();
+        }
+        if self.rows.iter().any(|r| r.facts_unbuilt > 0) {
+            j["facts_unbuilt"] = self.rows.iter().map(|r| r.facts_unbuilt).collect();
+        }
+        if let Some(cut) = &self.cut {
+            j["cut"] = cut.json(&self.columns);
+        }
+        j
     }
 }

@@ -82,6 +82,9 @@ pub struct RunOptions {
     pub engine: engine::Options,
     /// Profile the run, so an empty answer says which literal matched nothing.
     pub why: bool,
+    /// The most facts a row's witness shows (`None`: every fact, for one row asked for
+    /// whole).
+    pub witness_facts: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -92,6 +95,7 @@ impl Default for RunOptions {
             demand: true,
             engine: engine::Options::default(),
             why: false,
+            witness_facts: Some(crate::witness::WITNESS_FACTS),
         }
     }
 }
@@ -173,7 +177,12 @@ impl Query {
         let mut engine_options = options.engine.clone();
         engine_options.profile |= options.why;
         let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
-        let answer = staged.answer(&ev, &self.compiled.shape, options.offset, options.limit)?;
+        let window = Window {
+            offset: options.offset,
+            limit: options.limit,
+            witness_facts: options.witness_facts,
+        };
+        let answer = staged.answer(&ev, &self.compiled.shape, window)?;
         let derived = ev
             .relations
             .iter()
@@ -210,7 +219,12 @@ impl Query {
         engine_options.profile = true;
         engine_options.witnesses = false;
         let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
-        let answer = staged.answer(&ev, &self.compiled.shape, 0, 0)?;
+        let window = Window {
+            offset: 0,
+            limit: 0,
+            witness_facts: Some(0),
+        };
+        let answer = staged.answer(&ev, &self.compiled.shape, window)?;
         Ok(Report::build(
             &self.text,
             &staged.ir,
@@ -232,13 +246,12 @@ struct Staged<'q> {
 }
 
 impl Staged<'_> {
-    /// The page of the answer in `offset`, `limit`.
+    /// The page of the answer in `window`.
     fn answer(
         &self,
         ev: &Evaluation<'_>,
         shape: &Shape,
-        offset: u64,
-        limit: u64,
+        window: Window,
     ) -> Result<Answer, EvalError> {
         Input {
             ir: &self.ir,
@@ -247,7 +260,7 @@ impl Staged<'_> {
             solutions: self.alias.unwrap_or(self.ir.goal),
             alias: self.alias.is_some(),
         }
-        .answer(Window { offset, limit })
+        .answer(window)
     }
 }
 

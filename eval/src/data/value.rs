@@ -188,7 +188,10 @@ impl fmt::Display for Value {
 }
 
 /// Writes a value as a program would: text quoted (with `\"` and `\\`), numbers bare,
-/// `absent`.
+/// `absent`. A character a terminal would act on rather than show (a control character
+/// such as ESC, NUL, a newline or a tab, or one that breaks or reorders lines) is written
+/// escaped, `\n`, `\t`, `\r`, `\0` or `\u{1b}`, so a stored value cannot forge lines of
+/// an answer or drive the reader's terminal.
 pub fn write_value(v: &Value, out: &mut String) {
     match v {
         Value::Text(s) => {
@@ -197,12 +200,52 @@ pub fn write_value(v: &Value, out: &mut String) {
                 match c {
                     '"' => out.push_str("\\\""),
                     '\\' => out.push_str("\\\\"),
+                    c if unprintable(c) => push_escaped(c, out),
                     c => out.push(c),
                 }
             }
             out.push('"');
         }
         other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Writes a value as an answer's row shows it: text bare, unless bare it would be
+/// ambiguous or unsafe (it holds the cell separator `, `, starts with a quote, or holds a
+/// character [`write_value`] escapes), when it is written quoted as [`write_value`] writes
+/// it; numbers bare, `absent`.
+pub fn write_cell_value(v: &Value, out: &mut String) {
+    match v {
+        Value::Text(s) if s.contains(", ") || s.starts_with('"') || s.chars().any(unprintable) => {
+            write_value(v, out);
+        }
+        Value::Text(s) => out.push_str(s),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Whether answers write `c` escaped: a control character, or one that breaks or reorders
+/// lines on a terminal (the Unicode line and paragraph separators, the bidirectional
+/// marks, embeddings, overrides and isolates).
+fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Writes `c` as an escape: `\n`, `\t`, `\r`, `\0`, else `\u{hex}`.
+fn push_escaped(c: char, out: &mut String) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        '\0' => out.push_str("\\0"),
+        c => {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        }
     }
 }
 

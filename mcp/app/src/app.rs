@@ -69,6 +69,13 @@ impl App {
         if options.limit == 0 {
             return Err(OptionsError::ZeroLimit.into());
         }
+        if options.max_bytes < strata_eval::ANSWER_BYTES_MIN {
+            return Err(OptionsError::MaxBytes {
+                asked: options.max_bytes,
+                min: strata_eval::ANSWER_BYTES_MIN,
+            }
+            .into());
+        }
         if options.timeout.is_zero() {
             return Err(OptionsError::ZeroTimeout.into());
         }

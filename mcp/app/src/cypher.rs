@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::base::Call;
 use crate::error::CallError;
 use crate::options::Page;
-use crate::query::RunInfo;
+use crate::query::{RunInfo, answered};
 use crate::render::{AnswerPage, Render};
 
 /// A Cypher read query to run.
@@ -44,7 +44,7 @@ pub struct CypherResponse {
 
 impl Render for CypherResponse {
     fn text(&self) -> String {
-        let mut t = format!("ran: {}\n{}", self.program, self.answer.0.text());
+        let mut t = format!("ran: {}\n{}", self.program, self.answer.text());
         self.run.notes(&mut t);
         t
     }
@@ -58,18 +58,20 @@ impl App {
         r: &CypherRequest,
         cancel: &Cancel,
     ) -> Result<CypherResponse, CallError> {
-        let options = self.page_options(call, "cypher", &r.page, cancel)?;
+        let plan = self.page_options(call, "cypher", &r.page, cancel)?;
         let check = |vocab: &Vocabulary| {
             let graph = self.graph(vocab)?;
             Ok(cypher::prepare(vocab, &graph, &r.query, &r.params)?)
         };
         let p = self.prepare_with(call, "cypher", &check, &mut || {})?;
-        let out = p.query.run(p.base.source(), &options)?;
+        let out = p.query.run(p.base.source(), &plan.run)?;
+        let around = [p.query.cypher.as_str(), p.query.program.as_str()];
+        let (answer, run) = answered(&p, out, &plan, self.hint(), &around);
         Ok(CypherResponse {
-            run: RunInfo::of(&p, &out, self.hint()),
-            cypher: p.query.cypher,
-            program: p.query.program,
-            answer: AnswerPage(out.answer),
+            run,
+            cypher: p.query.cypher.clone(),
+            program: p.query.program.clone(),
+            answer,
         })
     }
 }

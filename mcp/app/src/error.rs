@@ -53,6 +53,14 @@ pub enum OptionsError {
     /// A row limit of 0.
     #[error("the row limit must be at least 1")]
     ZeroLimit,
+    /// An answer byte budget too small to say what it left out.
+    #[error("the answer budget of {asked} bytes is below the least, {min} bytes")]
+    MaxBytes {
+        /// The budget asked for.
+        asked: u64,
+        /// The least budget.
+        min: u64,
+    },
     /// A timeout of 0.
     #[error("the timeout must be longer than zero")]
     ZeroTimeout,
@@ -143,14 +151,47 @@ pub enum CallError {
     Bind(#[from] BindError),
     /// A page token this application did not give.
     #[error(
-        "{tool}: page_token \"{token}\" is not one this server gave; pass the page_token the \
-         last page ended with, or none for the first page"
+        "{tool}: page_token \"{token}\" is not one this server gave (OFFSET or \
+         OFFSET@SNAPSHOT); pass the page_token the last page ended with, or none for the first \
+         page"
     )]
     PageToken {
         /// The request's tool.
         tool: &'static str,
         /// The token, trimmed.
         token: String,
+    },
+    /// A row limit of 0: it would answer no rows, and a page of none cannot continue.
+    #[error(
+        "{tool}: limit 0 asks for no rows; pass a limit from 1 to {max} (the server's limit), \
+         or leave it out for {max}"
+    )]
+    ZeroLimit {
+        /// The request's tool.
+        tool: &'static str,
+        /// The application's row limit.
+        max: u64,
+    },
+    /// An answer byte budget out of range.
+    #[error(
+        "{tool}: max_bytes {asked} is out of range; pass from {min} to {max} (the server's \
+         answer budget), or leave it out for {max}"
+    )]
+    MaxBytes {
+        /// The request's tool.
+        tool: &'static str,
+        /// The budget asked for.
+        asked: u64,
+        /// The least budget.
+        min: u64,
+        /// The application's budget.
+        max: u64,
+    },
+    /// A `witness_row` of 0: rows are numbered from 1.
+    #[error("{tool}: witness_row counts rows from 1, as the answer numbers them")]
+    WitnessRow {
+        /// The request's tool.
+        tool: &'static str,
     },
     /// The pack's Cypher mapping does not fit the vocabulary.
     #[error("{0}")]
@@ -207,6 +248,9 @@ impl CallError {
             | CallError::HostExamples { .. } => "host",
             CallError::Bind(_) => "bind",
             CallError::PageToken { .. } => "page_token",
+            CallError::ZeroLimit { .. } => "limit",
+            CallError::MaxBytes { .. } => "max_bytes",
+            CallError::WitnessRow { .. } => "witness_row",
             CallError::Graph(_) => "graph",
             CallError::Unknown { .. } => "unknown_name",
             CallError::Values(_) => "values",

@@ -46,7 +46,7 @@
 //!     page: Page::default(),
 //! };
 //! let out = app.query(&Call::plain("query"), &request, &Cancel::new()).unwrap();
-//! assert_eq!(out.answer.0.total, 1);
+//! assert_eq!(out.answer.answer.total, 1);
 //! assert!(out.text().starts_with("columns: b\n1. api\n"));
 //! assert_eq!(out.json()["total"], 1);
 //! ```

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use strata_eval::Cancel;
+use strata_eval::PageToken;
 use strata_eval::RunOptions;
+use strata_eval::{ANSWER_BYTES, ANSWER_BYTES_MIN};
 
 use crate::app::App;
 use crate::base::Call;
@@ -21,6 +23,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Worker threads per evaluation (`None`: the engine's default).
     pub threads: Option<usize>,
+    /// The most bytes an answer's rendering (text or JSON) takes: a request may ask for
+    /// less ([`Page::max_bytes`]), never more. Default [`ANSWER_BYTES`].
+    pub max_bytes: u64,
     /// The models `ask` translates questions with; without one `ask` is not offered.
     pub ask: crate::ask::AskOptions,
 }
@@ -32,6 +37,7 @@ impl Default for Options {
             max_work: None,
             timeout: Duration::from_secs(30),
             threads: None,
+            max_bytes: ANSWER_BYTES,
             ask: crate::ask::AskOptions::default(),
         }
     }
@@ -41,8 +47,8 @@ impl Default for Options {
 /// and whether rows carry their witnesses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Page {
-    /// The most rows (0: the application's limit).
-    pub limit: u64,
+    /// The most rows (`None`: the application's limit; 0 is refused).
+    pub limit: Option<u64>,
     /// The most work (0: the application's cap).
     pub max_work: u64,
     /// The token the previous page ended with (empty for the first page).
@@ -51,16 +57,24 @@ pub struct Page {
     pub sample: u64,
     /// Whether each row carries the facts it was derived from.
     pub witnesses: bool,
+    /// The most bytes of the answer (`None`: the application's [`Options::max_bytes`]; never
+    /// more than it, never less than [`ANSWER_BYTES_MIN`]).
+    pub max_bytes: Option<u64>,
+    /// Answer just this row (numbered from 1, as the text numbers rows) with its whole
+    /// witness, not bounded to [`strata_eval::witness::WITNESS_FACTS`] facts.
+    pub witness_row: Option<u64>,
 }
 
 impl Default for Page {
     fn default() -> Self {
         Page {
-            limit: 0,
+            limit: None,
             max_work: 0,
             page_token: String::new(),
             sample: 0,
             witnesses: true,
+            max_bytes: None,
+            witness_row: None,
         }
     }
 }
@@ -94,32 +108,75 @@ impl App {
     }
 
     /// The run options of one page for `tool`: the request's limits lowered into the
-    /// application's, the offset the page token gives, a try's row limit, and `why` for a
-    /// try or when the pack has a hint. A token this application did not give is an error
-    /// that says so.
+    /// application's, the offset the page token gives (or the one row `witness_row` asks
+    /// for, whole), a try's row limit, `why` for a try or when the pack has a hint, and the
+    /// answer's byte budget. A limit of 0, a budget out of range, a `witness_row` of 0 or a
+    /// token this application did not give is an error that says so.
     pub(crate) fn page_options(
         &self,
         call: &Call,
         tool: &'static str,
         page: &Page,
         cancel: &Cancel,
-    ) -> Result<RunOptions, CallError> {
-        let offset = match page.page_token.trim() {
-            "" => 0,
-            t => t.parse::<u64>().map_err(|_| CallError::PageToken {
+    ) -> Result<PagePlan, CallError> {
+        let o = self.options();
+        let token = match page.page_token.trim() {
+            "" => None,
+            t => Some(t.parse::<PageToken>().map_err(|_| CallError::PageToken {
                 tool,
                 token: t.to_owned(),
-            })?,
+            })?),
         };
-        let mut options = self.run_options(call, page.limit, page.max_work, cancel);
-        options.offset = offset;
-        if page.sample > 0 {
-            options.limit = options.limit.min(page.sample);
+        if page.limit == Some(0) {
+            return Err(CallError::ZeroLimit { tool, max: o.limit });
         }
-        options.why = page.sample > 0 || self.hint().is_some();
-        options.engine.witnesses = page.witnesses;
-        Ok(options)
+        let max_bytes = match page.max_bytes {
+            None => o.max_bytes,
+            Some(asked) if (ANSWER_BYTES_MIN..=o.max_bytes).contains(&asked) => asked,
+            Some(asked) => {
+                return Err(CallError::MaxBytes {
+                    tool,
+                    asked,
+                    min: ANSWER_BYTES_MIN,
+                    max: o.max_bytes,
+                });
+            }
+        };
+        let mut run = self.run_options(call, page.limit.unwrap_or(0), page.max_work, cancel);
+        run.offset = token.map_or(0, |t| t.offset);
+        if page.sample > 0 {
+            run.limit = run.limit.min(page.sample);
+        }
+        run.why = page.sample > 0 || self.hint().is_some();
+        run.engine.witnesses = page.witnesses;
+        match page.witness_row {
+            None => {}
+            Some(0) => return Err(CallError::WitnessRow { tool }),
+            Some(row) => {
+                run.offset = row - 1;
+                run.limit = 1;
+                run.witness_facts = None;
+                run.engine.witnesses = true;
+            }
+        }
+        Ok(PagePlan {
+            run,
+            token,
+            max_bytes,
+        })
     }
+}
+
+/// How to answer one page: the run options, the token the request continued from, and the
+/// answer's byte budget.
+#[derive(Clone, Debug)]
+pub(crate) struct PagePlan {
+    /// The run options.
+    pub(crate) run: RunOptions,
+    /// The page token the request passed, parsed.
+    pub(crate) token: Option<PageToken>,
+    /// The most bytes the answer's rendering may take.
+    pub(crate) max_bytes: u64,
 }
 
 /// `asked` if the request asked for less than `cap` (0: did not ask), else `cap`.

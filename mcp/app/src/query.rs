@@ -11,7 +11,7 @@ use strata_eval::Report;
 use crate::app::App;
 use crate::base::{Call, Prepared};
 use crate::error::CallError;
-use crate::options::Page;
+use crate::options::{Page, PagePlan};
 use crate::render::{AnswerPage, Render, SnapshotInfo, notes};
 
 /// A program to run: rules, if any, then one goal.
@@ -55,6 +55,10 @@ pub struct RunInfo {
     /// The pack's hint, after an empty answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// When the page token named another snapshot than the one this page read: the data
+    /// changed between pages, so rows may repeat or be missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_changed: Option<String>,
 }
 
 impl RunInfo {
@@ -66,18 +70,57 @@ impl RunInfo {
             tiers: p.store_tiers(),
             why: out.why.as_ref().map(|w| format!("{w} matched nothing")),
             hint: hint.filter(|_| out.answer.total == 0).map(str::to_owned),
+            data_changed: None,
         }
     }
 
-    /// `why:` and `hint:` lines after an answer's text.
+    /// `why:`, `hint:` and `note:` lines after an answer's text.
     pub(crate) fn notes(&self, text: &mut String) {
         notes(text, self.why.as_deref(), self.hint.as_deref());
+        if let Some(changed) = &self.data_changed {
+            text.push_str("\nnote: ");
+            text.push_str(changed);
+        }
     }
+}
+
+/// The page of `out` as a response answers it, with what its run read and spent: the
+/// answer's page token names the snapshot read, the page is fitted to the plan's byte
+/// budget less what `around` (the response's other parts) takes, and when the request's
+/// token named another snapshot, a note says the data changed.
+pub(crate) fn answered<Q>(
+    p: &Prepared<Q>,
+    mut out: Outcome,
+    plan: &PagePlan,
+    hint: Option<&str>,
+    around: &[&str],
+) -> (AnswerPage, RunInfo) {
+    let mut run = RunInfo::of(p, &out, hint);
+    let seq = run.snapshot.as_ref().map(|s| s.seq);
+    out.answer.snapshot = seq;
+    if let Some(token) = plan.token
+        && !token.same_snapshot(seq)
+    {
+        let named = token.snapshot.unwrap_or(1);
+        run.data_changed = Some(match seq {
+            Some(now) => format!(
+                "the data changed since page_token \"{token}\" was given: it names snapshot \
+                 {named}, this page read snapshot {now}, so rows may repeat or be missing; \
+                 leave out page_token to start again"
+            ),
+            None => format!(
+                "page_token \"{token}\" names snapshot {named}, and this base has no \
+                 snapshots: rows may repeat or be missing"
+            ),
+        });
+    }
+    let page = AnswerPage::new(out.answer, plan.max_bytes, &(&run, around));
+    (page, run)
 }
 
 impl Render for QueryResponse {
     fn text(&self) -> String {
-        let mut t = self.answer.0.text();
+        let mut t = self.answer.text();
         self.run.notes(&mut t);
         t
     }
@@ -141,13 +184,11 @@ impl App {
         r: &QueryRequest,
         cancel: &Cancel,
     ) -> Result<QueryResponse, CallError> {
-        let options = self.page_options(call, "query", &r.page, cancel)?;
+        let plan = self.page_options(call, "query", &r.page, cancel)?;
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
-        let out = p.query.run(p.base.source(), &options)?;
-        Ok(QueryResponse {
-            run: RunInfo::of(&p, &out, self.hint()),
-            answer: AnswerPage(out.answer),
-        })
+        let out = p.query.run(p.base.source(), &plan.run)?;
+        let (answer, run) = answered(&p, out, &plan, self.hint(), &[]);
+        Ok(QueryResponse { answer, run })
     }
 
     /// `explain`: runs a program and answers where its work went.

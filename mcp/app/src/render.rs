@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
 use strata_eval::Node;
 use strata_eval::Value;
-use strata_eval::{Answer, Cell};
+use strata_eval::{Answer, Cell, Measure};
 use strata_store::Snapshot;
 
 /// A response: one text rendering, and one JSON rendering (its serialisation).
@@ -51,16 +51,59 @@ impl SnapshotInfo {
     }
 }
 
-/// A page of an answer, serialised as `columns`, `rows` (arrays of values), `witnesses`
-/// (per row, the trees of its premises), `total`, `offset` and `next` (the page token to
-/// continue with, or null); flattened into the responses that answer rows.
+/// A page of an answer and the bytes its rendering may take, serialised as `columns`,
+/// `rows` (arrays of values), `witnesses` (per row, the trees of its premises), `total`,
+/// `offset` and `next` (the page token to continue with, or null), with `facts_left_out`
+/// (per row) when a witness was bounded and `cut` when rows or values were left out to fit
+/// the budget; flattened into the responses that answer rows. Each rendering is fitted to
+/// the budget in its own measure ([`Answer::fit`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct AnswerPage(pub Answer);
+pub struct AnswerPage {
+    /// The page, whole.
+    pub answer: Answer,
+    /// The most bytes the page's rendering may take (what the response's other parts leave
+    /// of the answer's budget).
+    pub max_bytes: u64,
+    /// The answer's whole budget, which a cut names.
+    pub budget: u64,
+}
+
+/// Bytes kept from an answer's budget for what a response writes around the page: its
+/// keys, the snapshot, the work, the notes.
+const FRAME: u64 = 256;
+
+impl AnswerPage {
+    /// The page `answer` within `budget` bytes, less what `around` (the response's other
+    /// parts, as JSON) takes.
+    pub fn new(answer: Answer, budget: u64, around: &impl Serialize) -> AnswerPage {
+        let around = serde_json::to_string_pretty(around).map_or(0, |s| s.len() as u64);
+        AnswerPage {
+            answer,
+            max_bytes: budget.saturating_sub(around + FRAME),
+            budget,
+        }
+    }
+
+    /// The page fitted to its share of the budget in `measure`, its cut naming the whole
+    /// budget.
+    fn fitted(&self, measure: Measure) -> Answer {
+        let mut a = self.answer.fit(self.max_bytes, measure);
+        if let Some(cut) = &mut a.cut {
+            cut.max_bytes = self.budget;
+        }
+        a
+    }
+
+    /// The page's text, fitted to the budget.
+    pub fn text(&self) -> String {
+        self.fitted(Measure::Text).text()
+    }
+}
 
 impl Serialize for AnswerPage {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let a = &self.0;
-        let mut m = s.serialize_map(Some(6))?;
+        let a = self.fitted(Measure::Json);
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("columns", &a.columns)?;
         let rows: Vec<Vec<CellJson<'_>>> = a
             .rows
@@ -76,7 +119,18 @@ impl Serialize for AnswerPage {
         m.serialize_entry("witnesses", &witnesses)?;
         m.serialize_entry("total", &a.total)?;
         m.serialize_entry("offset", &a.offset)?;
-        m.serialize_entry("next", &a.next().map(|n| n.to_string()))?;
+        m.serialize_entry("next", &a.token().map(|t| t.to_string()))?;
+        if a.rows.iter().any(|r| r.facts_left_out > 0) {
+            let left: Vec<u64> = a.rows.iter().map(|r| r.facts_left_out).collect();
+            m.serialize_entry("facts_left_out", &left)?;
+        }
+        if a.rows.iter().any(|r| r.facts_unbuilt > 0) {
+            let unbuilt: Vec<u64> = a.rows.iter().map(|r| r.facts_unbuilt).collect();
+            m.serialize_entry("facts_unbuilt", &unbuilt)?;
+        }
+        if let Some(cut) = &a.cut {
+            m.serialize_entry("cut", &cut.json(&a.columns))?;
+        }
         m.end()
     }
 }
@@ -121,7 +175,8 @@ impl Serialize for CellJson<'_> {
     }
 }
 
-/// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`.
+/// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`,
+/// and `flat` (the levels it had) for a tree written flat.
 struct NodeJson<'a>(&'a Node);
 
 impl Serialize for NodeJson<'_> {
@@ -129,13 +184,16 @@ impl Serialize for NodeJson<'_> {
         let n = self.0;
         let mut fact = String::new();
         n.write_fact(&mut fact);
-        let mut m = s.serialize_map(Some(4))?;
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("fact", &fact)?;
         m.serialize_entry("relation", &n.relation)?;
         let values: Vec<ValueJson<'_>> = n.values.iter().map(ValueJson).collect();
         m.serialize_entry("values", &values)?;
         let children: Vec<NodeJson<'_>> = n.children.iter().map(NodeJson).collect();
         m.serialize_entry("children", &children)?;
+        if let Some(levels) = n.flat {
+            m.serialize_entry("flat", &levels)?;
+        }
         m.end()
     }
 }

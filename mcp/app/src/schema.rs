@@ -183,6 +183,7 @@ fn sample_facts(
                 relation: relation.to_owned(),
                 values,
                 children: Vec::new(),
+                flat: None,
             };
             let mut out = String::new();
             node.write_fact(&mut out);

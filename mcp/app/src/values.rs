@@ -38,7 +38,7 @@ pub struct ValuesResponse {
 
 impl Render for ValuesResponse {
     fn text(&self) -> String {
-        format!("ran: {}\n{}", self.program, self.answer.0.text())
+        format!("ran: {}\n{}", self.program, self.answer.text())
     }
 }
 
@@ -105,10 +105,12 @@ impl App {
         let mut options = self.run_options(call, limit, 0, cancel);
         options.engine.witnesses = false;
         let out = p.query.run(p.base.source(), &options)?;
+        let snapshot = p.base.snapshot();
+        let answer = AnswerPage::new(out.answer, self.options().max_bytes, &(&program, &snapshot));
         Ok(ValuesResponse {
             program,
-            answer: AnswerPage(out.answer),
-            snapshot: p.base.snapshot(),
+            answer,
+            snapshot,
         })
     }
 }

@@ -65,11 +65,11 @@ fn query_answers_rows_witnesses_and_the_snapshot() {
     let tmp = tempfile::tempdir().unwrap();
     let app = app(tmp.path());
     let mut r = query(r#"deps.depends_on("app", ?d) => ?d"#);
-    r.page.limit = 2;
+    r.page.limit = Some(2);
     let out = app
         .query(&Call::plain("query"), &r, &Cancel::new())
         .unwrap();
-    assert_eq!(out.answer.0.total, 3);
+    assert_eq!(out.answer.answer.total, 3);
     assert_eq!(out.run.tiers.as_deref(), Some(&["default".to_owned()][..]));
     let snap = out.run.snapshot.clone().unwrap();
     assert_eq!(snap.seq, 1);

@@ -164,7 +164,7 @@ impl App {
         cancel: &Cancel,
     ) -> Result<Answered, CallError> {
         let page = Page {
-            limit: r.limit,
+            limit: (r.limit > 0).then_some(r.limit),
             max_work: r.max_work,
             ..Page::default()
         };
