@@ -23,7 +23,7 @@ use crate::exec::budget::{Budget, Cancel};
 use crate::exec::delta::{Candidate, INLINE, Output};
 use crate::exec::relation::{Mask, Relation};
 use crate::exec::witness::{Witnesses, Word};
-use crate::exec::worker::{Ctx, Steps, Worker, aggregate, run_tasks};
+use crate::exec::worker::{Ctx, Worker, aggregate, run_tasks};
 use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
 use crate::link::strata::{Stratum, Unstratifiable, stratify};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
@@ -520,7 +520,7 @@ impl Evaluator<'_, '_> {
                 })
                 .collect()
         };
-        w.run(Steps::plan(p), 0, &mut |w| {
+        w.run(&p.steps, 0, &mut |w| {
             groups
                 .entry(key_of(&w.env))
                 .or_default()

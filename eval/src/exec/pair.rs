@@ -21,7 +21,7 @@ use crate::exec::engine::{EvalError, part_range};
 use crate::exec::index::{Entry, paired_column, trim};
 use crate::exec::relation::Mask;
 use crate::exec::witness::Word;
-use crate::exec::worker::{Ctx, Steps, Worker};
+use crate::exec::worker::{Ctx, Worker};
 use crate::ir::{Arg, HeadArg, RelId, VarId};
 use crate::plan::{Col, Part, Plan, Step};
 
@@ -164,7 +164,7 @@ impl Worker<'_, '_, '_> {
         let probe_range = part_range(probed, probe_part);
         let Some(index) = probed.index(join.mask) else {
             // Every planned probe has its index; without one, the step interpreter.
-            return self.run(Steps::plan(p), 0, &mut |w| w.emit(p));
+            return self.run(&p.steps, 0, &mut |w| w.emit(p));
         };
         // A settled index is one grouping: its slice is read directly.
         let dense = index.dense();

@@ -81,29 +81,6 @@ pub(crate) fn run_tasks(
     crate::exec::pool::try_map(threads, tasks.len(), |i| run_one(&tasks[i]))
 }
 
-/// Steps a worker runs, and whose they are: a plan's own (the task's chunk and the profile
-/// apply to these), or an aggregate's inner steps.
-#[derive(Clone, Copy)]
-pub(crate) struct Steps<'p> {
-    pub(crate) steps: &'p [Step],
-    pub(crate) top: bool,
-}
-
-impl<'p> Steps<'p> {
-    /// Plan `p`'s own steps.
-    pub(crate) fn plan(p: &'p Plan) -> Self {
-        Steps {
-            steps: &p.steps,
-            top: true,
-        }
-    }
-
-    /// An aggregate's inner steps.
-    pub(crate) fn inner(steps: &'p [Step]) -> Self {
-        Steps { steps, top: false }
-    }
-}
-
 /// One worker's state while it runs a plan.
 pub(crate) struct Worker<'c, 'a, 's> {
     pub(crate) ctx: &'c Ctx<'a, 's>,
@@ -116,6 +93,9 @@ pub(crate) struct Worker<'c, 'a, 's> {
     pub(crate) record: bool,
     /// The slice of the first step's part this task covers.
     pub(crate) chunk: Option<Range<u32>>,
+    /// Whether the steps running are the plan's own (the chunk and the profile apply to
+    /// these), not an aggregate's inner steps (cleared while those run).
+    pub(crate) top: bool,
     /// Per top-level step (and one past the last, for solutions): runs and candidates
     /// reached (when profiling).
     pub(crate) stats: Vec<[u64; 2]>,
@@ -137,6 +117,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             base_rows: vec![Vec::new(); body],
             record: ctx.witnesses,
             chunk: None,
+            top: true,
             stats: Vec::new(),
             work: 0,
             rule: 0,
@@ -195,7 +176,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         if let Some(join) = crate::exec::pair::PairJoin::of(self.ctx, p) {
             return self.pair_join(&join, p);
         }
-        self.run(Steps::plan(p), 0, &mut |w| w.emit(p))
+        self.run(&p.steps, 0, &mut |w| w.emit(p))
     }
 
     /// Emits the head tuple of plan `p` for the current bindings (and premises).
@@ -254,13 +235,12 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
     /// Runs `steps[i..]` for the current bindings, calling `done` for each solution.
     pub(crate) fn run(
         &mut self,
-        steps: Steps<'_>,
+        steps: &[Step],
         i: usize,
         done: &mut Done<'_, 'c, 'a, 's>,
     ) -> Result<(), EvalError> {
         let ctx = self.ctx;
-        let here = steps;
-        let Steps { top, steps } = here;
+        let top = self.top;
         if top && ctx.profile {
             // Runs of step i; a step's candidates that passed are the runs of the next.
             self.stats[i][0] += 1;
@@ -279,7 +259,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             } => {
                 if *base && !ctx.loaded[*rel] {
                     ctx.probes[*rel].fetch_add(1, Ordering::Relaxed);
-                    return self.base_atom(here, i, *pos, *rel, cols, done);
+                    return self.base_atom(steps, i, *pos, *rel, cols, done);
                 }
                 let r = &ctx.relations[*rel];
                 let mut range = part_range(r, *part);
@@ -289,7 +269,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 {
                     range = range.start.max(c.start)..range.end.min(c.end);
                 }
-                let at = (here, i, *pos, *rel, cols.as_slice());
+                let at = (steps, i, *pos, *rel, cols.as_slice());
                 if *mask == 0 {
                     return self.join(at, r, range, done);
                 }
@@ -311,7 +291,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             } => {
                 self.tick()?;
                 if !self.exists(*rel, *base, cols, *mask)? {
-                    self.run(here, i + 1, done)?;
+                    self.run(steps, i + 1, done)?;
                 }
                 Ok(())
             }
@@ -320,25 +300,25 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                     let t = ctx.constants[c];
                     if *bound {
                         if self.env[*var] == t {
-                            return self.run(here, i + 1, done);
+                            return self.run(steps, i + 1, done);
                         }
                     } else {
                         self.env[*var] = t;
-                        self.run(here, i + 1, done)?;
+                        self.run(steps, i + 1, done)?;
                     }
                 }
                 Ok(())
             }
             Step::Cmp { op, left, right } => {
                 if self.compare(*op, self.operand(*left), self.operand(*right))? {
-                    self.run(here, i + 1, done)?;
+                    self.run(steps, i + 1, done)?;
                 }
                 Ok(())
             }
             Step::Builtin { builtin, args } => {
                 let terms: Vec<Term> = args.iter().map(|a| self.operand(*a)).collect();
                 if self.builtin(builtin, &terms)? {
-                    self.run(here, i + 1, done)?;
+                    self.run(steps, i + 1, done)?;
                 }
                 Ok(())
             }
@@ -353,22 +333,25 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             } => {
                 let mut sols: FxHashSet<Vec<Term>> = FxHashSet::default();
                 let record = std::mem::replace(&mut self.record, false);
-                self.run(Steps::inner(inner), 0, &mut |w| {
+                let top = std::mem::replace(&mut self.top, false);
+                let inner_run = self.run(inner, 0, &mut |w| {
                     let mut s: Vec<Term> = locals.iter().map(|&v| w.env[v]).collect();
                     s.push(w.env[*over]);
                     sols.insert(s);
                     Ok(())
-                })?;
+                });
+                self.top = top;
+                inner_run?;
                 self.record = record;
                 let values: Vec<Term> = sols.into_iter().map(|s| s[s.len() - 1]).collect();
                 let t = aggregate(ctx, *func, *distinct, values)?;
                 if *result_bound {
                     if self.env[*result] == t {
-                        self.run(here, i + 1, done)?;
+                        self.run(steps, i + 1, done)?;
                     }
                 } else {
                     self.env[*result] = t;
-                    self.run(here, i + 1, done)?;
+                    self.run(steps, i + 1, done)?;
                 }
                 Ok(())
             }
@@ -379,14 +362,14 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
     /// as `r`) against the tuples `ids`, running the steps after it for each that binds.
     fn join(
         &mut self,
-        (steps, i, pos, rel, cols): (Steps<'_>, usize, usize, RelId, &[Col]),
+        (steps, i, pos, rel, cols): (&[Step], usize, usize, RelId, &[Col]),
         r: &Relation,
         ids: impl Iterator<Item = u32>,
         done: &mut Done<'_, 'c, 'a, 's>,
     ) -> Result<(), EvalError> {
         for id in ids {
             self.tick()?;
-            if steps.top && self.ctx.profile {
+            if self.top && self.ctx.profile {
                 self.stats[i][1] += 1;
             }
             if self.bind(cols, r.tuple(id)) {
@@ -403,7 +386,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
     /// carries the other column's term, bound without reading the tuple.
     fn join_pairs(
         &mut self,
-        (steps, i, pos, rel, cols): (Steps<'_>, usize, usize, RelId, &[Col]),
+        (steps, i, pos, rel, cols): (&[Step], usize, usize, RelId, &[Col]),
         other: usize,
         entries: &[Entry],
         done: &mut Done<'_, 'c, 'a, 's>,
@@ -411,7 +394,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let col = cols[other];
         for &[id, term] in entries {
             self.tick()?;
-            if steps.top && self.ctx.profile {
+            if self.top && self.ctx.profile {
                 self.stats[i][1] += 1;
             }
             if !self.match_column(col, Term(term)) {
@@ -509,7 +492,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
 
     pub(crate) fn base_atom(
         &mut self,
-        steps: Steps<'_>,
+        steps: &[Step],
         i: usize,
         pos: usize,
         rel: RelId,
@@ -520,7 +503,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         let bound = self.bound_terms(cols);
         let name = &ctx.ir.relations[rel].name;
         let mut failure = None;
-        let top = steps.top && ctx.profile;
+        let top = self.top && ctx.profile;
         ctx.dict.source().lookup(name, &bound, &mut |row| {
             let r = (|| {
                 self.tick()?;
