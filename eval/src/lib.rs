@@ -62,6 +62,7 @@ pub use front::parse::{parse_module, parse_program};
 pub use link::compile::{Bind, Compiled, compile};
 pub use link::schema::{card, describe};
 pub use link::vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use rewrite::linear::Form as LinearForm;
 pub use witness::{Node, write_value};
 
 /// The engine's stages, for the benchmarks and the tests that drive them one by one (the
@@ -76,5 +77,5 @@ pub mod internals {
     pub use crate::ir;
     pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
     pub use crate::naive;
-    pub use crate::rewrite::{magic, split};
+    pub use crate::rewrite::{linear, magic, split};
 }

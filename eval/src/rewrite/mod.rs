@@ -28,5 +28,6 @@
 //! witnesses show an intermediate's premises in its place, `explain` and budget errors report
 //! the rule as written with the intermediate's literals and figures.
 
+pub mod linear;
 pub mod magic;
 pub mod split;
