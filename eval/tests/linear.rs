@@ -5,8 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::collections::BTreeSet;
-
 use proptest::prelude::*;
 use strata_eval::internals::ir::{Arg, HeadArg, Ir, Lit, RelKind};
 use strata_eval::internals::naive;
@@ -72,7 +70,7 @@ fn rederives(ir: &Ir, facts: &[naive::Facts], node: &Node) {
             return false;
         }
         let mut env: Vec<Option<Value>> = vec![None; rule.vars];
-        let mut unify = |a: &Arg, x: &Value, env: &mut Vec<Option<Value>>| match a {
+        let unify = |a: &Arg, x: &Value, env: &mut Vec<Option<Value>>| match a {
             Arg::Var(v) => match &env[*v] {
                 Some(b) => b == x,
                 None => {
@@ -134,7 +132,11 @@ fn rederives(ir: &Ir, facts: &[naive::Facts], node: &Node) {
 /// Runs `text` over `src` with witnesses at 1 and 2 threads: the rows must be the oracle's
 /// and every witness must re-derive its row. Answers the explain text.
 fn check(src: &MemorySource, text: &str) -> String {
-    let q = prepare(src, text);
+    check_query(src, &prepare(src, text), text)
+}
+
+/// [`check`] for a prepared query (`text` names it in failures).
+fn check_query(src: &MemorySource, q: &Query, text: &str) -> String {
     let ir = &q.compiled.ir;
     let facts = naive::evaluate(ir, src).unwrap();
     let want = naive::answer(&facts[ir.goal], &q.compiled.shape, 0, u64::MAX).unwrap();
@@ -207,4 +209,190 @@ fn issue18_left_recursive_reverse_reach() {
         shown,
         "r(\"v5\", \"v7\")\n   r(\"v5\", \"v6\")\n      e(\"v5\", \"v6\")\n   e(\"v6\", \"v7\")\n"
     );
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Rules {
+    /// `r(?a, ?c) :- r(?a, ?b), E(?b, ?c)`.
+    Left,
+    /// `r(?a, ?c) :- E(?a, ?b), r(?b, ?c)`.
+    Right,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Edges {
+    /// `e` alone.
+    One,
+    /// `e` and `f`, a recursive rule and an exit rule each.
+    Several,
+    /// A derived step, `s` the union of `e` and `f` (as `deps._step` and Cypher's helpers).
+    Step,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Goal {
+    /// `r("vc", ?y)`.
+    First,
+    /// `r(?x, "vc")`.
+    Second,
+    /// Both bound.
+    Both,
+    /// The second bound by the goal's own literal: `n(?y), r(?x, ?y)` (several seeds).
+    Seeded,
+}
+
+fn program(
+    rules: Rules,
+    edges: Edges,
+    filter: u8,
+    two_step_exit: bool,
+    goal: Goal,
+    c: u32,
+) -> String {
+    let filter = match filter {
+        0 => "",
+        1 => ", n(?b)",
+        2 => ", not n(?b)",
+        _ => ", ?b != \"v3\"",
+    };
+    let steps: &[&str] = match edges {
+        Edges::One => &["e"],
+        Edges::Several => &["e", "f"],
+        Edges::Step => &["s"],
+    };
+    let mut text = String::new();
+    if matches!(edges, Edges::Step) {
+        text.push_str("s(?a, ?b) :- e(?a, ?b);\ns(?a, ?b) :- f(?a, ?b);\n");
+    }
+    for e in steps {
+        if two_step_exit {
+            text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?m), {e}(?m, ?c);\n"));
+        } else {
+            text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?c);\n"));
+        }
+        match rules {
+            Rules::Left => {
+                text.push_str(&format!("r(?a, ?c) :- r(?a, ?b), {e}(?b, ?c){filter};\n"))
+            }
+            Rules::Right => {
+                text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?b), r(?b, ?c){filter};\n"))
+            }
+        }
+    }
+    text.push_str(&match goal {
+        Goal::First => format!("r(\"v{c}\", ?y) => ?y"),
+        Goal::Second => format!("r(?x, \"v{c}\") => ?x"),
+        Goal::Both => format!("r(\"v{c}\", \"v{}\"), n(?z) => ?z", (c + 3) % 8),
+        Goal::Seeded => "n(?y), r(?x, ?y) => ?x, ?y".to_owned(),
+    });
+    text
+}
+
+fn rules() -> impl Strategy<Value = Rules> {
+    prop_oneof![Just(Rules::Left), Just(Rules::Right)]
+}
+
+fn edges() -> impl Strategy<Value = Edges> {
+    prop_oneof![Just(Edges::One), Just(Edges::Several), Just(Edges::Step)]
+}
+
+fn goal() -> impl Strategy<Value = Goal> {
+    prop_oneof![
+        Just(Goal::First),
+        Just(Goal::Second),
+        Just(Goal::Both),
+        Just(Goal::Seeded)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Both rule forms, both binding sides (and both, and seeds from the goal), one and
+    /// several edge relations, an extra filter: the oracle's rows, witnesses that
+    /// re-derive, and the walk whenever the goal binds the argument the rules move.
+    #[test]
+    fn a_bound_linear_recursion_answers_like_the_oracle(
+        rules in rules(),
+        edges in edges(),
+        filter in 0u8..4,
+        two_step_exit in any::<bool>(),
+        goal in goal(),
+        c in 0u32..8,
+        e in prop::collection::vec((0u32..8, 0u32..8), 0..16),
+        f in prop::collection::vec((0u32..8, 0u32..8), 0..10),
+        n in prop::collection::vec(0u32..8, 0..5),
+    ) {
+        let text = program(rules, edges, filter, two_step_exit, goal, c);
+        let src = source(&e, &f, &n);
+        let explain = check(&src, &text);
+        let walked = matches!(
+            (rules, goal),
+            (Rules::Left, Goal::Second | Goal::Both | Goal::Seeded) | (Rules::Right, Goal::First | Goal::Both)
+        );
+        prop_assert_eq!(explain.contains("linear recursion bound on argument"), walked, "{}\n{}", text, explain);
+    }
+}
+
+/// A code graph for Cypher: `File` nodes with a `name`, `IMPORTS` and `CALLS` edges.
+fn graph(
+    imports: &[(u32, u32)],
+    calls: &[(u32, u32)],
+) -> (MemorySource, Vocabulary, strata_eval::Graph) {
+    use strata_eval::Origin;
+    let mut src = MemorySource::new();
+    src.add_dump_relation("file", &["id"], Origin::Nodes, "File");
+    src.add_dump_relation("name", &["node", "value"], Origin::Attrs, "name");
+    src.add_dump_relation("imports", &["src", "dst"], Origin::Edges, "IMPORTS");
+    src.add_dump_relation("calls", &["src", "dst"], Origin::Edges, "CALLS");
+    for i in 0..8 {
+        src.insert("file", &[v(i)]).unwrap();
+        src.insert("name", &[v(i), Value::text(format!("n{i}"))])
+            .unwrap();
+    }
+    for &(a, b) in imports {
+        src.insert("imports", &[v(a), v(b)]).unwrap();
+    }
+    for &(a, b) in calls {
+        src.insert("calls", &[v(a), v(b)]).unwrap();
+    }
+    let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let graph = strata_eval::Graph::derive(&vocab, &strata_eval::Mapping::default()).unwrap();
+    (src, vocab, graph)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Cypher's variable-length paths (`*`, `*1..3`, `*2..`, one type or two), bound at
+    /// either end, in either direction: the oracle's rows and witnesses that re-derive; an
+    /// open path bound at its end by a property walks from it.
+    #[test]
+    fn cypher_variable_length_paths_answer_like_the_oracle(
+        length in prop_oneof![Just("*"), Just("*1..3"), Just("*2..")],
+        types in prop_oneof![Just("IMPORTS"), Just("IMPORTS|CALLS")],
+        pattern in 0usize..4,
+        c in 0u32..8,
+        imports in prop::collection::vec((0u32..8, 0u32..8), 0..16),
+        calls in prop::collection::vec((0u32..8, 0u32..8), 0..8),
+    ) {
+        let q = match pattern {
+            0 => format!("MATCH (a:File {{name: $n}})-[:{types}{length}]->(b:File) RETURN b.name"),
+            1 => format!("MATCH (a:File)-[:{types}{length}]->(b:File {{name: $n}}) RETURN a.name"),
+            2 => format!("MATCH (a:File)<-[:{types}{length}]-(b:File {{name: $n}}) RETURN a.name"),
+            _ => format!("MATCH (a:File {{name: $n}})<-[:{types}{length}]-(b:File) RETURN b.name"),
+        };
+        let (src, vocab, g) = graph(&imports, &calls);
+        let params = [("n".to_owned(), strata_eval::Bind::One(Value::text(format!("n{c}"))))];
+        let cq = strata_eval::cypher::prepare(&vocab, &g, &q, &params)
+            .unwrap_or_else(|e| panic!("{q}: {e}"));
+        let explain = check_query(&src, &cq.query, &format!("{q}\n{}", cq.program));
+        // The end of the path bound, the rules recursing on the left: a walk backwards.
+        let reverse = length != "*1..3" && matches!(pattern, 1 | 3);
+        prop_assert_eq!(
+            explain.contains("linear recursion bound on argument 2"),
+            reverse,
+            "{}\n{}\n{}", q, cq.program, explain
+        );
+    }
 }

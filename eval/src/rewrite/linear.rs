@@ -44,6 +44,7 @@
 use rustc_hash::FxHashSet;
 
 use crate::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelId, RelKind, Rule, VarId};
+use crate::rewrite::magic::{is_bound, next_binding};
 use crate::witness::Node;
 
 /// The name prefix of the reachability relations this rewrite adds: internal (`@`), kept in
@@ -254,12 +255,14 @@ fn columns(ir: &Ir, rel: RelId, cycles: &[Option<usize>]) -> Option<Columns> {
     })
 }
 
-fn is_bound(a: &Arg, bound: &[bool]) -> bool {
-    match a {
-        Arg::Const(_) => true,
-        Arg::Var(v) => bound[*v],
-        Arg::Wild => false,
-    }
+/// Whether a call binding `args` (with `bound` variables) is answered by a walk: every
+/// moved column bound, and no kept one, unless only by constants (one seed). A call whose
+/// kept columns are bound by other literals' values is left to magic sets, which follow
+/// those values forward rather than walking from every seed.
+fn walks(cols: &Columns, args: &[Arg], bound: &[bool]) -> bool {
+    cols.moved.iter().all(|&c| is_bound(&args[c], bound))
+        && (cols.kept.iter().all(|&c| !is_bound(&args[c], bound))
+            || args.iter().all(|a| !matches!(a, Arg::Var(v) if bound[*v])))
 }
 
 /// Rewrites the goal's calls of linear recursions that bind every moved column; `None` when
@@ -276,26 +279,14 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
         let mut bound = vec![false; goal.vars];
         let mut prefix: Vec<Lit> = Vec::new();
         let mut done = vec![false; goal.body.len()];
-        // The order magic sets pass bindings in: lists, then the most bound atom.
-        loop {
-            let next = (0..goal.body.len())
-                .filter(|&i| !done[i])
-                .filter_map(|i| match &goal.body[i] {
-                    Lit::OneOf { .. } => Some((0usize, i)),
-                    Lit::Pos { args, .. } => {
-                        let nb = args.iter().filter(|a| is_bound(a, &bound)).count();
-                        Some((1 + args.len() - nb, i))
-                    }
-                    _ => None,
-                })
-                .min();
-            let Some((_, i)) = next else { break };
+        // In the order magic sets pass bindings in.
+        while let Some(i) = next_binding(&goal.body, &bound, &done) {
             done[i] = true;
             let mut lit = goal.body[i].clone();
             if let Lit::Pos { rel, args } = &lit
                 && ir.relations[*rel].kind == RelKind::Derived
                 && let Some(cols) = columns(ir, *rel, &cycles)
-                && cols.moved.iter().all(|&c| is_bound(&args[c], &bound))
+                && walks(&cols, args, &bound)
             {
                 let walked = walk(&mut out, *rel, &cols, args, &prefix, &goal);
                 lit = Lit::Pos {
