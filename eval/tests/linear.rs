@@ -192,6 +192,12 @@ fn issue18_left_recursive_reverse_reach() {
     );
     // The walk reached 0..=7 and 20 (the bound value included), and nothing past 7.
     assert!(text.contains("9 values reached"), "{text}");
+    // Right-linear rules bound on the first argument walk forwards.
+    let text = check(&src, &format!("{RIGHT}r(\"v2\", ?y) => ?y"));
+    assert!(
+        text.contains("(right-linear rules, forward direction), 9 values reached"),
+        "{text}"
+    );
     // A row's witness is the path, in the rules as written.
     let q = prepare(&src, &format!("{LEFT}r(?x, \"v7\") => ?x"));
     let out = q.run(&src, &RunOptions::default()).unwrap();
@@ -395,4 +401,47 @@ proptest! {
             "{}\n{}\n{}", q, cq.program, explain
         );
     }
+}
+
+#[test]
+fn the_seeds_deps_module_walks_from_a_bound_dependency() {
+    // `deps.depends_on` is left-recursive over a derived step: "what depends on X" walks
+    // backwards from X, and the step is read by demand from the walk.
+    let mut src = MemorySource::new();
+    src.add_relation("imports", &["src", "dst"]);
+    for l in strata_fixtures::example::IMPORTS_EDGES
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let f: Vec<&str> = l.split('\t').collect();
+        src.insert("imports", &[Value::text(f[0]), Value::text(f[2])])
+            .unwrap();
+    }
+    for i in 0..50 {
+        src.insert("imports", &[v(i + 1), v(i)]).unwrap();
+    }
+    src.insert("imports", &[v(0), Value::text("log")]).unwrap();
+    let vocab = Vocabulary::from_sources(
+        src.relations().unwrap(),
+        &[("deps", strata_fixtures::example::DEPS_MODULE)],
+    )
+    .unwrap();
+    let text = "deps.depends_on(?x, \"log\") => ?x";
+    let q = Query::prepare(&vocab, text, &[]).unwrap();
+    let explain = check_query(&src, &q, text);
+    assert!(
+        explain.contains("deps.depends_on: linear recursion bound on argument 2"),
+        "{explain}"
+    );
+    assert!(
+        explain.contains("deps._step: computed by demand"),
+        "{explain}"
+    );
+    let text = "deps.depends_on(\"v50\", ?d) => ?d";
+    let q = Query::prepare(&vocab, text, &[]).unwrap();
+    let explain = check_query(&src, &q, text);
+    assert!(
+        explain.contains("deps.depends_on: computed by demand for argument 1"),
+        "{explain}"
+    );
 }

@@ -450,7 +450,7 @@ fn prune(ir: &mut Ir) {
 /// relation's own rules (see the module documentation); any other node is returned as it
 /// is. `node` is a fact of the answering relation whose children are an exit rule's
 /// premises and one `@linear` fact.
-pub(crate) fn reshape(node: Node) -> Node {
+pub fn reshape(node: Node) -> Node {
     let Some(at) = node
         .children
         .iter()
