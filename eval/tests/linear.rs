@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+mod graphs;
+
 use proptest::prelude::*;
 use strata_eval::internals::ir::{Arg, HeadArg, Ir, Lit, RelKind};
 use strata_eval::internals::naive;
@@ -151,15 +154,7 @@ fn check_query(src: &MemorySource, q: &Query, text: &str) -> String {
             .answer
             .rows
             .iter()
-            .map(|r| {
-                r.cells
-                    .iter()
-                    .map(|c| match c {
-                        strata_eval::Cell::Value(v) => naive::Cell::Value(v.clone()),
-                        strata_eval::Cell::List(vs) => naive::Cell::List(vs.clone()),
-                    })
-                    .collect()
-            })
+            .map(|r| common::oracle_cells(&r.cells))
             .collect();
         assert_eq!(rows, want.rows, "{text} at {threads} threads");
         for row in &got.answer.rows {
@@ -407,25 +402,11 @@ proptest! {
 fn the_seeds_deps_module_walks_from_a_bound_dependency() {
     // `deps.depends_on` is left-recursive over a derived step: "what depends on X" walks
     // backwards from X, and the step is read by demand from the walk.
-    let mut src = MemorySource::new();
-    src.add_relation("imports", &["src", "dst"]);
-    for l in strata_fixtures::example::IMPORTS_EDGES
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let f: Vec<&str> = l.split('\t').collect();
-        src.insert("imports", &[Value::text(f[0]), Value::text(f[2])])
-            .unwrap();
-    }
+    let (mut src, vocab, _) = graphs::example();
     for i in 0..50 {
         src.insert("imports", &[v(i + 1), v(i)]).unwrap();
     }
     src.insert("imports", &[v(0), Value::text("log")]).unwrap();
-    let vocab = Vocabulary::from_sources(
-        src.relations().unwrap(),
-        &[("deps", strata_fixtures::example::DEPS_MODULE)],
-    )
-    .unwrap();
     let text = "deps.depends_on(?x, \"log\") => ?x";
     let q = Query::prepare(&vocab, text, &[]).unwrap();
     let explain = check_query(&src, &q, text);

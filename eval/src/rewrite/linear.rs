@@ -379,13 +379,13 @@ fn walk(
             rel: reach,
             args: moved.into_iter().chain(s.iter().copied()).collect(),
         };
-        match recursive_literal(&rule, rel).flatten() {
+        let (head, args, body) = match recursive_literal(&rule, rel).flatten() {
             // A recursive rule read backwards: reach(body's moved, s) :- reach(head's moved, s), rest.
             Some(at) => {
                 let Lit::Pos { args: rec, .. } = &rule.body[at] else {
                     continue;
                 };
-                let head = cols
+                let args = cols
                     .moved
                     .iter()
                     .map(|&c| HeadArg::Arg(rec[c]))
@@ -393,31 +393,26 @@ fn walk(
                     .collect();
                 let mut body = rule.body.clone();
                 body[at] = from(moved_head);
-                out.rules.push(Rule {
-                    head: reach,
-                    args: head,
-                    body,
-                    vars: rule.vars + m,
-                    names: rule.names.clone(),
-                });
+                (reach, args, body)
             }
             // An exit rule, for the exit facts whose moved values reach a seed.
             None => {
-                let mut head = rule.args.clone();
+                let mut args = rule.args.clone();
                 for (j, &c) in cols.moved.iter().enumerate() {
-                    head[c] = HeadArg::Arg(s[j]);
+                    args[c] = HeadArg::Arg(s[j]);
                 }
                 let mut body = rule.body.clone();
                 body.push(from(moved_head));
-                out.rules.push(Rule {
-                    head: answer,
-                    args: head,
-                    body,
-                    vars: rule.vars + m,
-                    names: rule.names.clone(),
-                });
+                (answer, args, body)
             }
-        }
+        };
+        out.rules.push(Rule {
+            head,
+            args,
+            body,
+            vars: rule.vars + m,
+            names: rule.names.clone(),
+        });
     }
     answer
 }
