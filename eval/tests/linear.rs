@@ -426,3 +426,94 @@ fn the_seeds_deps_module_walks_from_a_bound_dependency() {
         "{explain}"
     );
 }
+
+/// The bound reaches of issue 18 on the generator's code graph (`STRATA_LINEAR_EDGES`
+/// edges, default 1M: its `IMPORTS` edges in memory), each rule form and side, with magic
+/// sets alone (the pipeline before the walk) and with the walk: work units, answers and
+/// wall time, printed. Run by hand: `cargo test -p strata-eval --test linear -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore = "a measurement, printed; minutes in a debug build"]
+fn issue18_figures_on_the_code_graph() {
+    use strata_eval::internals::{Options, evaluate, linear, magic};
+    let edges: u64 = std::env::var("STRATA_LINEAR_EDGES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let mut dump = Vec::new();
+    strata_fixtures::codegraph::write_edges(
+        &strata_fixtures::codegraph::Config::with_edges(edges),
+        &mut dump,
+    )
+    .unwrap();
+    let mut src = MemorySource::new();
+    src.add_relation("imports", &["src", "dst"]);
+    let mut into: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut out: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut n = 0;
+    for line in String::from_utf8(dump).unwrap().lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f[1] == "IMPORTS" {
+            src.insert("imports", &[Value::text(f[0]), Value::text(f[2])])
+                .unwrap();
+            *into.entry(f[2].to_owned()).or_default() += 1;
+            *out.entry(f[0].to_owned()).or_default() += 1;
+            n += 1;
+        }
+    }
+    // The most imported file, and the file importing the most.
+    let target = into
+        .iter()
+        .max_by_key(|(k, v)| (**v, (*k).clone()))
+        .unwrap()
+        .0;
+    let source = out
+        .iter()
+        .max_by_key(|(k, v)| (**v, (*k).clone()))
+        .unwrap()
+        .0;
+    println!("{edges} edges: {n} imports; target {target}, source {source}");
+    let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let budget = 50_000_000;
+    for (form, rules) in [("left", LEFT), ("right", RIGHT)] {
+        let rules = rules.replace("e(", "imports(");
+        for (side, goal) in [
+            ("forward", format!("r(\"{source}\", ?y) => count(?y)")),
+            ("reverse", format!("r(?x, \"{target}\") => count(?x)")),
+        ] {
+            let q = Query::prepare(&vocab, &format!("{rules}{goal}"), &[]).unwrap();
+            let ir = &q.compiled.ir;
+            let plans = [
+                ("magic sets alone", magic::rewrite(ir)),
+                (
+                    "walk, then magic",
+                    linear::rewrite(ir).map(|l| magic::rewrite(&l).unwrap_or(l)),
+                ),
+            ];
+            for (plan, rewritten) in plans {
+                let Some(rewritten) = rewritten else {
+                    println!("  {form} {side}, {plan}: does not apply");
+                    continue;
+                };
+                let started = std::time::Instant::now();
+                let options = Options {
+                    witnesses: false,
+                    max_work: Some(budget),
+                    ..Options::default()
+                };
+                match evaluate(&rewritten, &src, &options) {
+                    Ok(ev) => println!(
+                        "  {form} {side}, {plan}: {} answers, work {}, {:.2} s",
+                        ev.relations[rewritten.goal].len(),
+                        ev.work,
+                        started.elapsed().as_secs_f64()
+                    ),
+                    Err(e) => println!(
+                        "  {form} {side}, {plan}: stopped after {:.2} s: {e}",
+                        started.elapsed().as_secs_f64()
+                    ),
+                }
+            }
+        }
+    }
+}
