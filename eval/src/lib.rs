@@ -66,6 +66,7 @@ pub use front::suggest::did_you_mean;
 pub use link::compile::{Bind, Compiled, compile};
 pub use link::schema::{card, describe};
 pub use link::vocab::{RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use rewrite::linear::Form as LinearForm;
 pub use witness::{Node, write_value};
 
 /// The engine's stages, for the benchmarks and the tests that drive them one by one (the
@@ -80,5 +81,5 @@ pub mod internals {
     pub use crate::ir;
     pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
     pub use crate::naive;
-    pub use crate::rewrite::{magic, split};
+    pub use crate::rewrite::{linear, magic, split};
 }

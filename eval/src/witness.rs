@@ -277,13 +277,14 @@ pub(crate) fn premises_of(
     let facts = facts_of(ir, ev, w, rel, id);
     visible(ir, ev, w, facts)
         .into_iter()
-        .map(|p| node(ir, ev, w, p, room))
+        .map(|p| node(ir, ev, w, p, room).map(crate::rewrite::linear::reshape))
         .collect()
 }
 
 /// The premises a witness shows: all but the demand rewrite's magic facts, and in place of
 /// a join intermediate's tuple, the premises it was derived from (so a rule shows the
-/// premises of its literals as written).
+/// premises of its literals as written). A linear walk's facts are kept: [`premises_of`]
+/// rebuilds them in the recursion's own rules ([`crate::rewrite::linear::reshape`]).
 fn visible(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, premises: Vec<Fact>) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut stack: Vec<Fact> = premises.into_iter().rev().collect();
@@ -297,7 +298,11 @@ fn visible(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, premises: Vec<Fact>) -> 
             | Fact::Terms { rel, .. } => rel,
             Fact::Recorded(Premise::Implied { .. } | Premise::None) => continue,
         };
-        if !crate::rewrite::magic::is_internal(&ir.relations[rel as usize].name) {
+        let name = &ir.relations[rel as usize].name;
+        // A linear walk's facts stay until `reshape` rewrites them in the recursion's rules.
+        if !crate::rewrite::magic::is_internal(name)
+            || name.starts_with(crate::rewrite::linear::PREFIX)
+        {
             out.push(p);
         }
     }

@@ -87,11 +87,12 @@ fn rel_of(i: usize) -> usize {
 /// derived relation may only use derived relations of a lower index under `not` or in an
 /// aggregate rule; positive recursion is free.
 fn build(rules: &[GenRule]) -> Ir {
-    build_with_goal(rules, None)
+    build_with_goal(rules, None, false)
 }
 
-/// As [`build`], with a goal that binds the first argument of `d3` to a constant, when given.
-fn build_with_goal(rules: &[GenRule], bound: Option<u8>) -> Ir {
+/// As [`build`], with a goal that binds the first argument of `d3` (the second when
+/// `second`) to a constant, when given.
+fn build_with_goal(rules: &[GenRule], bound: Option<u8>, second: bool) -> Ir {
     let mut relations: Vec<RelDecl> = BASE
         .iter()
         .map(|(n, a)| RelDecl {
@@ -241,12 +242,16 @@ fn build_with_goal(rules: &[GenRule], bound: Option<u8>) -> Ir {
         kind: RelKind::Derived,
     });
     let first = bound.map_or(Arg::Var(0), |c| Arg::Const(c as usize));
+    let mut args = vec![first, Arg::Var(1)];
+    if second {
+        args.reverse();
+    }
     out.push(Rule {
         head: goal,
-        args: vec![HeadArg::Arg(first), HeadArg::Arg(Arg::Var(1))],
+        args: args.iter().map(|a| HeadArg::Arg(*a)).collect(),
         body: vec![Lit::Pos {
             rel: BASE.len() + DERIVED - 1,
-            args: vec![first, Arg::Var(1)],
+            args,
         }],
         vars: 2,
         names: Vec::new(),
@@ -439,12 +444,25 @@ fn compare(rules: &[GenRule], facts: &[(usize, u8, u8)]) {
 }
 
 /// With a goal binding a constant, the demand rewrite gives the same goal relation.
-fn compare_demand(rules: &[GenRule], facts: &[(usize, u8, u8)], c: u8) {
-    let ir = build_with_goal(rules, Some(c));
+fn compare_demand(rules: &[GenRule], facts: &[(usize, u8, u8)], c: u8, second: bool) {
+    let ir = build_with_goal(rules, Some(c), second);
     let src = source(facts);
     let Ok(want) = naive::evaluate(&ir, &src) else {
         return;
     };
+    // A linear recursion bound on the argument it moves: a walk, then magic sets.
+    if let Some(linear) = strata_eval::internals::linear::rewrite(&ir) {
+        let naive_linear = naive::evaluate(&linear, &src).unwrap();
+        assert_eq!(
+            naive_linear[linear.goal], want[ir.goal],
+            "naive on the linear walk"
+        );
+        let both = strata_eval::internals::magic::rewrite(&linear).unwrap_or(linear);
+        for threads in [1, 2] {
+            let got = engine_facts(&both, &src, threads, true);
+            assert_eq!(got[both.goal], want[ir.goal], "engine on the linear walk");
+        }
+    }
     let Some(magic) = strata_eval::internals::magic::rewrite(&ir) else {
         return;
     };
@@ -474,8 +492,9 @@ proptest! {
         rules in prop::collection::vec(gen_rule(), 1..7),
         facts in prop::collection::vec((0usize..3, 0u8..8, 0u8..8), 0..40),
         c in 0u8..8,
+        second in any::<bool>(),
     ) {
-        compare_demand(&rules, &facts, c);
+        compare_demand(&rules, &facts, c, second);
     }
 
     #[test]

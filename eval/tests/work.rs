@@ -21,7 +21,59 @@ fn workloads() -> Vec<Workload> {
         workloads::same_generation(3000, 3, 12),
         workloads::points_to(3000, 13),
         workloads::reach(20_000, 2, 14),
+        bound_reach("left_forward", LEFT, "r(0, ?y) => count(?y)"),
+        bound_reach("left_reverse", LEFT, "r(?x, 0) => count(?x)"),
+        bound_reach("right_forward", RIGHT, "r(0, ?y) => count(?y)"),
+        bound_reach("right_reverse", RIGHT, "r(?x, 0) => count(?x)"),
+        chain_reverse(),
     ]
+}
+
+const LEFT: &str = "r(?x, ?y) :- e(?x, ?y);\nr(?x, ?z) :- r(?x, ?y), e(?y, ?z);\n";
+const RIGHT: &str = "r(?x, ?y) :- e(?x, ?y);\nr(?x, ?z) :- e(?x, ?y), r(?y, ?z);\n";
+
+/// A bound reach over a random graph of 3,000 nodes and about 6,000 edges, where node 0
+/// reaches and is reached by most of the graph: the rules written `rules`, asked `goal`.
+fn bound_reach(name: &str, rules: &str, goal: &str) -> Workload {
+    Workload {
+        name: format!("bound_reach_{name}"),
+        relations: vec![("e".to_owned(), workloads::random_graph(3000, 2, 15))],
+        program: format!("{rules}{goal}"),
+    }
+}
+
+/// Who reaches the end of a chain of 2,000 links, the closure written left-recursively
+/// (issue 18: pairwise, this was 2 million tuples).
+fn chain_reverse() -> Workload {
+    Workload {
+        name: "chain_reverse".to_owned(),
+        relations: vec![("e".to_owned(), (0..2000).map(|i| (i, i + 1)).collect())],
+        program: format!("{LEFT}r(?x, 2000) => count(?x)"),
+    }
+}
+
+#[test]
+fn a_bound_reach_does_the_work_of_what_it_reaches_whichever_side_is_bound() {
+    // Issue 18: the question against the rules' grain (left-linear bound on the second
+    // argument, right-linear on the first) walks from the bound value, as the question
+    // along the grain does: about the same work for about the same reach.
+    let figure = |name: &str, rules: &str, goal: &str| measure(&bound_reach(name, rules, goal), 1);
+    for rules in [LEFT, RIGHT] {
+        let forward = figure("f", rules, "r(0, ?y) => count(?y)");
+        let reverse = figure("r", rules, "r(?x, 0) => count(?x)");
+        let per_answer = |f: &BTreeMap<String, f64>| f["work"] / f["answer"];
+        assert!(forward["answer"] > 1000.0 && reverse["answer"] > 1000.0);
+        for (a, b) in [(&forward, &reverse), (&reverse, &forward)] {
+            assert!(
+                per_answer(a) <= 2.0 * per_answer(b),
+                "{rules}: work per answer {forward:?} forward, {reverse:?} reverse"
+            );
+        }
+    }
+    // On a chain, the reverse question's work is linear in the chain's length.
+    let chain = measure(&chain_reverse(), 1);
+    assert_eq!(chain["answer"], 2000.0);
+    assert!(chain["work"] < 20_000.0, "{chain:?}");
 }
 
 fn measure(w: &Workload, threads: usize) -> BTreeMap<String, f64> {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::exec::engine::{Evaluation, LiteralProfile};
 use crate::ir::{Ir, Lit, RelKind};
+use crate::rewrite::linear::{Form, Walk};
 use crate::rewrite::magic::is_internal;
 
 /// How a relation was computed.
@@ -22,6 +23,16 @@ pub enum How {
     Loaded,
     /// Computed whole by its rules.
     Full,
+    /// A linear recursion whose moved arguments the goal binds, computed by a walk from the
+    /// bound values ([`crate::rewrite::linear`]).
+    Linear {
+        /// The argument positions bound (0-based): those the recursion moves.
+        bound: Vec<usize>,
+        /// How the recursion's rules are written.
+        form: Form,
+        /// Values the walk reached (the bound ones included).
+        reached: u64,
+    },
     /// Computed by demand: only for the values of its bound arguments that were asked for.
     Demand {
         /// The argument positions bound (0-based).
@@ -116,7 +127,9 @@ impl Report {
                 RelKind::Base => How::Lookups {
                     probes: ev.probes.get(id).copied().unwrap_or(0),
                 },
-                RelKind::Derived => demand_of(ir, ev, id).unwrap_or(How::Full),
+                RelKind::Derived => linear_of(ir, ev, id)
+                    .or_else(|| demand_of(ir, ev, id))
+                    .unwrap_or(How::Full),
             };
             relations.push(RelationReport {
                 name: decl.name.clone(),
@@ -210,14 +223,28 @@ impl Report {
                 How::Lookups { probes } => format!("stored, read through {probes} lookups"),
                 How::Loaded => format!("stored, read whole ({} facts)", r.tuples),
                 How::Full => format!("computed whole, {} tuples", r.tuples),
+                How::Linear {
+                    bound,
+                    form,
+                    reached,
+                } => format!(
+                    "linear recursion bound on argument{} {}, a walk from the bound value{} \
+                     ({}), {reached} value{} reached, {} tuples",
+                    if bound.len() == 1 { "" } else { "s" },
+                    positions(bound),
+                    if bound.len() == 1 { "" } else { "s" },
+                    match form {
+                        Form::Left => "left-linear rules, reverse direction",
+                        Form::Right => "right-linear rules, forward direction",
+                        Form::Other => "linear rules",
+                    },
+                    if *reached == 1 { "" } else { "s" },
+                    r.tuples
+                ),
                 How::Demand { bound, asked } => format!(
                     "computed by demand for argument{} {} ({asked} binding{} asked for), {} tuples",
                     if bound.len() == 1 { "" } else { "s" },
-                    bound
-                        .iter()
-                        .map(|b| (b + 1).to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    positions(bound),
                     if *asked == 1 { "" } else { "s" },
                     r.tuples
                 ),
@@ -265,6 +292,11 @@ impl Report {
                     How::Lookups { probes } => ("lookups", serde_json::json!({ "probes": probes })),
                     How::Loaded => ("loaded", serde_json::json!({})),
                     How::Full => ("full", serde_json::json!({})),
+                    How::Linear { bound, form, reached } => ("linear", serde_json::json!({
+                        "bound": bound,
+                        "form": match form { Form::Left => "left", Form::Right => "right", Form::Other => "other" },
+                        "reached": reached,
+                    })),
                     How::Demand { bound, asked } => ("demand", serde_json::json!({ "bound": bound, "asked": asked })),
                 };
                 serde_json::json!({ "name": r.name, "how": how, "tuples": r.tuples, "detail": extra })
@@ -305,6 +337,35 @@ fn demand_of(ir: &Ir, ev: &Evaluation<'_>, id: usize) -> Option<How> {
                 Some(How::Demand {
                     bound,
                     asked: u64::from(ev.relations[*rel].len()),
+                })
+            }
+            _ => None,
+        })
+}
+
+/// Argument positions as a user counts them: `2` or `1, 2`.
+fn positions(bound: &[usize]) -> String {
+    bound
+        .iter()
+        .map(|b| (b + 1).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// For a relation answered by a linear walk ([`crate::rewrite::linear`]): the bound
+/// positions, the rules' form and how many values the walk reached.
+fn linear_of(ir: &Ir, ev: &Evaluation<'_>, id: usize) -> Option<How> {
+    ir.rules
+        .iter()
+        .filter(|r| r.head == id)
+        .flat_map(|r| r.body.iter())
+        .find_map(|l| match l {
+            Lit::Pos { rel, .. } => {
+                let walk = Walk::of_name(&ir.relations[*rel].name)?;
+                (walk.relation == ir.relations[id].name).then(|| How::Linear {
+                    bound: walk.moved,
+                    form: walk.form,
+                    reached: u64::from(ev.relations[*rel].len()),
                 })
             }
             _ => None,

@@ -142,11 +142,17 @@ impl Query {
     }
 
     /// The program as a run with `options` runs it: demand (when asked for and the goal
-    /// binds an argument of a derived relation), join splits, and the goal answered from
+    /// binds an argument of a derived relation: a walk from the bound values for a linear
+    /// recursion, then magic sets), join splits, and the goal answered from
     /// the relation it restates (unless profiling, which must see the goal's own rule).
     fn stage(&self, demand: bool, profile: bool) -> Staged<'_> {
         let rewritten = if demand {
-            crate::rewrite::magic::rewrite(&self.compiled.ir)
+            // A bound linear recursion walks from the bound values; magic sets then give the
+            // rest (the walk's edge relations among it) demand.
+            match crate::rewrite::linear::rewrite(&self.compiled.ir) {
+                Some(linear) => crate::rewrite::magic::rewrite(&linear).or(Some(linear)),
+                None => crate::rewrite::magic::rewrite(&self.compiled.ir),
+            }
         } else {
             None
         };

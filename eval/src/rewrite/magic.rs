@@ -256,19 +256,7 @@ impl<'a> Rewriter<'a> {
         // Sideways information passing: positive literals and lists, most bound first.
         let mut body: Vec<Option<Lit>> = rule.body.iter().cloned().map(Some).collect();
         let mut done = vec![false; body.len()];
-        loop {
-            let next = (0..body.len())
-                .filter(|&i| !done[i])
-                .filter_map(|i| match &rule.body[i] {
-                    Lit::OneOf { .. } => Some((0usize, i)),
-                    Lit::Pos { args, .. } => {
-                        let nb = args.iter().filter(|a| is_bound(a, &bound)).count();
-                        Some((1 + args.len() - nb, i))
-                    }
-                    _ => None,
-                })
-                .min();
-            let Some((_, i)) = next else { break };
+        while let Some(i) = next_binding(&rule.body, &bound, &done) {
             done[i] = true;
             match &rule.body[i] {
                 Lit::Pos { rel, args } if self.ir.relations[*rel].kind == RelKind::Derived => {
@@ -346,7 +334,30 @@ impl<'a> Rewriter<'a> {
     }
 }
 
-fn is_bound(a: &Arg, bound: &[bool]) -> bool {
+/// The next literal of `body` to pass bindings through (sideways information passing): a
+/// list first, then the positive literal with an argument bound (a constant or a variable
+/// bound before) and the fewest free ones, then one with none bound; in written order
+/// among equals. `None` when every positive literal and list is `done`.
+///
+/// A literal with nothing bound (a node's type, `file(?a)`) comes after those reached
+/// from the bound values: placed first, it would bind its variable to every value and
+/// make every later call bound by all of them.
+pub(crate) fn next_binding(body: &[Lit], bound: &[bool], done: &[bool]) -> Option<usize> {
+    (0..body.len())
+        .filter(|&i| !done[i])
+        .filter_map(|i| match &body[i] {
+            Lit::OneOf { .. } => Some((false, 0usize, i)),
+            Lit::Pos { args, .. } => {
+                let nb = args.iter().filter(|a| is_bound(a, bound)).count();
+                Some((nb == 0, 1 + args.len() - nb, i))
+            }
+            _ => None,
+        })
+        .min()
+        .map(|(_, _, i)| i)
+}
+
+pub(crate) fn is_bound(a: &Arg, bound: &[bool]) -> bool {
     match a {
         Arg::Const(_) => true,
         Arg::Var(v) => bound[*v],

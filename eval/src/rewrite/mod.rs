@@ -1,9 +1,12 @@
 //! Rewrites of the lowered program that keep its answer and change its cost.
 //!
 //! Takes an [`crate::ir::Ir`]; gives another with the same goal tuples, or none when the
-//! rewrite does not apply. [`magic`] evaluates by demand when the goal binds an argument of
-//! a derived relation; [`split`] cuts long recursive bodies into binary join intermediates.
-//! Relations a rewrite adds are internal (`@` names) and never shown.
+//! rewrite does not apply. [`linear`] answers a goal's call of a linear recursion bound on
+//! the arguments the recursion moves by a walk from the bound values (before magic sets,
+//! which may then rewrite its result); [`magic`] evaluates by demand when the goal binds an
+//! argument of a derived relation; [`split`] cuts long recursive bodies into binary join
+//! intermediates. Relations a rewrite adds are internal (`@` names) and never shown (a
+//! linear walk's facts are rebuilt in the recursion's own rules, [`linear::reshape`]).
 //!
 //! # Demand and join intermediates
 //!
@@ -28,5 +31,6 @@
 //! witnesses show an intermediate's premises in its place, `explain` and budget errors report
 //! the rule as written with the intermediate's literals and figures.
 
+pub mod linear;
 pub mod magic;
 pub mod split;

@@ -162,3 +162,14 @@ pub fn workload_source(w: &strata_fixtures::workloads::Workload) -> strata_eval:
     }
     src
 }
+
+/// An answer row's cells as the oracle writes them.
+pub fn oracle_cells(row: &[strata_eval::Cell]) -> Vec<strata_eval::internals::naive::Cell> {
+    use strata_eval::internals::naive::Cell;
+    row.iter()
+        .map(|c| match c {
+            strata_eval::Cell::Value(v) => Cell::Value(v.clone()),
+            strata_eval::Cell::List(vs) => Cell::List(vs.clone()),
+        })
+        .collect()
+}
