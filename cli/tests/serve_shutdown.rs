@@ -17,7 +17,11 @@ fn make_db(dir: &Path) -> std::path::PathBuf {
         .args(["ingest", db.to_str().unwrap(), dump.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     db
 }
 
