@@ -5,6 +5,7 @@
 
 mod connections;
 mod sessions;
+mod stdio;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -22,6 +23,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 
 pub use self::sessions::{CappedSessions, SessionsError};
+pub use self::stdio::MAX_STDIO_MESSAGE_BYTES;
 use crate::server::Server;
 
 /// The largest request body the HTTP transport accepts by default (1 MiB).
@@ -182,29 +184,68 @@ pub async fn shutdown_signal() {
 }
 
 /// Serves `server` over this process's stdin and stdout until stdin ends or `shutdown`
-/// resolves. Nothing but JSON-RPC is written to stdout.
+/// resolves. Nothing but JSON-RPC is written to stdout; a line that is not JSON, or a
+/// message past [`MAX_STDIO_MESSAGE_BYTES`], is answered with a JSON-RPC error.
 pub async fn serve_stdio(
     server: Server,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    let (input, output) = rmcp::transport::stdio_pipes();
+    serve_lines(
+        server,
+        tokio::io::BufReader::new(input),
+        output,
+        MAX_STDIO_MESSAGE_BYTES,
+        shutdown,
+    )
+    .await
+}
+
+/// Serves `server` over `input` and `output`, one JSON-RPC message a line, as on stdio:
+/// until `input` ends or `shutdown` resolves; lines that are not JSON or pass `max` bytes
+/// are answered with a JSON-RPC error.
+pub async fn serve_lines<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    max: usize,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let framed = stdio::frame(input, output, max);
+    // The framing enforces the limit; rmcp's own (which drops silently) is set above it.
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
+        framed.to_rmcp,
+        framed.from_rmcp,
+    )
+    .with_max_line_length(max.saturating_add(2));
     tokio::pin!(shutdown);
-    let running = tokio::select! {
-        r = server.serve(rmcp::transport::stdio()) => match r {
-            Ok(r) => r,
-            // The client went away before initializing: nothing to serve.
-            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(ServeError::Session(e.to_string())),
-        },
-        () = &mut shutdown => return Ok(()),
-    };
-    let ct = running.cancellation_token();
-    tokio::select! {
-        r = running.waiting() => {
-            r.map_err(|e| ServeError::Session(e.to_string()))?;
+    let result = async {
+        let running = tokio::select! {
+            r = server.serve(transport) => match r {
+                Ok(r) => r,
+                // The client went away before initializing: nothing to serve.
+                Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+                Err(e) => return Err(ServeError::Session(e.to_string())),
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let ct = running.cancellation_token();
+        tokio::select! {
+            r = running.waiting() => {
+                r.map_err(|e| ServeError::Session(e.to_string()))?;
+            }
+            () = &mut shutdown => ct.cancel(),
         }
-        () = &mut shutdown => ct.cancel(),
+        Ok(())
     }
-    Ok(())
+    .await;
+    // Let the last answers out.
+    let _ = tokio::time::timeout(Duration::from_secs(1), framed.writer).await;
+    result
 }
 
 /// The axum router serving `server` at `/mcp` with `options`' checks, and a function that
