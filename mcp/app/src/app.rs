@@ -73,6 +73,9 @@ impl App {
         let modules = store.dir().join("modules");
         let modules_dir = modules.is_dir().then_some(modules);
         let vocab = if host.vocabulary.is_none() {
+            if let Some(m) = &modules_dir {
+                crate::links::check_modules(store.dir(), m)?;
+            }
             let snap = store.snapshot().map_err(StoreError::from)?;
             let vocab = Arc::new(Vocabulary::load(&snap, modules_dir.as_deref())?);
             check_examples(&pack, &vocab)?;

@@ -250,6 +250,10 @@ impl App {
         {
             return Ok(v.clone());
         }
+        if let Some(m) = self.modules_dir() {
+            crate::links::check_modules(self.store().dir(), m)
+                .map_err(|source| CallError::ModuleLink { tool, source })?;
+        }
         let v = Arc::new(
             Vocabulary::load(snap, self.modules_dir()).map_err(|source| CallError::Vocabulary {
                 tool,
