@@ -230,7 +230,7 @@ fn serve(db: &Path) -> Server {
         .arg("serve")
         .arg(db)
         .args(["--http", "127.0.0.1:0", "--timeout", "2s"])
-        .args(["--max-work", "20000000"])
+        .args(["--max-work", "20000000", "--session-idle", "3s"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -415,6 +415,32 @@ fn issue20_load_whole_batches_while_ingesting() {
     );
     assert!(stopped > 0, "the runaway client never finished a call");
     if scale.soak {
+        // A flood of sessions: the cap holds, and expired ones give their memory back.
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "flood", "version": "0"}}});
+        let (mut opened, mut refused) = (0, 0);
+        for _ in 0..3_000 {
+            match post(addr, None, &init).0 {
+                200 => opened += 1,
+                503 => refused += 1,
+                s => panic!("initialize answered {s}"),
+            }
+        }
+        let flooded = rss_kib(pid);
+        std::thread::sleep(Duration::from_secs(8));
+        let expired = rss_kib(pid);
+        eprintln!(
+            "sessions: 3000 initialize calls, {opened} opened, {refused} refused (503); RSS \
+             {} MiB after, {} MiB once they expired",
+            flooded / 1024,
+            expired / 1024
+        );
+        assert!(refused > 0, "the session cap never held");
+        assert!(
+            expired <= baseline + baseline / 2 + 32 * 1024,
+            "RSS {expired} KiB once the sessions expired, baseline {baseline} KiB"
+        );
         assert!(p99 < Duration::from_millis(50), "lookup p99 {p99:?}");
         assert!(
             after <= baseline + baseline / 2 + 32 * 1024,

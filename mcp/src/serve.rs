@@ -370,7 +370,16 @@ async fn check_request(
         return r;
     }
     let delete = request.method() == Method::DELETE;
-    let request = if request.method() == Method::POST {
+    // A body declared as something else than JSON is rmcp's to refuse (415).
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| {
+            let essence = h.split_once(';').map_or(h, |(e, _)| e);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        });
+    let request = if request.method() == Method::POST && json {
         match guard.read_message(request).await {
             Ok(r) => r,
             Err(refused) => return refused,

@@ -135,7 +135,12 @@ fn issue20_socket_server_gone_mid_transfer() {
     let file = edges(dir.path(), "x.edges.tsv", &big);
     // Gone while receiving: not stored.
     let fake = fake_daemon(dir.path(), "");
-    let e = send_batch(dir.path(), &BatchOptions::default(), &[file.clone()]).unwrap_err();
+    let e = send_batch(
+        dir.path(),
+        &BatchOptions::default(),
+        std::slice::from_ref(&file),
+    )
+    .unwrap_err();
     fake.join().unwrap();
     assert!(matches!(e, SendError::NotStored { .. }), "{e}");
     assert!(
