@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_strata");
+mod common;
+
+use common::BIN;
 
 /// Facts each ingested batch adds to `tagged`.
 const BATCH: u64 = 50;
@@ -189,7 +191,6 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 fn make_db(dir: &Path) -> std::path::PathBuf {
-    let db = dir.join("db");
     let mut base = String::new();
     for i in 0..NODES {
         base.push_str(&format!("m{i}\tIMPORTS\tm{}\n", (i + 1) % NODES));
@@ -199,18 +200,7 @@ fn make_db(dir: &Path) -> std::path::PathBuf {
     for j in 0..BATCH {
         base.push_str(&format!("t_base_{j}\tTAGGED\tbase\n"));
     }
-    let dump = dir.join("base.edges.tsv");
-    std::fs::write(&dump, base).unwrap();
-    let out = Command::new(BIN)
-        .args(["ingest", db.to_str().unwrap(), dump.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    db
+    common::db_with(dir, &base)
 }
 
 struct Server {

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_strata");
+mod common;
+
+use common::BIN;
 
 const SECRET: &str = "root:x:0:0:root:/root:/bin/bash";
 
@@ -19,16 +21,7 @@ fn strata(args: &[&str]) -> Output {
 }
 
 fn make_db(dir: &Path) -> std::path::PathBuf {
-    let db = dir.join("db");
-    let dump = dir.join("x.edges.tsv");
-    std::fs::write(&dump, "app\tIMPORTS\tapi\n").unwrap();
-    let out = strata(&["ingest", db.to_str().unwrap(), dump.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    db
+    common::db_with(dir, "app\tIMPORTS\tapi\n")
 }
 
 fn refused(out: &Output, link: &str) {

@@ -7,22 +7,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_strata");
+mod common;
+
+use common::BIN;
 
 fn make_db(dir: &Path) -> std::path::PathBuf {
-    let db = dir.join("db");
-    let dump = dir.join("x.edges.tsv");
-    std::fs::write(&dump, "app\tIMPORTS\tapi\n").unwrap();
-    let out = Command::new(BIN)
-        .args(["ingest", db.to_str().unwrap(), dump.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    db
+    common::db_with(dir, "app\tIMPORTS\tapi\n")
 }
 
 /// Starts `strata serve DB ARGS`, waits for its socket, and removes the socket file.

@@ -4,12 +4,13 @@
 //! case, malformed JSON answered -32700, DELETE answered 200, short tokens refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use strata_mcp::{HttpOptions, Options, Server};
-use strata_store::{OpenOptions, Store};
+use strata_mcp::HttpOptions;
 
 const TOKEN: &str = "issue20-http-limits-token";
 
@@ -34,15 +35,7 @@ impl Drop for Running {
 
 fn start(configure: impl FnOnce(&mut HttpOptions)) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        dir.path(),
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
-    let server = Server::new(store, strata_mcp::Pack::default(), Options::default()).unwrap();
+    let server = common::empty_server(dir.path());
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = std_listener.local_addr().unwrap();
     let mut options = HttpOptions::new(addr);

@@ -3,12 +3,12 @@
 //! goes on; the end of input ends the session.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use strata_mcp::serve::{MAX_STDIO_MESSAGE_BYTES, serve_lines};
-use strata_mcp::{Options, Server};
-use strata_store::{OpenOptions, Store};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::io::DuplexStream>>) -> Value {
@@ -23,15 +23,7 @@ async fn next(lines: &mut tokio::io::Lines<BufReader<tokio::io::DuplexStream>>) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue20_stdio_oversized_and_garbage_lines_are_answered() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        dir.path(),
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
-    let server = Server::new(store, strata_mcp::Pack::default(), Options::default()).unwrap();
+    let server = common::empty_server(dir.path());
     let (mut client, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, client_out) = tokio::io::duplex(1 << 16);
     let serving = tokio::spawn(serve_lines(
