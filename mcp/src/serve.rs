@@ -4,6 +4,7 @@
 //! body). SIGINT and SIGTERM stop either cleanly. Every limit is listed in `docs/limits.md`.
 
 mod connections;
+mod memory;
 mod sessions;
 mod stdio;
 
@@ -322,6 +323,7 @@ pub async fn serve_listener(
 
 /// Runs `serve_stdio` on a runtime of its own until stdin ends or a signal comes.
 pub fn run_stdio(server: Server) -> Result<(), ServeError> {
+    let _trimmer = memory::Trimmer::start();
     let rt = runtime()?;
     let r = rt.block_on(serve_stdio(server, shutdown_signal()));
     // A blocking read of stdin cannot be interrupted: do not wait for it.
@@ -332,6 +334,7 @@ pub fn run_stdio(server: Server) -> Result<(), ServeError> {
 /// Runs `serve_http` on a runtime of its own until a signal comes.
 pub fn run_http(server: Server, options: HttpOptions) -> Result<(), ServeError> {
     options.validate()?;
+    let _trimmer = memory::Trimmer::start();
     let rt = runtime()?;
     let r = rt.block_on(serve_http(server, options, shutdown_signal()));
     rt.shutdown_timeout(Duration::from_secs(5));
