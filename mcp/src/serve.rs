@@ -30,8 +30,10 @@ use crate::server::Server;
 /// The largest request body the HTTP transport accepts by default (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
 
-/// The most HTTP connections open at once by default.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// The most HTTP connections open at once by default: twice the sessions, as each session
+/// may hold an event stream open besides its requests, and well under the usual limit of
+/// 1,024 open files.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
 /// How long a connection may take to send a request's whole header by default.
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
