@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use super::ask::{ModelArgs, app_options};
+use super::duration;
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
@@ -46,6 +47,26 @@ pub(crate) struct ServeArgs {
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
     pub(crate) max_body_bytes: usize,
+    /// The most HTTP connections open at once; more are answered 503 and closed.
+    #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_CONNECTIONS)]
+    pub(crate) max_connections: usize,
+    /// How long an HTTP connection may take to send a request's whole header (then it is
+    /// closed); also how long an idle connection stays open.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub(crate) header_timeout: String,
+    /// How long an HTTP request may take to send its whole body (408 past it).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub(crate) body_timeout: String,
+    /// The most MCP sessions held at once over HTTP (`initialize` is answered 503 past it).
+    #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_SESSIONS)]
+    pub(crate) max_sessions: usize,
+    /// How long an HTTP session may go without a request before it ends.
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub(crate) session_idle: String,
+    /// How long `strata ingest` may send nothing while the server receives its batch
+    /// before the batch is dropped.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub(crate) ingest_idle: String,
     #[command(flatten)]
     pub(crate) models: ModelArgs,
 }
@@ -61,6 +82,15 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             if t.is_empty() {
                 bail!("--token-file {}: the file is empty", f.display());
             }
+            let n = t.chars().count();
+            if n < strata_mcp::serve::MIN_TOKEN_CHARS {
+                bail!(
+                    "--token-file {}: the token has {n} characters; a token needs at least {} \
+                     (make one with `openssl rand -hex 32`)",
+                    f.display(),
+                    strata_mcp::serve::MIN_TOKEN_CHARS
+                );
+            }
             Some(t)
         }
         None => None,
@@ -72,6 +102,11 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             o.allowed_hosts = args.allow_hosts.clone();
             o.allowed_origins = args.allow_origins.clone();
             o.max_body_bytes = args.max_body_bytes;
+            o.max_connections = args.max_connections;
+            o.header_timeout = duration(&args.header_timeout).context("--header-timeout")?;
+            o.body_timeout = duration(&args.body_timeout).context("--body-timeout")?;
+            o.max_sessions = args.max_sessions;
+            o.session_idle = duration(&args.session_idle).context("--session-idle")?;
             // Refuse a bad bind before opening the database.
             o.validate()?;
             Some(o)
@@ -90,7 +125,13 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     }
     // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
     #[cfg(unix)]
-    let _socket = match strata_app::ingest_socket::IngestListener::bind(server.store().clone()) {
+    let ingest = strata_app::ingest_socket::ListenerOptions {
+        idle_timeout: duration(&args.ingest_idle).context("--ingest-idle")?,
+    };
+    let _socket = match strata_app::ingest_socket::IngestListener::bind_with(
+        server.store().clone(),
+        ingest,
+    ) {
         Ok(l) => Some(l),
         Err(e) => {
             eprintln!(

@@ -1,6 +1,12 @@
 //! Transports: stdio (only JSON-RPC on stdout, exits at the end of stdin) and streamable
 //! HTTP at `/mcp` (loopback by default, Host and Origin checked, an optional bearer token,
-//! a body cap). SIGINT and SIGTERM stop either cleanly.
+//! a body cap, caps on connections and sessions, time limits on a request's header and
+//! body). SIGINT and SIGTERM stop either cleanly. Every limit is listed in `docs/limits.md`.
+
+mod connections;
+mod memory;
+mod sessions;
+mod stdio;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -9,18 +15,40 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::ServiceExt;
 use rmcp::service::ServerInitializeError;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
 
+pub use self::sessions::{CappedSessions, SessionsError};
+pub use self::stdio::MAX_STDIO_MESSAGE_BYTES;
 use crate::server::Server;
 
 /// The largest request body the HTTP transport accepts by default (1 MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// The most HTTP connections open at once by default: twice the sessions, as each session
+/// may hold an event stream open besides its requests, and well under the usual limit of
+/// 1,024 open files.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// How long a connection may take to send a request's whole header by default.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a request may take to send its whole body by default.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most MCP sessions held at once by default.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+
+/// How long a session may go without a request before it ends, by default.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(300);
+
+/// The fewest characters a bearer token may have.
+pub const MIN_TOKEN_CHARS: usize = 16;
 
 /// The names a loopback client reaches the server by.
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
@@ -52,6 +80,18 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted (413 past it).
     pub max_body_bytes: usize,
+    /// The most connections open at once (checked before anything is read; more are
+    /// answered 503 and closed).
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's whole header (the connection
+    /// is closed past it).
+    pub header_timeout: Duration,
+    /// How long a request may take to send its whole body (408 past it).
+    pub body_timeout: Duration,
+    /// The most MCP sessions held at once (`initialize` is answered 503 past it).
+    pub max_sessions: usize,
+    /// How long a session may go without a request before it ends.
+    pub session_idle: Duration,
 }
 
 impl HttpOptions {
@@ -63,15 +103,41 @@ impl HttpOptions {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
         }
     }
 
-    /// Refuses a non-loopback bind without a token, and an empty token.
+    /// Refuses a non-loopback bind without a token, a token shorter than
+    /// [`MIN_TOKEN_CHARS`], and zero caps or time limits.
     pub fn validate(&self) -> Result<(), ServeError> {
-        if let Some(t) = &self.token
-            && t.trim().is_empty()
-        {
-            return Err(ServeError::Config("the token is empty".to_owned()));
+        if let Some(t) = &self.token {
+            let n = t.trim().chars().count();
+            if n < MIN_TOKEN_CHARS {
+                return Err(ServeError::Config(format!(
+                    "the token has {n} characters; a token needs at least {MIN_TOKEN_CHARS} \
+                     (make one with `openssl rand -hex 32`)"
+                )));
+            }
+        }
+        let zero = |what: &str| Err(ServeError::Config(format!("{what} must be above zero")));
+        if self.max_connections == 0 {
+            return zero("--max-connections");
+        }
+        if self.max_sessions == 0 {
+            return zero("--max-sessions");
+        }
+        if self.header_timeout.is_zero() {
+            return zero("--header-timeout");
+        }
+        if self.body_timeout.is_zero() {
+            return zero("--body-timeout");
+        }
+        if self.session_idle.is_zero() {
+            return zero("--session-idle");
         }
         if !self.addr.ip().is_loopback() && self.token.is_none() {
             return Err(ServeError::Config(format!(
@@ -121,29 +187,68 @@ pub async fn shutdown_signal() {
 }
 
 /// Serves `server` over this process's stdin and stdout until stdin ends or `shutdown`
-/// resolves. Nothing but JSON-RPC is written to stdout.
+/// resolves. Nothing but JSON-RPC is written to stdout; a line that is not JSON, or a
+/// message past [`MAX_STDIO_MESSAGE_BYTES`], is answered with a JSON-RPC error.
 pub async fn serve_stdio(
     server: Server,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    let (input, output) = rmcp::transport::stdio_pipes();
+    serve_lines(
+        server,
+        tokio::io::BufReader::new(input),
+        output,
+        MAX_STDIO_MESSAGE_BYTES,
+        shutdown,
+    )
+    .await
+}
+
+/// Serves `server` over `input` and `output`, one JSON-RPC message a line, as on stdio:
+/// until `input` ends or `shutdown` resolves; lines that are not JSON or pass `max` bytes
+/// are answered with a JSON-RPC error.
+pub async fn serve_lines<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    max: usize,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let framed = stdio::frame(input, output, max);
+    // The framing enforces the limit; rmcp's own (which drops silently) is set above it.
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
+        framed.to_rmcp,
+        framed.from_rmcp,
+    )
+    .with_max_line_length(max.saturating_add(2));
     tokio::pin!(shutdown);
-    let running = tokio::select! {
-        r = server.serve(rmcp::transport::stdio()) => match r {
-            Ok(r) => r,
-            // The client went away before initializing: nothing to serve.
-            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(ServeError::Session(e.to_string())),
-        },
-        () = &mut shutdown => return Ok(()),
-    };
-    let ct = running.cancellation_token();
-    tokio::select! {
-        r = running.waiting() => {
-            r.map_err(|e| ServeError::Session(e.to_string()))?;
+    let result = async {
+        let running = tokio::select! {
+            r = server.serve(transport) => match r {
+                Ok(r) => r,
+                // The client went away before initializing: nothing to serve.
+                Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+                Err(e) => return Err(ServeError::Session(e.to_string())),
+            },
+            () = &mut shutdown => return Ok(()),
+        };
+        let ct = running.cancellation_token();
+        tokio::select! {
+            r = running.waiting() => {
+                r.map_err(|e| ServeError::Session(e.to_string()))?;
+            }
+            () = &mut shutdown => ct.cancel(),
         }
-        () = &mut shutdown => ct.cancel(),
+        Ok(())
     }
-    Ok(())
+    .await;
+    // Let the last answers out.
+    let _ = tokio::time::timeout(Duration::from_secs(1), framed.writer).await;
+    result
 }
 
 /// The axum router serving `server` at `/mcp` with `options`' checks, and a function that
@@ -156,11 +261,12 @@ pub fn router(
         .with_allowed_hosts(options.hosts())
         .with_max_request_body_bytes(options.max_body_bytes);
     let ct = config.cancellation_token.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(CappedSessions::new(
+        options.max_sessions,
+        options.session_idle,
+    ));
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
     let guard = Arc::new(Guard {
         hosts: options.hosts(),
         origins: options
@@ -170,6 +276,8 @@ pub fn router(
             .collect(),
         token: options.token.clone(),
         max_body: options.max_body_bytes,
+        body_timeout: options.body_timeout,
+        sessions,
     });
     let app = axum::Router::new()
         .route_service("/mcp", service)
@@ -178,14 +286,13 @@ pub fn router(
 }
 
 /// Serves `server` over streamable HTTP at `http://ADDR/mcp` until `shutdown` resolves,
-/// then ends every session and waits for calls in flight.
+/// then ends every session and waits (a while) for calls in flight.
 pub async fn serve_http(
     server: Server,
     options: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     options.validate()?;
-    let (app, stop) = router(server, &options);
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     eprintln!(
         "strata: serving MCP at http://{}/mcp{}",
@@ -196,25 +303,29 @@ pub async fn serve_http(
             ""
         }
     );
-    // Answers go out in several small writes: without TCP_NODELAY, Nagle's algorithm meets
-    // the client's delayed acknowledgement and every call waits about 40 ms.
-    let listener = {
-        use axum::serve::ListenerExt;
-        listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        })
-    };
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            stop();
-        })
-        .await?;
+    serve_listener(server, &options, listener, shutdown).await;
     Ok(())
+}
+
+/// Serves `server` over streamable HTTP on the connections of `listener` (already bound)
+/// until `shutdown` resolves.
+pub async fn serve_listener(
+    server: Server,
+    options: &HttpOptions,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    let (app, stop) = router(server, options);
+    let limits = connections::ConnectionLimits {
+        max_connections: options.max_connections,
+        header_timeout: options.header_timeout,
+    };
+    connections::serve(listener, app, limits, shutdown, stop).await;
 }
 
 /// Runs `serve_stdio` on a runtime of its own until stdin ends or a signal comes.
 pub fn run_stdio(server: Server) -> Result<(), ServeError> {
+    let _trimmer = memory::Trimmer::start();
     let rt = runtime()?;
     let r = rt.block_on(serve_stdio(server, shutdown_signal()));
     // A blocking read of stdin cannot be interrupted: do not wait for it.
@@ -225,6 +336,7 @@ pub fn run_stdio(server: Server) -> Result<(), ServeError> {
 /// Runs `serve_http` on a runtime of its own until a signal comes.
 pub fn run_http(server: Server, options: HttpOptions) -> Result<(), ServeError> {
     options.validate()?;
+    let _trimmer = memory::Trimmer::start();
     let rt = runtime()?;
     let r = rt.block_on(serve_http(server, options, shutdown_signal()));
     rt.shutdown_timeout(Duration::from_secs(5));
@@ -243,6 +355,8 @@ struct Guard {
     origins: Vec<String>,
     token: Option<String>,
     max_body: usize,
+    body_timeout: Duration,
+    sessions: Arc<CappedSessions>,
 }
 
 async fn check_request(
@@ -260,7 +374,41 @@ async fn check_request(
         }
         return r;
     }
-    next.run(request).await
+    let delete = request.method() == Method::DELETE;
+    // A body declared as something else than JSON is rmcp's to refuse (415).
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| {
+            let essence = h.split_once(';').map_or(h, |(e, _)| e);
+            essence.trim().eq_ignore_ascii_case("application/json")
+        });
+    let request = if request.method() == Method::POST && json {
+        match guard.read_message(request).await {
+            Ok(r) => r,
+            Err(refused) => return refused,
+        }
+    } else {
+        request
+    };
+    let mut response = next.run(request).await;
+    // rmcp answers a DELETE 202; clients expect 200 or 204.
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
+/// A JSON-RPC error answer with HTTP `status`.
+fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    let mut r = (status, body.to_string()).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    r
 }
 
 impl Guard {
@@ -280,11 +428,13 @@ impl Guard {
             }
         }
         if let Some(token) = &self.token {
+            // The scheme is case-insensitive (RFC 9110).
             let given = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|h| h.to_str().ok())
-                .and_then(|h| h.strip_prefix("Bearer "))
-                .map(str::trim);
+                .and_then(|h| h.trim().split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, t)| t.trim());
             if !given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
                 return Err((
                     StatusCode::UNAUTHORIZED,
@@ -304,6 +454,69 @@ impl Guard {
             ));
         }
         Ok(())
+    }
+
+    /// Reads a POST's body (within the body cap and time limit) and checks it is one
+    /// JSON-RPC message: malformed JSON is answered -32700, other JSON -32600 (HTTP 400),
+    /// an `initialize` past the session cap 503; a message that passes is handed on.
+    async fn read_message(&self, request: Request<Body>) -> Result<Request<Body>, Response> {
+        let (parts, body) = request.into_parts();
+        let bytes = match tokio::time::timeout(
+            self.body_timeout,
+            axum::body::to_bytes(body, self.max_body),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err((
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "Request Timeout: the body took longer than {} s (--body-timeout)",
+                        self.body_timeout.as_secs()
+                    ),
+                )
+                    .into_response());
+            }
+            Ok(Err(_)) => {
+                return Err((
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "Payload Too Large: the request body passes the server's limit of {} \
+                         bytes (--max-body-bytes)",
+                        self.max_body
+                    ),
+                )
+                    .into_response());
+            }
+            Ok(Ok(b)) => b,
+        };
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32700,
+                format!("Parse error: the body is not JSON ({e})"),
+            )
+        })?;
+        let id = value.get("id").cloned().unwrap_or(Value::Null);
+        if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {
+            return Err(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                -32600,
+                format!("Invalid Request: not a JSON-RPC message this server reads ({e})"),
+            ));
+        }
+        let initialize = value.get("method").and_then(Value::as_str) == Some("initialize");
+        if initialize && self.sessions.full().await {
+            return Err(jsonrpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                -32000,
+                SessionsError::Full(self.sessions.max()).to_string(),
+            ));
+        }
+        Ok(Request::from_parts(parts, Body::from(bytes)))
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -369,6 +582,8 @@ mod tests {
             origins: vec!["https://app.example.com".to_owned()],
             token: token.map(str::to_owned),
             max_body: 100,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            sessions: Arc::new(CappedSessions::new(2, DEFAULT_SESSION_IDLE)),
         }
     }
 
@@ -452,6 +667,13 @@ mod tests {
         );
         assert_eq!(h(Some("s3cret")).unwrap_err().0, StatusCode::UNAUTHORIZED);
         assert!(h(Some("Bearer s3cret")).is_ok());
+        // The scheme is case-insensitive.
+        assert!(h(Some("bearer s3cret")).is_ok());
+        assert!(h(Some("BEARER  s3cret")).is_ok());
+        assert_eq!(
+            h(Some("Basic s3cret")).unwrap_err().0,
+            StatusCode::UNAUTHORIZED
+        );
         // A wrong Host is refused before the token is looked at.
         assert_eq!(
             g.check(&headers(&[("host", "evil.example")]))
@@ -479,8 +701,16 @@ mod tests {
     fn a_public_bind_needs_a_token() {
         let mut o = HttpOptions::new("0.0.0.0:7411".parse().unwrap());
         assert!(o.validate().is_err());
-        o.token = Some("t".to_owned());
+        o.token = Some("a-token-of-sixteen".to_owned());
         assert!(o.validate().is_ok());
+        // Too short a token is refused, naming the limit.
+        o.token = Some("t".to_owned());
+        assert!(
+            o.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("at least 16")
+        );
         o.token = Some("  ".to_owned());
         assert!(o.validate().is_err());
         assert!(

@@ -84,6 +84,9 @@ impl App {
             let snap = store.snapshot().map_err(StoreError::from)?;
             let modules = modules_stamp(&modules_dir);
             let present = modules_dir.is_dir().then_some(modules_dir.as_path());
+            if let Some(m) = present {
+                crate::links::check_modules(store.dir(), m)?;
+            }
             let vocab = Arc::new(Vocabulary::load(&snap, present)?);
             check_examples(&pack, &vocab)?;
             Some(CachedVocab {

@@ -258,6 +258,10 @@ impl App {
         {
             return Ok(c.vocab.clone());
         }
+        if let Some(m) = self.modules_dir() {
+            crate::links::check_modules(self.store().dir(), m)
+                .map_err(|source| CallError::ModuleLink { tool, source })?;
+        }
         let vocab = Arc::new(
             Vocabulary::load(snap, self.modules_dir()).map_err(|source| CallError::Vocabulary {
                 tool,

@@ -26,6 +26,9 @@ pub enum OpenError {
     /// The modules do not load or check.
     #[error(transparent)]
     Vocab(#[from] strata_eval::VocabError),
+    /// A module is a link that leads outside the database directory.
+    #[error(transparent)]
+    Link(#[from] crate::links::LinkError),
     /// An example of the pack does not check against the database.
     #[error("strata.toml: the example \"{question}\" does not check:\n{message}")]
     Example {
@@ -115,6 +118,15 @@ pub enum CallError {
         /// What the modules' loader said.
         #[source]
         source: Box<strata_eval::VocabError>,
+    },
+    /// A module is a link that leads outside the database directory.
+    #[error("{tool}: {source}")]
+    ModuleLink {
+        /// The request's tool.
+        tool: &'static str,
+        /// The link refused.
+        #[source]
+        source: crate::links::LinkError,
     },
     /// A host hook refused the call.
     #[error("{tool}: {source}")]
@@ -241,7 +253,7 @@ impl CallError {
             CallError::Cypher(CypherError::Query(_)) => "cypher",
             CallError::Cypher(_) => "program",
             CallError::Store { .. } | CallError::Source { .. } => "store",
-            CallError::Vocabulary { .. } => "vocabulary",
+            CallError::Vocabulary { .. } | CallError::ModuleLink { .. } => "vocabulary",
             CallError::Host { .. }
             | CallError::HostArguments(_)
             | CallError::HostVocabulary { .. }

@@ -9,25 +9,38 @@
 //! One batch per connection, client first:
 //!
 //! 1. One JSON header line (at most [`MAX_HEADER_BYTES`], ending in `\n`):
-//!    `{"files": [{"label", "format", "relation", "unit"}...], "tier", "replace", "labels",
-//!    "batch_id", "buffer"}`. `label` is the name used in messages (the client's path),
-//!    `format` one of `edges`, `attrs`, `nodes`, `facts`, `jsonl`; `relation` and `unit` may
-//!    be null; `labels` is an object of strings; `buffer` the facts gathered in memory
-//!    before they are written (capped by the daemon).
+//!    `{"database", "files": [{"label", "format", "relation", "unit"}...], "tier", "replace",
+//!    "labels", "batch_id", "buffer"}`. `database` names the database the client means
+//!    ([`DatabaseId`]: its directory's device and inode, and path); the daemon refuses a
+//!    batch meant for another database (a `strata.sock` linked to another database's
+//!    socket). `label` is the name used in messages (the client's path), `format` one of
+//!    `edges`, `attrs`, `nodes`, `facts`, `jsonl`; `relation` and `unit` may be null;
+//!    `labels` is an object of strings; `buffer` the facts gathered in memory before they
+//!    are written (capped by the daemon).
 //! 2. For each file, in order, its bytes (already decompressed by the client) as frames: a
 //!    `u64` little-endian length, then that many bytes; a frame of length 0 ends the file.
 //!    A frame holds at most [`MAX_FRAME_BYTES`].
-//! 3. The daemon reads every file into one batch (`Batch::read_dump`), commits it, and
-//!    answers one JSON line: `{"ok": {summary fields}}` or `{"error": "message"}` (for a
-//!    batch that read SCIP indexes, the summary's `documents` holds `read`, `unchanged`,
-//!    `replaced`, `added` and `removed`). A malformed line gives the same `FILE:LINE:
-//!    message` as a local ingest, and nothing of the batch is stored. The daemon may answer an error before it has read everything,
-//!    then closes the connection.
+//! 3. The daemon spools the files to an unlinked file in the database directory, without
+//!    holding the database's writer: a slow producer delays only itself, and one that sends
+//!    nothing for the idle timeout ([`DEFAULT_IDLE_TIMEOUT`]) is dropped with an error,
+//!    nothing of its batch stored. Once every file is spooled it answers status lines
+//!    (`"waiting for another ingest (started N s ago)"` as `{"waiting": "..."}` while
+//!    another batch commits, then `"committing"` just before the commit starts), reads the
+//!    spool into one batch (`Batch::read_dump`), commits it, and answers one JSON line:
+//!    `{"ok": {summary fields}}` or `{"error": "message"}` (for a batch that read SCIP
+//!    indexes, the summary's `documents` holds `read`, `unchanged`, `replaced`, `added` and
+//!    `removed`). A malformed line gives the same
+//!    `FILE:LINE: message` as a local ingest, and nothing of the batch is stored. The
+//!    daemon may answer an error before it has read everything, then closes the
+//!    connection. A connection that ends without an answer tells the client whether the
+//!    batch may have landed: not before `"committing"`, perhaps after it.
 //!
-//! The socket is created owner-only (mode 0600). A socket file left by a killed daemon is
-//! stale: the daemon removes it at startup (it holds the database's lock, so no other
-//! daemon can be listening), and removes its own at a clean shutdown; `strata ingest`,
-//! having opened the database itself, removes one that nothing listens on.
+//! The socket is created owner-only (mode 0600). A socket path longer than `sockaddr_un`
+//! holds is bound and reached through `/proc/self/fd/N/strata.sock`, `N` a descriptor of
+//! the database directory (Linux). A socket file left by a killed daemon is stale: the
+//! daemon removes it at startup (it holds the database's lock, so no other daemon can be
+//! listening), and removes its own at a clean shutdown; `strata ingest`, having opened the
+//! database itself, removes one that nothing listens on.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -59,12 +72,13 @@ pub const MAX_FILES: usize = 100_000;
 pub const MAX_BUFFER_FACTS: usize = 4 * strata_store::BUFFER_FACTS;
 
 /// The most connections served at once (more are answered "busy").
-const MAX_CONNECTIONS: usize = 16;
+pub const MAX_CONNECTIONS: usize = 16;
 
-/// How long the daemon waits for the next bytes of a client before giving up.
-const READ_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long the daemon waits for the next bytes of a client by default before it drops
+/// the batch.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long a clean shutdown waits for batches in flight.
+/// How long a clean shutdown waits for commits in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The size of the frames the client sends.
@@ -178,6 +192,34 @@ pub enum RequestError {
         #[source]
         source: std::io::Error,
     },
+    /// The batch was meant for another database: the socket it came through is not this
+    /// database's own (a link to another database's socket).
+    #[error(
+        "{}: this socket belongs to the server of {served}, not of {}; \
+         remove the link {} and retry",
+        .asked.path, .asked.path, socket_path(Path::new(&.asked.path)).display()
+    )]
+    WrongDatabase {
+        /// The database the client meant.
+        asked: DatabaseId,
+        /// The database this daemon serves.
+        served: String,
+    },
+    /// The client sent nothing for the idle timeout.
+    #[error(
+        "{label}: no bytes from the client for {} s (the server's idle timeout); \
+         nothing of the batch was stored",
+        .timeout.as_secs()
+    )]
+    Stalled {
+        /// The file being received.
+        label: String,
+        /// The idle timeout.
+        timeout: Duration,
+    },
+    /// Spooling the batch to the database directory failed.
+    #[error("spooling the batch in the database directory: {0}; nothing of it was stored")]
+    Spool(#[source] std::io::Error),
     /// The store refused the batch (a malformed line, a full disk, ...); nothing of it
     /// was stored. The message is the error and its sources, as the client prints it.
     #[error("{}", crate::model::error_chain(.0.as_ref()))]
@@ -194,6 +236,8 @@ impl RequestError {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
+    /// The database the batch is meant for.
+    pub database: DatabaseId,
     /// The files, in the order their bytes follow.
     pub files: Vec<FileHeader>,
     /// The tier new relations go to.
@@ -217,9 +261,10 @@ fn default_buffer() -> usize {
 }
 
 impl Header {
-    /// The header for a batch with `options` reading files with `specs`.
-    pub fn new(options: &BatchOptions, specs: &[DumpSpec]) -> Header {
+    /// The header for a batch into `database` with `options` reading files with `specs`.
+    pub fn new(database: DatabaseId, options: &BatchOptions, specs: &[DumpSpec]) -> Header {
         Header {
+            database,
             files: specs.iter().map(FileHeader::from_spec).collect(),
             tier: options.tier.clone(),
             replace: options.replace,
@@ -332,17 +377,30 @@ impl From<WireSummary> for BatchSummary {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", deny_unknown_fields)]
 enum Reply {
+    /// The batch committed.
     Ok(WireSummary),
+    /// The batch was refused or failed; nothing of it was stored.
     Error(String),
+    /// A status line: the batch waits for another one to commit.
+    Waiting(String),
+    /// A status line: the commit starts now (from here a lost connection means the batch
+    /// may have landed).
+    Committing,
 }
 
+mod address;
 mod client;
 mod daemon;
-
-pub use client::{SendError, remove_stale_socket, send_batch, server_listens};
-pub use daemon::IngestListener;
 #[cfg(test)]
-use daemon::{Frames, read_line};
+mod hardening;
+mod spool;
+
+pub use address::DatabaseId;
+pub use client::{SendError, remove_stale_socket, send_batch, server_listens};
+use daemon::Frames;
+#[cfg(test)]
+use daemon::read_line;
+pub use daemon::{IngestListener, ListenerOptions};
 
 #[cfg(test)]
 mod tests {
@@ -406,8 +464,12 @@ mod tests {
 
     #[test]
     fn a_header_is_validated() {
-        let h = |s: &str| serde_json::from_str::<Header>(s);
+        let h = |s: &str| {
+            let s = s.replacen('{', r#"{"database":{"dev":1,"ino":2,"path":"db"},"#, 1);
+            serde_json::from_str::<Header>(&s)
+        };
         assert!(h(r#"{"files":[],"tier":"default","bogus":1}"#).is_err());
+        assert!(serde_json::from_str::<Header>(r#"{"files":[],"tier":"default"}"#).is_err());
         let bad = h(r#"{"files":[{"label":"x","format":"csv"}],"tier":"default"}"#).unwrap();
         assert!(
             bad.files[0]

@@ -64,6 +64,7 @@ pub mod ingest;
 #[cfg(unix)]
 pub mod ingest_socket;
 pub mod instructions;
+pub mod links;
 pub mod model;
 mod options;
 pub mod pack;

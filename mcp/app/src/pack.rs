@@ -148,6 +148,9 @@ pub enum PackError {
         /// What went wrong.
         source: std::io::Error,
     },
+    /// The file is a link that leads outside the database directory.
+    #[error(transparent)]
+    Link(#[from] crate::links::LinkError),
     /// The file is not a valid pack.
     #[error("{path}: {message}")]
     Invalid {
@@ -171,6 +174,7 @@ impl Pack {
     /// the empty pack.
     pub fn load(dir: &Path) -> Result<Pack, PackError> {
         let path = dir.join(PACK_FILE);
+        crate::links::check_inside(dir, &path)?;
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Pack::default()),

@@ -14,6 +14,34 @@ pub enum SendError {
     /// Talking to the daemon failed.
     #[error("{0}")]
     Io(String),
+    /// The connection ended before the daemon began committing: nothing of the batch was
+    /// stored.
+    #[error(
+        "{socket}: {reason}; nothing of the batch was stored (the server had not begun \
+             committing it): send it again"
+    )]
+    NotStored {
+        /// The socket.
+        socket: PathBuf,
+        /// What happened to the connection.
+        reason: String,
+    },
+    /// The connection ended after the daemon began committing: the batch may have landed.
+    #[error("{socket}: {reason} after the server began committing the batch: it may have \
+             landed; {}", match .batch_id {
+                Some(id) => format!("check with batch id \"{id}\": send it again with \
+                    --batch-id {id} (a no-op if it landed)"),
+                None => "check with `strata stats` once the server is back (give --batch-id \
+                    next time to make a retry safe)".to_owned(),
+             })]
+    MayHaveLanded {
+        /// The socket.
+        socket: PathBuf,
+        /// What happened to the connection.
+        reason: String,
+        /// The batch's id, when it had one.
+        batch_id: Option<String>,
+    },
     /// The daemon refused or failed the batch; the message is its own (`FILE:LINE: ...`
     /// for a malformed dump).
     #[error("{0}")]
@@ -22,7 +50,7 @@ pub enum SendError {
 
 /// Whether a daemon listens on the socket of the database in `db`.
 pub fn server_listens(db: &Path) -> bool {
-    UnixStream::connect(socket_path(db)).is_ok()
+    address::connect(db).is_ok()
 }
 
 /// Removes `DB/strata.sock` when it is a socket nothing listens on (left by a killed
@@ -34,7 +62,7 @@ pub fn remove_stale_socket(db: &Path) -> bool {
     if !is_socket {
         return false;
     }
-    match UnixStream::connect(&path) {
+    match address::connect(db) {
         Ok(_) => false,
         Err(_) => std::fs::remove_file(&path).is_ok(),
     }
@@ -42,20 +70,24 @@ pub fn remove_stale_socket(db: &Path) -> bool {
 
 /// Hands a batch to the daemon holding the database in `db`: each file is read here (`-`
 /// for standard input, gzip decompressed as the store does) and streamed to the daemon with
-/// its spec. Answers the daemon's summary of the committed batch.
+/// its spec and the database's identity (a daemon of another database refuses it). Answers
+/// the daemon's summary of the committed batch; prints the daemon's "waiting for another
+/// ingest" notices to standard error.
 pub fn send_batch(
     db: &Path,
     options: &BatchOptions,
     files: &[(PathBuf, DumpSpec)],
 ) -> Result<BatchSummary, SendError> {
     let path = socket_path(db);
-    let conn = UnixStream::connect(&path).map_err(|_| SendError::NoServer(path.clone()))?;
+    let conn = address::connect(db).map_err(|_| SendError::NoServer(path.clone()))?;
+    let database =
+        DatabaseId::of(db).map_err(|e| SendError::Local(format!("{}: {e}", db.display())))?;
     let mut reader = BufReader::new(
         conn.try_clone()
             .map_err(|e| SendError::Io(format!("{}: {e}", path.display())))?,
     );
     let specs: Vec<DumpSpec> = files.iter().map(|(_, s)| s.clone()).collect();
-    let header = Header::new(options, &specs);
+    let header = Header::new(database, options, &specs);
     let mut writer = std::io::BufWriter::with_capacity(CLIENT_FRAME + 8, &conn);
     let sent = send_body(&mut writer, &header, files);
     drop(writer);
@@ -65,22 +97,39 @@ pub fn send_batch(
         return Err(SendError::Local(e));
     }
     // A write that failed means the daemon answered early (an error) and closed: read it.
-    let mut line = Vec::new();
-    let answered = reader.read_until(b'\n', &mut line);
-    let reply: Option<Reply> = match answered {
-        Ok(_) if line.ends_with(b"\n") => serde_json::from_slice(&line).ok(),
-        _ => None,
+    let mut committing = false;
+    let reason = loop {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(_) if line.ends_with(b"\n") => {}
+            Ok(_) => break "the server closed the connection without answering".to_owned(),
+            Err(e) => break format!("the connection failed ({e})"),
+        }
+        match serde_json::from_slice::<Reply>(&line) {
+            Ok(Reply::Ok(s)) if sent.is_ok() => return Ok(s.into()),
+            Ok(Reply::Ok(_)) => break "the server answered a batch it was not sent".to_owned(),
+            Ok(Reply::Error(m)) => return Err(SendError::Refused(m)),
+            Ok(Reply::Waiting(m)) => eprintln!("strata: {m}"),
+            Ok(Reply::Committing) => committing = true,
+            Err(e) => break format!("the server answered something unreadable ({e})"),
+        }
     };
-    match (reply, sent) {
-        (Some(Reply::Ok(s)), Ok(())) => Ok(s.into()),
-        (Some(Reply::Error(m)), _) => Err(SendError::Refused(m)),
-        (_, Err(e)) => Err(e),
-        (None, Ok(())) => Err(SendError::Io(format!(
-            "{}: the server closed the connection without answering; the batch may not \
-             have been committed (retry with the same --batch-id to be sure)",
-            path.display()
-        ))),
-    }
+    let reason = match sent {
+        Err(SendError::Io(e)) => format!("{e}; {reason}"),
+        _ => reason,
+    };
+    Err(if committing {
+        SendError::MayHaveLanded {
+            socket: path,
+            reason,
+            batch_id: options.batch_id.clone(),
+        }
+    } else {
+        SendError::NotStored {
+            socket: path,
+            reason,
+        }
+    })
 }
 
 fn send_body(

@@ -3,12 +3,29 @@
 
 use super::*;
 
-/// The daemon's listener. Dropping it stops accepting, waits (a while) for batches in
-/// flight, and removes the socket file.
+/// How the daemon treats its clients.
+#[derive(Clone, Copy, Debug)]
+pub struct ListenerOptions {
+    /// How long a client may send nothing while its batch is received before the batch
+    /// is dropped with an error ([`DEFAULT_IDLE_TIMEOUT`] by default).
+    pub idle_timeout: Duration,
+}
+
+impl Default for ListenerOptions {
+    fn default() -> Self {
+        ListenerOptions {
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// The daemon's listener. Dropping it stops accepting (within a tenth of a second, even
+/// when the socket file was removed), waits (a while) for commits in flight, and removes
+/// the socket file.
 pub struct IngestListener {
     path: PathBuf,
     stop: Arc<AtomicBool>,
-    active: Arc<(Mutex<usize>, Condvar)>,
+    commits: Arc<Counter>,
     accept: Option<JoinHandle<()>>,
 }
 
@@ -20,11 +37,34 @@ impl std::fmt::Debug for IngestListener {
     }
 }
 
+/// What every connection of one listener shares.
+struct Shared {
+    store: Store,
+    id: DatabaseId,
+    options: ListenerOptions,
+    /// Connections being served (capped at [`MAX_CONNECTIONS`]).
+    connections: Arc<Counter>,
+    /// Batches between taking the writer and answering (a clean shutdown waits for them).
+    commits: Arc<Counter>,
+    /// Held while a batch is read from its spool and committed; `since` says from when.
+    writer: Mutex<()>,
+    since: Mutex<Option<std::time::Instant>>,
+}
+
+/// How often the accept loop looks at its stop flag.
+const ACCEPT_POLL: Duration = Duration::from_millis(50);
+
 impl IngestListener {
+    /// Listens on `DB/strata.sock` for batches to commit into `store`, which this process
+    /// holds, with the default options.
+    pub fn bind(store: Store) -> std::io::Result<IngestListener> {
+        IngestListener::bind_with(store, ListenerOptions::default())
+    }
+
     /// Listens on `DB/strata.sock` for batches to commit into `store`, which this process
     /// holds. A socket file already there is stale (this process holds the database's
     /// lock) and is removed first; anything else by that name is left alone and refused.
-    pub fn bind(store: Store) -> std::io::Result<IngestListener> {
+    pub fn bind_with(store: Store, options: ListenerOptions) -> std::io::Result<IngestListener> {
         let path = socket_path(store.dir());
         match std::fs::symlink_metadata(&path) {
             Ok(m) if m.file_type().is_socket() => std::fs::remove_file(&path)?,
@@ -37,21 +77,33 @@ impl IngestListener {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        let listener = UnixListener::bind(&path)?;
+        let id = DatabaseId::of(store.dir())?;
+        let listener = address::bind(store.dir())?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        // Polled, so a stop is seen even when nothing can connect to wake the loop (the
+        // socket file removed, or too long a path).
+        listener.set_nonblocking(true)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let active = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let commits = Arc::new(Counter::default());
+        let shared = Arc::new(Shared {
+            store,
+            id,
+            options,
+            connections: Arc::new(Counter::default()),
+            commits: Arc::clone(&commits),
+            writer: Mutex::new(()),
+            since: Mutex::new(None),
+        });
         let accept = {
             let stop = Arc::clone(&stop);
-            let active = Arc::clone(&active);
             std::thread::Builder::new()
                 .name("strata-ingest-socket".to_owned())
-                .spawn(move || accept_loop(&listener, &store, &stop, &active))?
+                .spawn(move || accept_loop(&listener, &shared, &stop))?
         };
         Ok(IngestListener {
             path,
             stop,
-            active,
+            commits,
             accept: Some(accept),
         })
     }
@@ -65,23 +117,47 @@ impl IngestListener {
 impl Drop for IngestListener {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = UnixStream::connect(&self.path);
         if let Some(h) = self.accept.take() {
             let _ = h.join();
         }
         let _ = std::fs::remove_file(&self.path);
-        let (count, cv) = &*self.active;
-        let mut n = count
+        self.commits.wait_idle(DRAIN_TIMEOUT);
+    }
+}
+
+/// A count of things in progress, and a way to wait for none.
+#[derive(Default)]
+struct Counter {
+    n: Mutex<usize>,
+    idle: Condvar,
+}
+
+impl Counter {
+    fn lock(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.n
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let deadline = std::time::Instant::now() + DRAIN_TIMEOUT;
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts one more unless `max` are in progress; the guard counts it down.
+    fn enter(self: &Arc<Self>, max: usize) -> Option<Entered> {
+        let mut n = self.lock();
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(Entered(Arc::clone(self)))
+    }
+
+    fn wait_idle(&self, timeout: Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut n = self.lock();
         while *n > 0 {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
                 break;
             }
-            n = match cv.wait_timeout(n, left) {
+            n = match self.idle.wait_timeout(n, left) {
                 Ok((g, _)) => g,
                 Err(p) => p.into_inner().0,
             };
@@ -89,53 +165,49 @@ impl Drop for IngestListener {
     }
 }
 
-/// Counts a connection as active while alive.
-struct Active(Arc<(Mutex<usize>, Condvar)>);
+/// One thing counted in progress while alive.
+struct Entered(Arc<Counter>);
 
-impl Drop for Active {
+impl Drop for Entered {
     fn drop(&mut self) {
-        let (count, cv) = &*self.0;
-        let mut n = count
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut n = self.0.lock();
         *n = n.saturating_sub(1);
-        cv.notify_all();
+        self.0.idle.notify_all();
     }
 }
 
-fn accept_loop(
-    listener: &UnixListener,
-    store: &Store,
-    stop: &AtomicBool,
-    active: &Arc<(Mutex<usize>, Condvar)>,
-) {
-    for conn in listener.incoming() {
-        if stop.load(Ordering::SeqCst) {
-            return;
-        }
-        let Ok(mut conn) = conn else { continue };
-        let guard = {
-            let (count, _) = &**active;
-            let mut n = count
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if *n >= MAX_CONNECTIONS {
-                drop(n);
-                let _ = write_reply(
-                    &mut conn,
-                    &Reply::Error("the server is busy with other batches; try again".to_owned()),
-                );
+fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>, stop: &AtomicBool) {
+    while !stop.load(Ordering::SeqCst) {
+        let mut conn = match listener.accept() {
+            Ok((conn, _)) => conn,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(ACCEPT_POLL);
                 continue;
             }
-            *n += 1;
-            Active(Arc::clone(active))
+            Err(_) => {
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
         };
-        let store = store.clone();
+        if conn.set_nonblocking(false).is_err() {
+            continue;
+        }
+        let Some(guard) = shared.connections.enter(MAX_CONNECTIONS) else {
+            let _ = write_reply(
+                &mut conn,
+                &Reply::Error(format!(
+                    "the server is busy with {MAX_CONNECTIONS} other batches (its limit); \
+                     nothing was stored: try again"
+                )),
+            );
+            continue;
+        };
+        let shared = Arc::clone(shared);
         let spawned = std::thread::Builder::new()
             .name("strata-ingest".to_owned())
             .spawn(move || {
                 let _guard = guard;
-                serve_connection(conn, &store);
+                serve_connection(conn, &shared);
             });
         if let Err(e) = spawned {
             eprintln!("strata: cannot serve an ingest connection: {e}");
@@ -143,14 +215,14 @@ fn accept_loop(
     }
 }
 
-fn serve_connection(conn: UnixStream, store: &Store) {
-    let _ = conn.set_read_timeout(Some(READ_TIMEOUT));
-    let _ = conn.set_write_timeout(Some(READ_TIMEOUT));
+fn serve_connection(conn: UnixStream, shared: &Shared) {
+    let _ = conn.set_read_timeout(Some(shared.options.idle_timeout));
+    let _ = conn.set_write_timeout(Some(shared.options.idle_timeout));
     let Ok(mut writer) = conn.try_clone() else {
         return;
     };
     let mut reader = BufReader::with_capacity(1 << 16, conn);
-    let reply = match run_batch(&mut reader, store) {
+    let reply = match run_batch(&mut reader, &mut writer, shared) {
         Ok(summary) => {
             eprintln!(
                 "strata: batch {} committed from `strata ingest`: {} facts read, {} new",
@@ -163,7 +235,7 @@ fn serve_connection(conn: UnixStream, store: &Store) {
     let _ = write_reply(&mut writer, &reply);
 }
 
-fn write_reply(w: &mut impl Write, reply: &Reply) -> std::io::Result<()> {
+fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
     line.push(b'\n');
     w.write_all(&line)?;
@@ -187,9 +259,19 @@ pub(super) fn read_line(r: &mut impl BufRead, max: u64) -> Result<Vec<u8>, Reque
     Ok(line)
 }
 
-fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, RequestError> {
+fn run_batch(
+    reader: &mut impl BufRead,
+    writer: &mut dyn Write,
+    shared: &Shared,
+) -> Result<BatchSummary, RequestError> {
     let line = read_line(reader, MAX_HEADER_BYTES)?;
     let header: Header = serde_json::from_slice(&line).map_err(RequestError::Header)?;
+    if !header.database.same_as(&shared.id) {
+        return Err(RequestError::WrongDatabase {
+            asked: header.database,
+            served: shared.id.path.clone(),
+        });
+    }
     if header.files.len() > MAX_FILES {
         return Err(RequestError::TooManyFiles(header.files.len()));
     }
@@ -205,25 +287,64 @@ fn run_batch(reader: &mut impl BufRead, store: &Store) -> Result<BatchSummary, R
         batch_id: header.batch_id,
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
     };
-    let mut batch = store.batch(options).map_err(RequestError::store)?;
+    // Receive everything before taking the writer.
+    let mut spool = spool::Spool::create(shared.store.dir())?;
     for spec in &specs {
-        let mut frames = Frames {
-            inner: &mut *reader,
-            left: 0,
-            done: false,
-        };
+        spool.receive(reader, &spec.label, shared.options.idle_timeout)?;
+    }
+    let mut status = |r: Reply| write_reply(writer, &r).map_err(RequestError::Read);
+    let _writer = match shared.writer.try_lock() {
+        Ok(g) => g,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => {
+            let since = *shared
+                .since
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let ago = since.map_or(0, |t| t.elapsed().as_secs());
+            status(Reply::Waiting(format!(
+                "waiting for another ingest (started {ago} s ago)"
+            )))?;
+            shared
+                .writer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+    };
+    let _commit = Since::start(&shared.since);
+    let _counted = shared.commits.enter(usize::MAX);
+    let mut batch = shared.store.batch(options).map_err(RequestError::store)?;
+    for (spec, mut file) in specs.iter().zip(spool.files()?) {
         batch
-            .read_dump(&mut frames, spec)
+            .read_dump(&mut file, spec)
             .map_err(RequestError::store)?;
         // A reader that stopped before the end (it should not): skip the rest.
-        std::io::copy(&mut frames, &mut std::io::sink()).map_err(|source| {
-            RequestError::Frames {
-                label: spec.label.clone(),
-                source,
-            }
-        })?;
+        std::io::copy(&mut file, &mut std::io::sink()).map_err(RequestError::Spool)?;
     }
+    // From here a lost connection means the batch may have landed: say so first.
+    status(Reply::Committing)?;
     batch.commit().map_err(RequestError::store)
+}
+
+/// Records when the batch holding the writer started, and clears it when dropped.
+struct Since<'a>(&'a Mutex<Option<std::time::Instant>>);
+
+impl<'a> Since<'a> {
+    fn start(since: &'a Mutex<Option<std::time::Instant>>) -> Since<'a> {
+        *since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
+        Since(since)
+    }
+}
+
+impl Drop for Since<'_> {
+    fn drop(&mut self) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
 }
 
 /// One file's bytes: frames of `u64` LE length and bytes, ended by a frame of length 0.

@@ -1,0 +1,223 @@
+//! The stdio framing: lines read from standard input are checked before rmcp sees them.
+//! rmcp drops a line that is not JSON, and one past its length limit, without a word, and
+//! the client waits forever; here such a line is answered with a JSON-RPC error instead
+//! (-32700 for what is not JSON, -32600 for a message past [`MAX_STDIO_MESSAGE_BYTES`],
+//! with the message's id when it can be found in its first bytes).
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::sync::mpsc;
+
+/// The largest message read from standard input, in bytes (without its newline).
+pub const MAX_STDIO_MESSAGE_BYTES: usize = 16 << 20;
+
+/// How much of an oversized message is kept to find its id.
+const ID_PREFIX_BYTES: usize = 4096;
+
+/// The size of the in-process pipes between the framing and rmcp.
+const PIPE_BYTES: usize = 1 << 20;
+
+/// The ends rmcp reads and writes, and the tasks that carry lines between them and the
+/// process's standard streams. The writer task ends once rmcp's output and the input
+/// task are both done, after writing everything.
+pub(super) struct Framed {
+    pub(super) to_rmcp: DuplexStream,
+    pub(super) from_rmcp: DuplexStream,
+    pub(super) writer: tokio::task::JoinHandle<()>,
+}
+
+/// Frames `input` and `output` for rmcp with a message limit of `max` bytes.
+pub(super) fn frame<R, W>(input: R, output: W, max: usize) -> Framed
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_rmcp, mut rmcp_in) = tokio::io::duplex(PIPE_BYTES);
+    let (from_rmcp, rmcp_out) = tokio::io::duplex(PIPE_BYTES);
+    let (lines, mut out) = mpsc::channel::<Vec<u8>>(64);
+    // rmcp's answers, line by line.
+    {
+        let lines = lines.clone();
+        tokio::spawn(async move {
+            let mut r = tokio::io::BufReader::new(rmcp_out);
+            loop {
+                let mut line = Vec::new();
+                match r.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if lines.send(line).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+    // The client's messages: checked, then handed to rmcp or answered here.
+    tokio::spawn(async move {
+        let mut input = input;
+        let _ = read_messages(&mut input, &mut rmcp_in, &lines, max).await;
+        // The end of input: rmcp sees it and ends the session.
+        let _ = rmcp_in.shutdown().await;
+    });
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(line) = out.recv().await {
+            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    Framed {
+        to_rmcp,
+        from_rmcp,
+        writer,
+    }
+}
+
+/// Reads lines of at most `max` bytes from `input`: JSON goes on to `rmcp`, anything else
+/// is answered on `answers`.
+async fn read_messages<R: AsyncBufRead + Unpin>(
+    input: &mut R,
+    rmcp: &mut DuplexStream,
+    answers: &mpsc::Sender<Vec<u8>>,
+    max: usize,
+) -> std::io::Result<()> {
+    let mut line = Vec::new();
+    // The first bytes of a line past `max`, and its length so far.
+    let mut oversized: Option<(Vec<u8>, usize)> = None;
+    loop {
+        let buf = input.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let (chunk, ended) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], true),
+            None => (buf, false),
+        };
+        match &mut oversized {
+            Some((_, n)) => *n += chunk.len(),
+            None if line.len() + chunk.len() > max => {
+                let n = line.len() + chunk.len();
+                line.extend_from_slice(&chunk[..chunk.len().min(ID_PREFIX_BYTES)]);
+                line.truncate(ID_PREFIX_BYTES);
+                oversized = Some((std::mem::take(&mut line), n));
+            }
+            None => line.extend_from_slice(chunk),
+        }
+        let used = chunk.len() + usize::from(ended);
+        input.consume(used);
+        if !ended {
+            continue;
+        }
+        if let Some((prefix, n)) = oversized.take() {
+            let answer = error_line(
+                id_in_prefix(&prefix),
+                -32600,
+                &format!(
+                    "Invalid Request: the message has more than {max} bytes ({n} read), the \
+                     stdio limit; it was not read"
+                ),
+            );
+            eprintln!(
+                "strata: a message of {n} bytes on standard input passes the {max}-byte limit"
+            );
+            if answers.send(answer).await.is_err() {
+                return Ok(());
+            }
+            continue;
+        }
+        let text = line.strip_suffix(b"\r").unwrap_or(&line);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            line.clear();
+            continue;
+        }
+        match serde_json::from_slice::<Value>(text) {
+            Ok(_) => {
+                rmcp.write_all(text).await?;
+                rmcp.write_all(b"\n").await?;
+            }
+            Err(e) => {
+                let answer = error_line(
+                    Value::Null,
+                    -32700,
+                    &format!("Parse error: the line is not JSON ({e})"),
+                );
+                if answers.send(answer).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        line.clear();
+    }
+}
+
+/// One JSON-RPC error answer, as a line.
+fn error_line(id: Value, code: i64, message: &str) -> Vec<u8> {
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        .to_string()
+        .into_bytes();
+    line.push(b'\n');
+    line
+}
+
+/// The id of a message from its first bytes: the value of an `"id"` member that comes
+/// right after the opening brace or a comma, before any `"params"`, when it is a number or
+/// a string without escapes. Null when there is none.
+fn id_in_prefix(prefix: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(prefix);
+    let params = text.find("\"params\"").unwrap_or(text.len());
+    let mut from = 0;
+    while let Some(at) = text[from..].find("\"id\"").map(|i| i + from) {
+        from = at + 4;
+        if at > params {
+            break;
+        }
+        let before = text[..at].trim_end();
+        if !(before.ends_with('{') || before.ends_with(',')) {
+            continue;
+        }
+        let Some(rest) = text[from..].trim_start().strip_prefix(':') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let end = if let Some(s) = rest.strip_prefix('"') {
+            match s.find(['"', '\\']) {
+                Some(i) if s[i..].starts_with('"') => i + 2,
+                _ => continue,
+            }
+        } else {
+            rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .unwrap_or(rest.len())
+        };
+        if let Ok(v @ (Value::Number(_) | Value::String(_))) = serde_json::from_str(&rest[..end]) {
+            return v;
+        }
+    }
+    Value::Null
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn ids_are_found_in_a_prefix() {
+        assert_eq!(
+            id_in_prefix(br#"{"jsonrpc":"2.0","id":42,"method":"x","#),
+            json!(42)
+        );
+        assert_eq!(id_in_prefix(br#"{"id": "a-1", "method""#), json!("a-1"));
+        assert_eq!(
+            id_in_prefix(br#"{"method":"x","params":{"id":5},"id":6"#),
+            Value::Null
+        );
+        assert_eq!(
+            id_in_prefix(br#"{"jsonrpc":"2.0","method":"x""#),
+            Value::Null
+        );
+        assert_eq!(id_in_prefix(br#"{"xid":3,"#), Value::Null);
+    }
+}
