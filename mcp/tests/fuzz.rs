@@ -49,7 +49,7 @@ fn seeds() -> Vec<Vec<u8>> {
         ("schema", r#"{"path": "deps"}"#),
         ("look", r#"{"target": "deps.depends_on"}"#),
         ("values", r#"{"target": "pkg.license", "limit": 3}"#),
-        ("find", r#"{"name": "the api package", "limit": 2}"#),
+        ("find", r#"{"name": "api", "limit": 2}"#),
     ];
     calls
         .iter()
