@@ -40,6 +40,8 @@ pub(crate) mod data;
 pub(crate) mod exec;
 pub(crate) mod front;
 #[doc(hidden)]
+pub mod fuzz;
+#[doc(hidden)]
 pub mod ir;
 pub(crate) mod link;
 #[doc(hidden)]

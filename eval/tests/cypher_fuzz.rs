@@ -1,5 +1,7 @@
 //! Property test: whatever text the Cypher front end is given, it answers a program that
-//! checks or an error that opens with `cypher: `, never a panic.
+//! checks or an error that opens with `cypher: `, never a panic; each query also goes through
+//! the Cypher fuzz target (`strata_eval::fuzz::cypher`, over its own small graph).
+//! `STRATA_FUZZ_CASES=N` runs N cases a test (see `docs/testing.md`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod graphs;
@@ -100,6 +102,7 @@ const SEEDS: &[&str] = &[
 ];
 
 fn check(g: &graphs::Graph3, q: &str) -> Result<(), TestCaseError> {
+    strata_eval::fuzz::cypher(q.as_bytes());
     let params = [("x".to_owned(), Bind::One(Value::text("go")))];
     if let Err(e) = strata_eval::cypher::prepare(&g.1, &g.2, q, &params) {
         let text = e.to_string();
@@ -109,13 +112,18 @@ fn check(g: &graphs::Graph3, q: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(strata_fixtures::mutate::cases(400)))]
 
     #[test]
     fn token_soup_never_panics(picks in prop::collection::vec(0..TOKENS.len(), 0..24)) {
         let g = graphs::code();
         let q: Vec<&str> = picks.iter().map(|i| TOKENS[*i]).collect();
         check(&g, &q.join(" "))?;
+    }
+
+    #[test]
+    fn any_bytes_never_panic(input in prop::collection::vec(any::<u8>(), 0..256)) {
+        strata_eval::fuzz::cypher(&input);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Property tests: the parser never panics, every error points inside the input, and whatever
-//! parses prints back to text that parses to the same tree.
+//! parses prints back to text that parses to the same tree. Each input also goes through the
+//! Datalog fuzz target (`strata_eval::fuzz::datalog`: parse, then check as a query and as a
+//! module); `STRATA_FUZZ_CASES=N` runs N cases a test (see `docs/testing.md`).
 
 mod common;
 
@@ -27,6 +29,7 @@ fan(?p, ?n), ?n >= 2, ?m = max(?n) : { fan(_, ?n) } => ?p, sum(?n), list(?p)
 
 /// Checks what `parse_program` and `parse_module` make of `input`.
 fn check(input: &str) -> Result<(), TestCaseError> {
+    strata_eval::fuzz::datalog(input.as_bytes());
     match parse_program(input) {
         Ok(p) => {
             let printed = p.to_string();
@@ -291,16 +294,21 @@ fn program_text(goal: bool) -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(strata_fixtures::mutate::cases(2000)))]
 
     #[test]
     fn any_string(input in any::<String>()) {
         check(&input)?;
     }
+
+    #[test]
+    fn any_bytes(input in prop::collection::vec(any::<u8>(), 0..256)) {
+        strata_eval::fuzz::datalog(&input);
+    }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
+    #![proptest_config(ProptestConfig::with_cases(strata_fixtures::mutate::cases(500)))]
 
     #[test]
     fn language_soup(input in soup()) {

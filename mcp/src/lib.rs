@@ -36,6 +36,8 @@
 //! ```
 
 pub mod args;
+#[doc(hidden)]
+pub mod fuzz;
 mod handler;
 pub mod resources;
 pub mod serve;

@@ -35,6 +35,8 @@ pub mod column;
 mod db;
 pub mod dump;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod guard;
 pub mod index;
 mod ingest;
