@@ -70,7 +70,7 @@ pub fn dump(data: &[u8]) {
 /// The SCIP reader: `data` as an `index.scip`, with a repository given or not by the
 /// parity of its length.
 pub fn scip(data: &[u8]) {
-    let _ = read_dump(Format::Scip, data, data.len() % 2 == 0);
+    let _ = read_dump(Format::Scip, data, data.len().is_multiple_of(2));
 }
 
 /// The block and bitmap decoders: `data` as a column block (archived and sealed), a

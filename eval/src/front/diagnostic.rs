@@ -128,8 +128,8 @@ pub struct Located {
     pub line: usize,
     /// Its column on the line, 1-based, in characters.
     pub column: usize,
-    /// The text of the line (without its line break); past [`MAX_SOURCE_LINE`] characters,
-    /// the window of it around the column, with `…` where it was cut.
+    /// The text of the line (without its line break); past 160 characters, the window of it
+    /// around the column, with `…` where it was cut.
     pub source_line: String,
     /// How many characters of the line were cut before `source_line` (0 when it starts the
     /// line; then `source_line` starts with `…`).
