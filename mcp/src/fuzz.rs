@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use rmcp::model::JsonObject;
 use strata_app::Options;
+use strata_app::ingest::{DumpError, DumpFiles, IngestError, dump_specs, ingest};
 use strata_eval::Cancel;
-use strata_store::dump::{self, DumpSpec, Format};
-use strata_store::{BatchOptions, OpenOptions, Store};
+use strata_store::BatchOptions;
 
 use crate::server::{Server, ServerError};
 
@@ -26,18 +26,12 @@ pub const TOOLS: [&str; 7] = [
 /// Why the fuzz server could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
-    /// The database did not open.
-    #[error("cannot open the database")]
-    Open(#[from] strata_store::OpenError),
-    /// A dump did not ingest.
-    #[error("cannot ingest a dump")]
-    Ingest(#[from] strata_store::IngestError),
-    /// The batch did not commit.
-    #[error("cannot commit the batch")]
-    Commit(#[from] strata_store::CommitError),
-    /// A dump's format is not known from its name.
-    #[error("{0}: not a dump")]
-    NotADump(PathBuf),
+    /// A file is not a dump the ingest can read.
+    #[error("cannot read a file as a dump")]
+    Dump(#[from] DumpError),
+    /// The batch did not ingest or commit.
+    #[error("cannot ingest the dumps")]
+    Ingest(#[from] IngestError),
     /// The server did not build.
     #[error("cannot build the server")]
     Server(#[from] ServerError),
@@ -57,26 +51,11 @@ pub fn options() -> Options {
 /// A server over a database created in `dir` from the dumps `files` (in `dir`, beside the
 /// pack, as `strata_fixtures::example::write_example` writes them), with [`options`].
 pub fn server(dir: &Path, files: &[PathBuf]) -> Result<Server, SetupError> {
-    let store = Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )?;
-    let mut batch = store.batch(BatchOptions::default())?;
-    for f in files {
-        let format = Format::from_path(f).ok_or_else(|| SetupError::NotADump(f.clone()))?;
-        let spec = DumpSpec {
-            label: f.display().to_string(),
-            format,
-            relation: dump::facts_relation(f).filter(|_| format == Format::Facts),
-            unit: None,
-        };
-        batch.read_file(f, &spec)?;
-    }
-    batch.commit()?;
-    drop(store);
+    let specs = dump_specs(&DumpFiles {
+        files: files.to_vec(),
+        ..DumpFiles::default()
+    })?;
+    ingest(dir, &specs, BatchOptions::default(), |_, _| {}, || {})?;
     Ok(Server::open(dir, options())?)
 }
 
