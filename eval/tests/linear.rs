@@ -75,10 +75,7 @@ fn rederives(ir: &Ir, facts: &[naive::Facts], node: &Node) {
             "{}{:?} does not follow from its flat witness {:?}",
             node.relation,
             node.values,
-            node.children
-                .iter()
-                .map(|c| format!("{}{:?}", c.relation, c.values))
-                .collect::<Vec<_>>()
+            facts_of(&node.children)
         );
         return;
     }
@@ -88,14 +85,19 @@ fn rederives(ir: &Ir, facts: &[naive::Facts], node: &Node) {
         "{}{:?} does not follow from {:?} by a rule of the program",
         node.relation,
         node.values,
-        node.children
-            .iter()
-            .map(|c| format!("{}{:?}", c.relation, c.values))
-            .collect::<Vec<_>>()
+        facts_of(&node.children)
     );
     for c in &node.children {
         rederives(ir, facts, c);
     }
+}
+
+/// The facts `nodes` hold, as failures show them.
+fn facts_of(nodes: &[Node]) -> Vec<String> {
+    nodes
+        .iter()
+        .map(|c| format!("{}{:?}", c.relation, c.values))
+        .collect()
 }
 
 /// The relation of `node`, checked to hold: stored, or the oracle's.
