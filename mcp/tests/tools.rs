@@ -6,11 +6,12 @@
 
 use std::path::Path;
 use std::time::Duration;
+use strata_app::ingest::{DumpFiles, dump_specs, ingest};
 
 use serde_json::json;
 use strata_eval::Cancel;
 use strata_mcp::{Options, Pack, Server, ServerError, ToolOutput};
-use strata_store::dump::{self, DumpSpec, Format};
+use strata_store::dump::{DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 
 const SEED_QUERY: &str = r#"columns: d
@@ -37,31 +38,17 @@ fix: did you mean "deps.depends_on"?"#;
 /// labelled `commit=abc123`.
 fn example_store(dir: &Path) -> Store {
     let files = strata_fixtures::example::write_example(dir).unwrap();
-    let store = Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
+    let specs = dump_specs(&DumpFiles {
+        files,
+        ..DumpFiles::default()
+    })
     .unwrap();
     let mut options = BatchOptions::default();
     options
         .labels
         .insert("commit".to_owned(), "abc123".to_owned());
-    let mut batch = store.batch(options).unwrap();
-    for f in &files {
-        let format = Format::from_path(f).unwrap();
-        let spec = DumpSpec {
-            label: f.display().to_string(),
-            format,
-            relation: (format == Format::Facts).then(|| dump::facts_relation(f).unwrap()),
-            unit: None,
-        };
-        batch.read_file(f, &spec).unwrap();
-    }
-    batch.commit().unwrap();
-    store
+    ingest(dir, &specs, options, |_, _| {}, || {}).unwrap();
+    Store::open(dir, OpenOptions::default()).unwrap()
 }
 
 fn server_with(dir: &Path, options: Options) -> Server {

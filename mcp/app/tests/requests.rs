@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
+use strata_app::ingest::{DumpFiles, dump_specs, ingest};
 
 use serde_json::json;
 use strata_app::pack::Pack;
@@ -13,38 +14,23 @@ use strata_app::{
     QueryRequest, Render, SchemaRequest, ValuesRequest, binds_from_flags, binds_from_json,
 };
 use strata_eval::Cancel;
-use strata_store::dump::{self, DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 
 /// Writes the example into `dir` and ingests its dumps as one batch labelled
 /// `commit=abc123`.
 fn example_store(dir: &Path) -> Store {
     let files = strata_fixtures::example::write_example(dir).unwrap();
-    let store = Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
+    let specs = dump_specs(&DumpFiles {
+        files,
+        ..DumpFiles::default()
+    })
     .unwrap();
     let mut options = BatchOptions::default();
     options
         .labels
         .insert("commit".to_owned(), "abc123".to_owned());
-    let mut batch = store.batch(options).unwrap();
-    for f in &files {
-        let format = Format::from_path(f).unwrap();
-        let spec = DumpSpec {
-            label: f.display().to_string(),
-            format,
-            relation: (format == Format::Facts).then(|| dump::facts_relation(f).unwrap()),
-            unit: None,
-        };
-        batch.read_file(f, &spec).unwrap();
-    }
-    batch.commit().unwrap();
-    store
+    ingest(dir, &specs, options, |_, _| {}, || {}).unwrap();
+    Store::open(dir, OpenOptions::default()).unwrap()
 }
 
 fn app(dir: &Path) -> App {
