@@ -161,7 +161,7 @@ fn open(db: &Path) -> Result<Store> {
 
 fn check(db: &Path) -> Result<()> {
     let verified = OpenOptions {
-        verify: true,
+        verify: strata_store::Verify::Always,
         ..OpenOptions::default()
     };
     let report = Store::open(db, verified)?.check()?;

@@ -11,6 +11,7 @@ use crate::error::{Fault, OpenError, ReadError, Result, damaged};
 use crate::guard::{faults, guarded};
 use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
 use crate::seal::Seal;
+use crate::stamp::{Stamp, Stamper, Verify};
 
 /// How to open a database.
 #[derive(Clone, Debug)]
@@ -19,13 +20,15 @@ pub struct OpenOptions {
     pub create: bool,
     /// redb's page cache per file, in bytes (redb's own default is 1 GiB).
     pub cache_bytes: usize,
-    /// Verify the checksum of every page of each file as it is opened (redb's
+    /// When to verify the checksum of every page of a file as it is opened (redb's
     /// `set_check_integrity_on_open`): a file damaged outside redb then fails to open with
-    /// [`OpenError::Damaged`] instead of being read. Slow (it reads every file whole), so off
-    /// by default; `strata check` sets it. Without it, damage redb trips over while reading is
-    /// still an error, never a panic (see the `guard` module), but damage it does not trip
-    /// over is read as it is.
-    pub verify: bool,
+    /// [`OpenError::Damaged`] instead of being read. It reads the file whole, so the default,
+    /// [`Verify::Changed`], does it only for a file that is not as this database last left
+    /// it (see [`Verify`]); `strata check` verifies always. Unverified, damage redb trips over
+    /// while reading is still an error, never a panic (see the `guard` module), and Strata's
+    /// own values carry checksums, but a byte changed in redb's keys or branch pages may be
+    /// read as it is.
+    pub verify: Verify,
     /// Makes the storage backend of each file opened (tests put faulty backends under the
     /// store with it); `None`, the default, opens each file by path with redb's own.
     #[doc(hidden)]
@@ -37,7 +40,7 @@ impl Default for OpenOptions {
         OpenOptions {
             create: false,
             cache_bytes: 256 << 20,
-            verify: false,
+            verify: Verify::default(),
             backends: None,
         }
     }
@@ -49,6 +52,9 @@ pub(crate) struct File {
     pub(crate) db: Database,
     /// Whether its values carry checksums (format version 2 and later).
     pub(crate) seal: Seal,
+    /// Stamps the file when it is closed. It must stay the last field: fields are dropped in
+    /// order, and the stamp must see the file after redb's close has written it.
+    pub(crate) stamper: Stamper,
 }
 
 impl std::ops::Deref for File {
@@ -93,6 +99,18 @@ impl Drop for Inner {
     /// first ingest leaves nothing behind. The files are removed while this process still
     /// holds their locks, so no other process can have begun using them.
     fn drop(&mut self) {
+        if self.poisoned.load(std::sync::atomic::Ordering::SeqCst) {
+            // A commit failed part way: the files are checked when next opened.
+            self.base.stamper.distrust();
+            for file in self
+                .tiers
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .values()
+            {
+                file.stamper.distrust();
+            }
+        }
         let Some(dir_created) = self.created else {
             return;
         };
@@ -108,9 +126,11 @@ impl Drop for Inner {
             .tiers
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for tier in tiers.keys() {
+        for (tier, file) in tiers.iter() {
+            file.stamper.distrust();
             let _ = std::fs::remove_file(self.dir.join(layout::tier_file(tier)));
         }
+        self.base.stamper.distrust();
         let _ = std::fs::remove_file(self.dir.join(layout::BASE_FILE));
         if dir_created {
             // Only when nothing else was put there meanwhile.
@@ -119,10 +139,16 @@ impl Drop for Inner {
     }
 }
 
-fn open_redb(path: &Path, options: &OpenOptions, create: bool) -> Result<Database, OpenError> {
+/// Opens (or creates) one redb file; `verify` has redb check every page as it opens it.
+fn open_redb(
+    path: &Path,
+    options: &OpenOptions,
+    create: bool,
+    verify: bool,
+) -> Result<Database, OpenError> {
     let mut builder = Database::builder();
     builder.set_cache_size(options.cache_bytes);
-    builder.set_check_integrity_on_open(options.verify && !create);
+    builder.set_check_integrity_on_open(verify && !create);
     let result = if let Some(backends) = &options.backends {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -159,16 +185,23 @@ fn open_file(
     base: bool,
 ) -> Result<File, OpenError> {
     if path.exists() || !create {
-        let db = open_redb(path, options, false)?;
+        let verify = match options.verify {
+            Verify::Always => true,
+            Verify::Changed => !Stamp::matches(path),
+            Verify::Never => false,
+        };
+        let db = open_redb(path, options, false, verify)?;
         let version = init_file(&db, path, base).map_err(|f| f.open(path))?;
-        return Ok(File::new(db, version));
+        // A file verified now, or found as it was stamped, is trusted until it is closed.
+        let trusted = verify || options.verify == Verify::Changed;
+        return Ok(File::new(db, version, path, trusted));
     }
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!("{name}.creating"));
-    let made = match open_redb(&tmp, options, true) {
+    let made = match open_redb(&tmp, options, true, false) {
         Ok(db) => Ok(db),
         // Another process is creating it right now.
         Err(e @ OpenError::InUse { .. }) => return Err(e),
@@ -178,7 +211,7 @@ fn open_file(
                 path: tmp.clone(),
                 source,
             })?;
-            open_redb(&tmp, options, true)
+            open_redb(&tmp, options, true, false)
         }
     }?;
     init_file(&made, &tmp, base).map_err(|f| f.open(&tmp))?;
@@ -195,18 +228,20 @@ fn open_file(
                 source,
             })?;
     }
-    let db = open_redb(path, options, false)?;
+    // Made by this process just now: trusted.
+    let db = open_redb(path, options, false, false)?;
     let version = init_file(&db, path, base).map_err(|f| f.open(path))?;
-    Ok(File::new(db, version))
+    Ok(File::new(db, version, path, true))
 }
 
 impl File {
-    fn new(db: Database, version: u32) -> File {
+    fn new(db: Database, version: u32, path: &Path, trusted: bool) -> File {
         File {
             db,
             seal: Seal {
                 on: version >= layout::SEALED_VERSION,
             },
+            stamper: Stamper::new(path, trusted),
         }
     }
 }

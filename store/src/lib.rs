@@ -46,6 +46,7 @@ mod relwriter;
 pub mod scip;
 mod seal;
 mod snapshot;
+mod stamp;
 mod stats;
 
 pub use catalog::{BatchRecord, Catalog, RelationMeta};
@@ -55,4 +56,5 @@ pub use error::{CheckError, CommitError, Damage, IngestError, OpenError, ReadErr
 pub use guard::quiet_caught_panics;
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::{Snapshot, TermUse};
+pub use stamp::Verify;
 pub use stats::{RelationStats, Stats};
