@@ -1172,3 +1172,53 @@ fn issue20_witness_row_answers_one_row_whole() {
         "query: witness_row counts rows from 1, as the answer numbers them"
     );
 }
+
+#[test]
+fn issue20_every_tool_answer_stays_within_the_byte_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = server(tmp.path());
+    // Texts as long as a dump line allows (two to a line of at most 1 MiB), many of them.
+    let mut batch = s.store().batch(BatchOptions::default()).unwrap();
+    let spec = DumpSpec {
+        label: "huge.edges.tsv".into(),
+        format: Format::Edges,
+        relation: None,
+        unit: None,
+    };
+    let big = "x".repeat(500_000);
+    let edges: String = (0..12)
+        .map(|i| format!("huge{i}{big}\tHUGE\thuge_target_{i}{big}\n"))
+        .collect();
+    batch.read_dump(edges.as_bytes(), &spec).unwrap();
+    batch.commit().unwrap();
+    let program = format!("huge(?a, ?b), ?a != \"{}\" => ?a", "y".repeat(500_000));
+    for (tool, args) in [
+        ("look", json!({ "target": "huge" })),
+        ("values", json!({ "target": "huge.src" })),
+        ("find", json!({ "name": "huge_target_3" })),
+        ("schema", json!({})),
+        ("explain", json!({ "program": program })),
+    ] {
+        let out = call(&s, tool, args.clone());
+        assert!(!out.is_error, "{tool}: {:.300}", out.text);
+        assert!(
+            out.text.len() <= 80_000,
+            "{tool} answered {} bytes",
+            out.text.len()
+        );
+        if let Some(j) = &out.structured {
+            let n = serde_json::to_string_pretty(j).unwrap().len();
+            assert!(n <= 80_000, "{tool}: structured content of {n} bytes");
+        }
+        if tool != "schema" {
+            // values answers a page of rows, which says what it left out its own way.
+            assert!(
+                out.text
+                    .contains("to fit the answer's budget of 80000 bytes")
+                    || out.text.contains("to keep the answer under 80000 bytes"),
+                "{tool} does not say it was clipped: {}",
+                &out.text[out.text.len().saturating_sub(400)..]
+            );
+        }
+    }
+}

@@ -132,6 +132,16 @@ impl App {
         &self.inner.options
     }
 
+    /// `response` (schema, look, values, find or explain: a response that is not a page of
+    /// rows) bounded by the answer budget ([`Options::max_bytes`]), as a tool answers it:
+    /// see [`Fitted`](crate::Fitted).
+    pub fn fit<R>(&self, response: R) -> crate::Fitted<R> {
+        crate::Fitted {
+            response,
+            max_bytes: self.inner.options.max_bytes,
+        }
+    }
+
     /// The host's hooks.
     pub fn host(&self) -> &HostOptions {
         &self.inner.host

@@ -59,6 +59,7 @@ pub mod code_pack;
 mod cypher;
 mod error;
 pub mod find;
+mod fitted;
 pub mod host;
 pub mod ingest;
 #[cfg(unix)]
@@ -81,6 +82,7 @@ pub use bind::{BindError, binds_from_flags, binds_from_json};
 pub use cypher::{CypherRequest, CypherResponse};
 pub use error::{CallError, OpenError, OptionsError};
 pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
+pub use fitted::Fitted;
 pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use model::{Api, Model, ModelError};
 pub use options::{Options, Page};

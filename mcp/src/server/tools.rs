@@ -103,14 +103,18 @@ fn run_cypher(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOut
 fn run_explain(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
     with_args("explain", v, |a: ExplainArgs| {
         let r = a.request().map_err(CallError::from);
-        ToolOutput::of(r.and_then(|r| s.app().explain(k, &r, c)), false)
+        ToolOutput::of(
+            r.and_then(|r| s.app().explain(k, &r, c))
+                .map(|r| s.app().fit(r)),
+            false,
+        )
     })
 }
 
 fn run_schema(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
     with_args("schema", v, |a: SchemaArgs| {
         match s.app().schema(k, &a.request()) {
-            Ok(r) => ToolOutput::plain(&r),
+            Ok(r) => ToolOutput::plain(&s.app().fit(r)),
             Err(e) => ToolOutput::failure(&e, false),
         }
     })
@@ -119,7 +123,7 @@ fn run_schema(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOut
 fn run_look(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
     with_args("look", v, |a: LookArgs| {
         match s.app().look(k, &a.request()) {
-            Ok(r) => ToolOutput::plain(&r),
+            Ok(r) => ToolOutput::plain(&s.app().fit(r)),
             Err(e) => ToolOutput::failure(&e, false),
         }
     })
@@ -127,13 +131,16 @@ fn run_look(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutpu
 
 fn run_values(s: &Server, k: &Call, v: serde_json::Value, c: &Cancel) -> ToolOutput {
     with_args("values", v, |a: ValuesArgs| {
-        ToolOutput::of(s.app().values(k, &a.request(), c), false)
+        ToolOutput::of(
+            s.app().values(k, &a.request(), c).map(|r| s.app().fit(r)),
+            false,
+        )
     })
 }
 
 fn run_find(s: &Server, k: &Call, v: serde_json::Value, _: &Cancel) -> ToolOutput {
     with_args("find", v, |a: FindArgs| {
-        ToolOutput::of(s.app().find(k, &a.request()), false)
+        ToolOutput::of(s.app().find(k, &a.request()).map(|r| s.app().fit(r)), false)
     })
 }
 
