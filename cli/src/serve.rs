@@ -123,15 +123,14 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             }
         });
     }
-    // `strata ingest DB` hands its batches over DB/strata.sock while this runs.
+    // `strata ingest DB` hands its batches over DB/strata.sock while this runs. The socket
+    // is bound once signals are handled, so a signal after it appears stops us cleanly.
     #[cfg(unix)]
     let ingest = strata_app::ingest_socket::ListenerOptions {
         idle_timeout: duration(&args.ingest_idle).context("--ingest-idle")?,
     };
-    let _socket = match strata_app::ingest_socket::IngestListener::bind_with(
-        server.store().clone(),
-        ingest,
-    ) {
+    let store = server.store().clone();
+    let socket = || match strata_app::ingest_socket::IngestListener::bind_with(store, ingest) {
         Ok(l) => Some(l),
         Err(e) => {
             eprintln!(
@@ -143,10 +142,10 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
         }
     };
     match http {
-        Some(o) => strata_mcp::run_http(server, o)?,
+        Some(o) => strata_mcp::run_http(server, o, socket)?,
         None => {
             eprintln!("strata: serving {} over stdio", args.db.display());
-            strata_mcp::run_stdio(server)?;
+            strata_mcp::run_stdio(server, socket)?;
         }
     }
     Ok(())

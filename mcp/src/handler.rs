@@ -105,11 +105,11 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, McpError>> + MaybeSendFuture + '_ {
-        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools().to_vec())))
+        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tool(name).cloned()
+        self.tool(name)
     }
 
     async fn call_tool(

@@ -115,7 +115,7 @@ impl Server {
             );
         }
         if uri == PACK_URI {
-            let text = toml::to_string(self.pack())
+            let text = toml::to_string(&*self.pack())
                 .map_err(|e| McpError::internal_error(format!("the pack: {e}"), None))?;
             return Ok(ResourceContents::text(text, uri).with_mime_type("application/toml"));
         }

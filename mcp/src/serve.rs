@@ -164,25 +164,37 @@ impl HttpOptions {
 
 /// Resolves when the process gets SIGINT (Ctrl-C) or SIGTERM.
 pub async fn shutdown_signal() {
-    let ctrl_c = async {
+    registered_shutdown().await;
+}
+
+/// Registers for SIGINT and SIGTERM now (from then on neither kills the process), and
+/// returns what resolves when one comes. Must be called inside a runtime.
+fn registered_shutdown() -> impl Future<Output = ()> + Send {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let int = signal(SignalKind::interrupt()).ok();
+        let term = signal(SignalKind::terminate()).ok();
+        async move {
+            let wait = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(int) => {}
+                () = wait(term) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
 
@@ -323,22 +335,40 @@ pub async fn serve_listener(
     connections::serve(listener, app, limits, shutdown, stop).await;
 }
 
-/// Runs `serve_stdio` on a runtime of its own until stdin ends or a signal comes.
-pub fn run_stdio(server: Server) -> Result<(), ServeError> {
+/// Runs `serve_stdio` on a runtime of its own until stdin ends or a signal comes. `ready`
+/// runs once SIGINT and SIGTERM are handled (so a signal from then on stops the server
+/// cleanly), before serving; what it returns is kept until the server stops (the CLI binds
+/// the ingest socket there, so the socket's presence means signals are handled).
+pub fn run_stdio<G>(server: Server, ready: impl FnOnce() -> G) -> Result<(), ServeError> {
     let _trimmer = memory::Trimmer::start();
     let rt = runtime()?;
-    let r = rt.block_on(serve_stdio(server, shutdown_signal()));
+    let shutdown = {
+        let _in = rt.enter();
+        registered_shutdown()
+    };
+    let _kept = ready();
+    let r = rt.block_on(serve_stdio(server, shutdown));
     // A blocking read of stdin cannot be interrupted: do not wait for it.
     rt.shutdown_timeout(Duration::from_millis(200));
     r
 }
 
-/// Runs `serve_http` on a runtime of its own until a signal comes.
-pub fn run_http(server: Server, options: HttpOptions) -> Result<(), ServeError> {
+/// Runs `serve_http` on a runtime of its own until a signal comes; `ready` as for
+/// [`run_stdio`].
+pub fn run_http<G>(
+    server: Server,
+    options: HttpOptions,
+    ready: impl FnOnce() -> G,
+) -> Result<(), ServeError> {
     options.validate()?;
     let _trimmer = memory::Trimmer::start();
     let rt = runtime()?;
-    let r = rt.block_on(serve_http(server, options, shutdown_signal()));
+    let shutdown = {
+        let _in = rt.enter();
+        registered_shutdown()
+    };
+    let _kept = ready();
+    let r = rt.block_on(serve_http(server, options, shutdown));
     rt.shutdown_timeout(Duration::from_secs(5));
     r
 }

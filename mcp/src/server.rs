@@ -37,8 +37,9 @@ pub struct Server {
 
 struct Inner {
     app: App,
-    instructions: String,
-    tools: Vec<Tool>,
+    /// The tool table as last listed (its descriptions are written from the pack and the
+    /// graph, which may change while the server runs).
+    tools: std::sync::Mutex<Vec<Tool>>,
 }
 
 impl Server {
@@ -80,14 +81,22 @@ impl Server {
 
     /// A server over `app`: its tool table and instructions written from its pack.
     pub fn over(app: App) -> Result<Server, ServerError> {
-        let tools = tools::list(app.pack(), app.options(), app.host(), app.graph_summary())?;
+        let tools = Server::list(&app)?;
         Ok(Server {
             inner: Arc::new(Inner {
-                instructions: app.instructions(),
                 app,
-                tools,
+                tools: std::sync::Mutex::new(tools),
             }),
         })
+    }
+
+    fn list(app: &App) -> Result<Vec<Tool>, ServerError> {
+        tools::list(
+            &app.pack(),
+            app.options(),
+            app.host(),
+            app.graph_summary().as_deref(),
+        )
     }
 
     /// The application the server answers from.
@@ -95,8 +104,9 @@ impl Server {
         &self.inner.app
     }
 
-    /// The pack the server was built with.
-    pub fn pack(&self) -> &Pack {
+    /// The pack the server answers with: its `strata.toml` as last read (see
+    /// [`App::pack`]).
+    pub fn pack(&self) -> Arc<Pack> {
         self.inner.app.pack()
     }
 
@@ -115,9 +125,10 @@ impl Server {
         self.inner.app.store()
     }
 
-    /// The instructions an agent reads on connecting.
-    pub fn instructions(&self) -> &str {
-        &self.inner.instructions
+    /// The instructions an agent reads on connecting, written from the pack and the graph
+    /// as they are now.
+    pub fn instructions(&self) -> String {
+        self.inner.app.instructions()
     }
 
     /// The line for an agent's own instructions.
@@ -125,14 +136,26 @@ impl Server {
         self.inner.app.agent_line()
     }
 
-    /// Every tool, as `tools/list` answers them.
-    pub fn tools(&self) -> &[Tool] {
-        &self.inner.tools
+    /// Every tool, as `tools/list` answers them: written again from the pack and the graph
+    /// as they are now (the previous table kept if that fails).
+    pub fn tools(&self) -> Vec<Tool> {
+        let mut kept = self.lock_tools();
+        if let Ok(fresh) = Server::list(&self.inner.app) {
+            *kept = fresh;
+        }
+        kept.clone()
     }
 
-    /// One tool by name.
-    pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.inner.tools.iter().find(|t| t.name == name)
+    /// One tool by name, as last listed.
+    pub fn tool(&self, name: &str) -> Option<Tool> {
+        self.lock_tools().iter().find(|t| t.name == name).cloned()
+    }
+
+    fn lock_tools(&self) -> std::sync::MutexGuard<'_, Vec<Tool>> {
+        self.inner
+            .tools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Reads the dictionary into memory for `find` ahead of its first call; `strata serve`

@@ -468,7 +468,8 @@ fn a_call_opens_only_the_tiers_its_program_reads() {
 fn tools_have_strict_schemas_and_read_only_annotations() {
     let tmp = tempfile::tempdir().unwrap();
     let s = server(tmp.path());
-    let names: Vec<&str> = s.tools().iter().map(|t| t.name.as_ref()).collect();
+    let tools = s.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
         [

@@ -3,7 +3,7 @@
 //! the host's vocabulary, the `find` index). Cheap to clone: clones share all of it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use strata_eval::Query;
 use strata_eval::Vocabulary;
@@ -25,13 +25,13 @@ pub struct App {
 
 struct Inner {
     store: Store,
-    pack: Pack,
+    /// The pack, and the state of `strata.toml` it was read from: read again when the file
+    /// changes (see [`App::pack`]).
+    pack: RwLock<PackState>,
     options: Options,
     /// The database's `modules/` folder, whether or not it exists (yet).
     modules_dir: PathBuf,
     host: HostOptions,
-    /// The Cypher graph's summary, when the vocabulary was known at opening.
-    graph_summary: Option<String>,
     /// The host's vocabulary, once resolved.
     host_vocab: Mutex<Option<Arc<Vocabulary>>>,
     /// The vocabulary of the last snapshot seen, by its batch sequence number and the state
@@ -99,22 +99,21 @@ impl App {
         };
         // The Cypher graph, when the vocabulary is known now: a pack mapping that doesn't
         // fit it is refused here, as examples that don't check are.
-        let graph_summary = match &vocab {
-            Some(c) => Some(
-                Graph::derive(&c.vocab, &pack.cypher.mapping())
-                    .map_err(OptionsError::Mapping)?
-                    .summary(),
-            ),
-            None => None,
+        if let Some(c) = &vocab {
+            Graph::derive(&c.vocab, &pack.cypher.mapping()).map_err(OptionsError::Mapping)?;
+        }
+        let pack = PackState {
+            stamp: pack_stamp(store.dir()),
+            pack: Arc::new(pack),
+            refused: None,
         };
         Ok(App {
             inner: Arc::new(Inner {
                 store,
-                pack,
+                pack: RwLock::new(pack),
                 options,
                 modules_dir,
                 host,
-                graph_summary,
                 host_vocab: Mutex::new(None),
                 vocab: Mutex::new(vocab),
                 finder: Mutex::new(None),
@@ -122,9 +121,69 @@ impl App {
         })
     }
 
-    /// The pack the application was opened with.
-    pub fn pack(&self) -> &Pack {
-        &self.inner.pack
+    /// The pack: the one the application was opened with, or, once the database's
+    /// `strata.toml` changed since (a user edited it, or the first SCIP ingest wrote the
+    /// `code` pack), that file read again. A changed file is read at the next request; one
+    /// that does not parse or whose examples do not check is refused (said once on standard
+    /// error, and by [`App::pack_refused`]) and the previous pack kept.
+    pub fn pack(&self) -> Arc<Pack> {
+        let stamp = pack_stamp(self.inner.store.dir());
+        {
+            let state = self.read_pack();
+            if state.stamp == stamp {
+                return state.pack.clone();
+            }
+        }
+        let mut state = self
+            .inner
+            .pack
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.stamp != stamp {
+            state.stamp = stamp;
+            match self.load_pack() {
+                Ok(pack) => {
+                    state.pack = Arc::new(pack);
+                    state.refused = None;
+                }
+                Err(e) => {
+                    eprintln!(
+                        "strata: {}: not loaded, the previous pack still serves: {e}",
+                        self.inner.store.dir().join("strata.toml").display()
+                    );
+                    state.refused = Some(e.to_string());
+                }
+            }
+        }
+        state.pack.clone()
+    }
+
+    /// Why the database's `strata.toml`, changed since it was last read, was refused (the
+    /// previous pack serving meanwhile), if it was.
+    pub fn pack_refused(&self) -> Option<String> {
+        self.pack();
+        self.read_pack().refused.clone()
+    }
+
+    fn read_pack(&self) -> std::sync::RwLockReadGuard<'_, PackState> {
+        self.inner
+            .pack
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Reads `strata.toml` again and checks it as opening does: its examples and its Cypher
+    /// mapping against the vocabulary as it is now (unless a host gives the vocabulary).
+    fn load_pack(&self) -> Result<Pack, OpenError> {
+        let pack = Pack::load(self.inner.store.dir())?;
+        if self.inner.host.vocabulary.is_none() {
+            let (_, vocab) = self
+                .base_snapshot("schema")
+                .map_err(|e| OpenError::PackCheck(Box::new(e)))?;
+            check_examples(&pack, &vocab)?;
+            Graph::derive(&vocab, &pack.cypher.mapping()).map_err(OptionsError::Mapping)?;
+        }
+        Ok(pack)
     }
 
     /// The application's limits.
@@ -166,35 +225,39 @@ impl App {
         modules_stamp(&self.inner.modules_dir)
     }
 
-    /// The summary of the Cypher graph (its labels and types), when the vocabulary was
-    /// known at opening (no host vocabulary).
-    pub fn graph_summary(&self) -> Option<&str> {
-        self.inner.graph_summary.as_deref()
+    /// The summary of the Cypher graph (its labels and types) over the database as it is
+    /// now, with the pack's mapping; `None` when a host gives the vocabulary, or when the
+    /// database cannot be read.
+    pub fn graph_summary(&self) -> Option<String> {
+        if self.inner.host.vocabulary.is_some() {
+            return None;
+        }
+        let (_, vocab) = self.base_snapshot("schema").ok()?;
+        self.graph(&vocab).ok().map(|g| g.summary())
     }
 
     /// The pack's hint, when it has one: said after an empty answer.
-    pub fn hint(&self) -> Option<&str> {
-        let hint = self.inner.pack.hint.trim();
+    pub fn hint(&self) -> Option<String> {
+        let hint = self.pack().hint.trim().to_owned();
         (!hint.is_empty()).then_some(hint)
     }
 
     /// The instructions an agent reads on connecting, written from the pack and the graph.
     pub fn instructions(&self) -> String {
         crate::instructions::with_cypher(
-            &crate::instructions::instructions(&self.inner.pack),
-            self.graph_summary(),
+            &crate::instructions::instructions(&self.pack()),
+            self.graph_summary().as_deref(),
         )
     }
 
     /// The line for an agent's own instructions, written from the pack.
     pub fn agent_line(&self) -> String {
-        crate::instructions::cypher_agent_line(&crate::instructions::agent_line(&self.inner.pack))
+        crate::instructions::cypher_agent_line(&crate::instructions::agent_line(&self.pack()))
     }
 
     /// The Cypher graph over `vocab`, with the pack's labels and types.
     pub fn graph(&self, vocab: &Vocabulary) -> Result<Graph, crate::error::CallError> {
-        Graph::derive(vocab, &self.inner.pack.cypher.mapping())
-            .map_err(crate::error::CallError::Graph)
+        Graph::derive(vocab, &self.pack().cypher.mapping()).map_err(crate::error::CallError::Graph)
     }
 
     pub(crate) fn host_vocab_cache(&self) -> &Mutex<Option<Arc<Vocabulary>>> {
@@ -208,6 +271,26 @@ impl App {
     pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Index>>> {
         &self.inner.finder
     }
+}
+
+/// The pack being served, the state of `strata.toml` it was read from, and why a later
+/// state of the file was refused, if it was.
+struct PackState {
+    stamp: u64,
+    pack: Arc<Pack>,
+    refused: Option<String>,
+}
+
+/// A fingerprint of the database's `strata.toml` (its length, modification time and
+/// inode); the same while the file is absent.
+fn pack_stamp(dir: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let mut h = std::hash::DefaultHasher::new();
+    if let Ok(m) = std::fs::metadata(dir.join("strata.toml")) {
+        (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.ctime_nsec()).hash(&mut h);
+    }
+    h.finish()
 }
 
 /// A vocabulary, and the batch and the modules folder's state it was loaded from.

@@ -153,7 +153,7 @@ impl App {
             return Ok(v.clone());
         }
         let v = Arc::new(resolve().map_err(|source| CallError::HostVocabulary { tool, source })?);
-        check_examples(self.pack(), &v).map_err(|e| CallError::HostExamples {
+        check_examples(&self.pack(), &v).map_err(|e| CallError::HostExamples {
             tool,
             source: Box::new(e),
         })?;

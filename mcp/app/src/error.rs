@@ -48,6 +48,9 @@ pub enum OpenError {
     /// The limits, the pack's Cypher mapping or the host's arguments make no sense.
     #[error(transparent)]
     Options(#[from] OptionsError),
+    /// The database could not be read to check a changed `strata.toml` against it.
+    #[error("the database could not be read to check strata.toml against it: {0}")]
+    PackCheck(#[source] Box<CallError>),
 }
 
 /// What is wrong with the limits, the pack's Cypher mapping or the host's arguments.

@@ -187,7 +187,7 @@ impl App {
         let plan = self.page_options(call, "query", &r.page, cancel)?;
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
         let out = p.query.run(p.base.source(), &plan.run)?;
-        let (answer, run) = answered(&p, out, &plan, self.hint(), &[]);
+        let (answer, run) = answered(&p, out, &plan, self.hint().as_deref(), &[]);
         Ok(QueryResponse { answer, run })
     }
 
@@ -202,7 +202,7 @@ impl App {
         let options = self.run_options(call, 0, r.max_work, cancel);
         let mut report = p.query.explain(p.base.source(), &options)?;
         report.tiers = p.tiers.clone();
-        let hint = self.hint().filter(|_| report.rows == 0).map(str::to_owned);
+        let hint = self.hint().filter(|_| report.rows == 0);
         Ok(ExplainResponse {
             report,
             snapshot: p.base.snapshot(),

@@ -363,3 +363,46 @@ fn find_grounds_a_name() {
         .unwrap_err();
     assert_eq!(e.kind(), "find");
 }
+
+#[test]
+fn issue17_a_changed_strata_toml_is_served_without_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = app(tmp.path());
+    assert_eq!(a.pack().server_name(), "deps");
+    let before = a.instructions();
+    assert!(before.contains("the packages of a Go service"), "{before}");
+    let toml = tmp.path().join("strata.toml");
+    let original = std::fs::read_to_string(&toml).unwrap();
+    // A user's edit: another name, another description, the Cypher label renamed.
+    let edited = original
+        .replace("name = \"deps\"", "name = \"modules\"")
+        .replace("the packages of a Go service", "the modules of a monorepo")
+        .replace("label = \"Package\"", "label = \"Module\"")
+        .replace(
+            "(p:Package)-[:IMPORTS]->(:Package",
+            "(p:Module)-[:IMPORTS]->(:Module",
+        );
+    std::fs::write(&toml, &edited).unwrap();
+    assert_eq!(a.pack().server_name(), "modules");
+    let after = a.instructions();
+    assert!(after.contains("the modules of a monorepo"), "{after}");
+    assert!(a.graph_summary().unwrap().contains("Module"));
+    assert!(a.pack_refused().is_none());
+    // A broken edit is refused, said why, and the last good pack keeps serving.
+    std::fs::write(&toml, "name = [").unwrap();
+    assert_eq!(a.pack().server_name(), "modules");
+    let why = a.pack_refused().expect("the broken pack is refused");
+    assert!(why.contains("strata.toml"), "{why}");
+    // An example that does not check is refused too.
+    std::fs::write(
+        &toml,
+        "name = \"x\"\n[[examples]]\nquestion = \"q\"\nprogram = 'nosuch(?a) => ?a'\n",
+    )
+    .unwrap();
+    assert_eq!(a.pack().server_name(), "modules");
+    assert!(a.pack_refused().unwrap().contains("does not check"));
+    // Fixed again: served, nothing refused.
+    std::fs::write(&toml, &original).unwrap();
+    assert_eq!(a.pack().server_name(), "deps");
+    assert!(a.pack_refused().is_none());
+}
