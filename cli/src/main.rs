@@ -37,6 +37,16 @@ enum Command {
     Stats {
         /// The database directory.
         db: PathBuf,
+        /// Also show where the bytes go: each file's tables, and bytes per fact (opens
+        /// every tier file).
+        #[arg(long)]
+        space: bool,
+    },
+    /// Give back the disk pages earlier batches freed (retractions, replaced units): each
+    /// file is rewritten without them. Needs the database to itself (stop `strata serve`).
+    Compact {
+        /// The database directory.
+        db: PathBuf,
     },
     /// Rebuild every index and count from the columns and compare with what is stored.
     Check {
@@ -133,8 +143,24 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Ingest(args) => batch::ingest(&args),
         Command::Retract(args) => batch::retract(&args),
-        Command::Stats { db } => {
-            say!("{}", open(&db)?.stats()?.to_string().trim_end())?;
+        Command::Stats { db, space } => {
+            let store = open(&db)?;
+            say!("{}", store.stats()?.to_string().trim_end())?;
+            if space {
+                say!("{}", store.space()?.to_string().trim_end())?;
+            }
+            Ok(())
+        }
+        Command::Compact { db } => {
+            for c in strata_store::compact(&db)? {
+                say!(
+                    "{}: {} bytes before, {} after ({} given back)",
+                    c.path.display(),
+                    c.before,
+                    c.after,
+                    c.before.saturating_sub(c.after)
+                )?;
+            }
             Ok(())
         }
         Command::Check { db } => check(&db),

@@ -338,3 +338,35 @@ fn issue20_limit_0_is_refused_and_witness_row_answers_one_row() {
         "{out}"
     );
 }
+
+#[test]
+fn issue18_stats_space_and_compact_through_the_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let (ok, out, err) = strata(&["stats", "--space", &db]);
+    assert!(ok, "{err}");
+    assert!(out.contains("bytes per fact"), "{out}");
+    assert!(out.contains("  blocks: "), "{out}");
+    let more: String = (0..3000)
+        .map(|i| format!("x{i}\tIMPORTS\ty{i}\textra\n"))
+        .collect();
+    let file = tmp.path().join("more.edges.tsv");
+    std::fs::write(&file, more).unwrap();
+    let (ok, _, err) = strata(&["ingest", &db, file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = strata(&["retract", &db, "--unit", "extra"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = strata(&["compact", &db]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("strata.redb: ")
+            && out.contains(" bytes before, ")
+            && out.contains("given back"),
+        "{out}"
+    );
+    let (ok, out, err) = strata(&["query", &db, "imports(\"app\", ?d) => ?d"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("api"), "{out}");
+    let (ok, _, err) = strata(&["check", &db]);
+    assert!(ok, "{err}");
+}

@@ -258,6 +258,26 @@ fn outcome(may_have_landed: bool) -> &'static str {
     }
 }
 
+/// What can go wrong compacting a database ([`crate::compact`], `strata compact`).
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    /// The database did not open (absent, in use by a running `strata serve`, damaged).
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    /// Its catalog could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The storage engine failed to compact a file; the file is as it was before, or
+    /// compacted in part, and opens either way.
+    #[error("{path}: compacting failed in the storage engine")]
+    Engine {
+        /// The file.
+        path: PathBuf,
+        /// What redb said.
+        #[source]
+        source: Box<redb::Error>,
+    },
+}
 /// Why a read (a snapshot, a lookup, the catalog, the dictionary) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -391,7 +411,8 @@ from_redb!(
     redb::TableError,
     redb::StorageError,
     redb::CommitError,
-    redb::SavepointError
+    redb::SavepointError,
+    redb::CompactionError
 );
 
 impl From<Damage> for Fault {

@@ -46,15 +46,19 @@ mod relwriter;
 pub mod scip;
 mod seal;
 mod snapshot;
+mod space;
 mod stamp;
 mod stats;
 
 pub use catalog::{BatchRecord, Catalog, RelationMeta};
 pub use check::CheckReport;
 pub use db::{OpenOptions, Store};
-pub use error::{CheckError, CommitError, Damage, IngestError, OpenError, ReadError, StoreError};
+pub use error::{
+    CheckError, CommitError, CompactError, Damage, IngestError, OpenError, ReadError, StoreError,
+};
 pub use guard::quiet_caught_panics;
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::{Snapshot, TermUse};
+pub use space::{Compacted, FileSpace, Space, TableSpace, compact};
 pub use stamp::Verify;
 pub use stats::{RelationStats, Stats};
