@@ -305,6 +305,38 @@ fn issue18_left_recursive_reverse_reach() {
     );
 }
 
+#[test]
+fn issue18_an_equality_to_a_constant_binds_the_goal() {
+    // Cypher's `WHERE id(t) = $node` compiles to `r(?x, ?t), ?t = "..."`: the same walk as
+    // the constant written in the atom, the same rows, the same work.
+    let mut e: Vec<(u32, u32)> = (0..9).map(|i| (i, i + 1)).collect();
+    e.push((20, 5));
+    e.push((7, 30));
+    let src = source(&e, &[], &[]);
+    for (stated, inline) in [
+        (
+            format!("{LEFT}r(?x, ?t), ?t = \"v7\" => ?x"),
+            format!("{LEFT}r(?x, \"v7\") => ?x"),
+        ),
+        (
+            format!("{RIGHT}r(?f, ?y), \"v2\" = ?f => ?y"),
+            format!("{RIGHT}r(\"v2\", ?y) => ?y"),
+        ),
+    ] {
+        let text = check(&src, &stated);
+        assert!(text.contains("values reached"), "{stated}: {text}");
+        let run = |p: &str| prepare(&src, p).run(&src, &RunOptions::default()).unwrap();
+        let (a, b) = (run(&stated), run(&inline));
+        let cells = |o: &strata_eval::Outcome| -> Vec<Vec<strata_eval::Cell>> {
+            o.answer.rows.iter().map(|r| r.cells.clone()).collect()
+        };
+        assert_eq!(cells(&a), cells(&b), "{stated}");
+        assert_eq!(a.work, b.work, "{stated}");
+    }
+    // The substituted variable may be an answer column: it holds the constant.
+    check(&src, &format!("{RIGHT}r(?f, ?y), ?f = \"v2\" => ?f, ?y"));
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Rules {
     /// `r(?a, ?c) :- r(?a, ?b), E(?b, ?c)`.

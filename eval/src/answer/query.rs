@@ -147,16 +147,26 @@ impl Query {
     /// the relation it restates (unless profiling, which must see the goal's own rule).
     fn stage(&self, demand: bool, profile: bool) -> Staged<'_> {
         let rewritten = if demand {
-            // A bound linear recursion walks from the bound values; magic sets then give the
-            // rest (the walk's edge relations among it) demand.
-            match crate::rewrite::linear::rewrite(&self.compiled.ir) {
-                Some(linear) => crate::rewrite::magic::rewrite(&linear).or(Some(linear)),
-                None => crate::rewrite::magic::rewrite(&self.compiled.ir),
+            // The goal's equalities to constants become bound arguments; a bound linear
+            // recursion walks from the bound values; magic sets then give the rest (the
+            // walk's edge relations among it) demand.
+            let equated = crate::rewrite::equate::rewrite(&self.compiled.ir);
+            let ir = equated.as_ref().unwrap_or(&self.compiled.ir);
+            match crate::rewrite::linear::rewrite(ir) {
+                Some(linear) => Some((
+                    crate::rewrite::magic::rewrite(&linear).unwrap_or(linear),
+                    true,
+                )),
+                None => match crate::rewrite::magic::rewrite(ir) {
+                    Some(magic) => Some((magic, true)),
+                    None => equated.map(|e| (e, false)),
+                },
             }
         } else {
             None
         };
-        let demand = rewritten.is_some();
+        let demand = rewritten.as_ref().is_some_and(|(_, d)| *d);
+        let rewritten = rewritten.map(|(ir, _)| ir);
         let ir = rewritten.map_or(Cow::Borrowed(&self.compiled.ir), Cow::Owned);
         let ir = match crate::rewrite::split::rewrite(&ir) {
             Some(split) => Cow::Owned(split),

@@ -1,7 +1,8 @@
 //! Rewrites of the lowered program that keep its answer and change its cost.
 //!
 //! Takes an [`crate::ir::Ir`]; gives another with the same goal tuples, or none when the
-//! rewrite does not apply. [`linear`] answers a goal's call of a linear recursion bound on
+//! rewrite does not apply. [`equate`] turns the goal's `?x = constant` into a bound
+//! argument, first, so the demand rewrites see it; [`linear`] answers a goal's call of a linear recursion bound on
 //! the arguments the recursion moves by a walk from the bound values (before magic sets,
 //! which may then rewrite its result); [`magic`] evaluates by demand when the goal binds an
 //! argument of a derived relation; [`split`] cuts long recursive bodies into binary join
@@ -31,6 +32,7 @@
 //! witnesses show an intermediate's premises in its place, `explain` and budget errors report
 //! the rule as written with the intermediate's literals and figures.
 
+pub mod equate;
 pub mod linear;
 pub mod magic;
 pub mod split;
