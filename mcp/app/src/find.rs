@@ -15,7 +15,13 @@
 //! ranking of matches (`rank`), and the request over the application (`lookup`).
 
 mod distance;
+mod file;
+#[cfg(test)]
+mod file_tests;
+mod finder;
 mod index;
+mod indexed;
+mod keys;
 mod lookup;
 mod query;
 mod rank;
@@ -24,6 +30,8 @@ mod tests;
 mod words;
 
 use distance::{FUZZY_NONE, FUZZY_UNKNOWN, Scratch};
+pub use file::IndexFileError;
+pub use finder::{Finder, FinderAnswer, FinderError, delta_limit};
 pub use index::Index;
 pub use lookup::{
     FIND_LIMIT, FIND_MAX_CHARS, FindError, FindMatch, FindRequest, FindResponse, FindUse,
