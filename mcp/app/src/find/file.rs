@@ -9,8 +9,8 @@
 //! members of any set of numbers are its best. The sections: each number's dictionary id,
 //! the texts in number order and their end offsets, the numbers of non-ASCII texts (not
 //! filed under keys; a search classifies them one by one), three sorted key lists (segments,
-//! first segments, words: keys separated by `\n`, their start offsets, and where each key's
-//! posting list is), the fuzzy candidates as an `fst` map to their posting lists, and the
+//! first segments, words and the segment breaks each text holds: keys separated by `\n`,
+//! their start offsets, and where each key's posting list is), the fuzzy candidates as an `fst` map to their posting lists, and the
 //! posting lists.
 
 use std::collections::HashMap;
@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
-use super::keys::{cand, decode_postings, encode_postings, lower_words, segments};
+use super::keys::{
+    break_key, cand, decode_postings, encode_postings, is_segment_break, lower_words, segments,
+};
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"STRFIND\0";
@@ -236,6 +238,17 @@ fn build(texts: &Texts) -> Vec<Vec<u8>> {
         }
         for w in lower_words(text) {
             words.add(&w, ord);
+        }
+        let mut breaks: Vec<[u8; 2]> = lower
+            .bytes()
+            .filter(|&b| is_segment_break(b))
+            .map(break_key)
+            .collect();
+        breaks.sort_unstable();
+        breaks.dedup();
+        for k in breaks {
+            // Break keys are ASCII.
+            words.add(std::str::from_utf8(&k).unwrap_or_default(), ord);
         }
         cands.add(cand(&lower), ord);
     }

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use roaring::RoaringBitmap;
 
 use super::file::{IndexFile, IndexFileError, KeyList};
-use super::keys::is_segment_break;
+use super::keys::{break_key, is_segment_break};
 use super::words::{boundary_after, boundary_before, is_separator};
 use super::{Kind, Match, Query, Scratch, rank::rank};
 
@@ -333,6 +333,23 @@ impl IndexFile {
                 None => set,
             });
         };
+        // The texts holding each break of the query.
+        let words = self.words();
+        let mut breaks: Vec<[u8; 2]> = q
+            .lower
+            .bytes()
+            .filter(|&b| is_segment_break(b))
+            .map(break_key)
+            .collect();
+        breaks.sort_unstable();
+        breaks.dedup();
+        for k in breaks {
+            let bad = || self.damaged("a word key is malformed");
+            narrow(match words.find(&k).ok_or_else(bad)? {
+                Some(i) => self.union(words, [i])?,
+                None => RoaringBitmap::new(),
+            });
+        }
         let n = parts.len();
         for (i, part) in parts.iter().enumerate() {
             if part.is_empty() {

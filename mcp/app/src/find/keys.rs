@@ -13,6 +13,15 @@ pub(super) fn is_segment_break(b: u8) -> bool {
     matches!(b, b'/' | b'#' | b':' | b'.' | 0x7f) || b <= b' '
 }
 
+/// The key filed (among the words, which never start with byte 1) for the texts holding the
+/// segment break `b`: `\x01` then `b`, or `\x01\x02` for any control byte.
+pub(super) fn break_key(b: u8) -> [u8; 2] {
+    match b {
+        b'/' | b'#' | b':' | b'.' | b' ' => [1, b],
+        _ => [1, 2],
+    }
+}
+
 /// The segments of a lowercase text, in order (empty ones too).
 pub(super) fn segments(lower: &str) -> impl Iterator<Item = &str> {
     lower.split(|c: char| c.is_ascii() && is_segment_break(c as u8))
