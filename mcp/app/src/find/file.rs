@@ -13,7 +13,6 @@
 //! their start offsets, and where each key's posting list is), the fuzzy candidates as an `fst` map to their posting lists, and the
 //! posting lists.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::ops::Range;
@@ -115,7 +114,7 @@ impl Texts {
 
 /// Key lists being built: each key's text numbers, ascending.
 #[derive(Default)]
-struct Keyed(HashMap<Box<str>, Vec<u32>>);
+struct Keyed(rustc_hash::FxHashMap<Box<str>, Vec<u32>>);
 
 impl Keyed {
     fn add(&mut self, key: &str, ord: u32) {
