@@ -21,9 +21,7 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
-use super::keys::{
-    break_key, cand, decode_postings, encode_postings, is_segment_break, lower_words, segments,
-};
+use super::keys::{break_keys, cand, decode_postings, encode_postings, lower_words, segments};
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"STRFIND\0";
@@ -238,14 +236,7 @@ fn build(texts: &Texts) -> Vec<Vec<u8>> {
         for w in lower_words(text) {
             words.add(&w, ord);
         }
-        let mut breaks: Vec<[u8; 2]> = lower
-            .bytes()
-            .filter(|&b| is_segment_break(b))
-            .map(break_key)
-            .collect();
-        breaks.sort_unstable();
-        breaks.dedup();
-        for k in breaks {
+        for k in break_keys(&lower) {
             // Break keys are ASCII.
             words.add(std::str::from_utf8(&k).unwrap_or_default(), ord);
         }

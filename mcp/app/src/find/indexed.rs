@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use roaring::RoaringBitmap;
 
 use super::file::{IndexFile, IndexFileError, KeyList};
-use super::keys::{break_key, is_segment_break};
+use super::keys::{break_keys, is_segment_break};
 use super::words::{boundary_after, boundary_before, is_separator};
 use super::{Kind, Match, Query, Scratch, rank::rank};
 
@@ -335,15 +335,7 @@ impl IndexFile {
         };
         // The texts holding each break of the query.
         let words = self.words();
-        let mut breaks: Vec<[u8; 2]> = q
-            .lower
-            .bytes()
-            .filter(|&b| is_segment_break(b))
-            .map(break_key)
-            .collect();
-        breaks.sort_unstable();
-        breaks.dedup();
-        for k in breaks {
+        for k in break_keys(&q.lower) {
             let bad = || self.damaged("a word key is malformed");
             narrow(match words.find(&k).ok_or_else(bad)? {
                 Some(i) => self.union(words, [i])?,

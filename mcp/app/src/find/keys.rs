@@ -22,6 +22,18 @@ pub(super) fn break_key(b: u8) -> [u8; 2] {
     }
 }
 
+/// The distinct [`break_key`]s of the segment breaks `lower` holds.
+pub(super) fn break_keys(lower: &str) -> Vec<[u8; 2]> {
+    let mut keys: Vec<[u8; 2]> = lower
+        .bytes()
+        .filter(|&b| is_segment_break(b))
+        .map(break_key)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
 /// The segments of a lowercase text, in order (empty ones too).
 pub(super) fn segments(lower: &str) -> impl Iterator<Item = &str> {
     lower.split(|c: char| c.is_ascii() && is_segment_break(c as u8))
