@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use roaring::RoaringBitmap;
+use roaring::{MultiOps, RoaringBitmap};
 
 use super::file::{IndexFile, IndexFileError, KeyList};
 use super::keys::{break_keys, is_segment_break};
@@ -52,11 +52,10 @@ impl IndexFile {
         list: KeyList<'_>,
         keys: impl IntoIterator<Item = usize>,
     ) -> Result<RoaringBitmap, IndexFileError> {
-        let mut out = RoaringBitmap::new();
-        for i in keys {
-            out |= self.posting_of(list.posting(i))?;
-        }
-        Ok(out)
+        // One union of all (not one at a time, which merges sorted arrays over and over).
+        keys.into_iter()
+            .map(|i| self.posting_of(list.posting(i)))
+            .union()
     }
 
     /// The segments holding `needle` (which holds no segment break): each key's number,
@@ -85,6 +84,20 @@ impl IndexFile {
     fn holding(&self, needle: &[u8]) -> Result<RoaringBitmap, IndexFileError> {
         let keys = self.segments_holding(needle)?;
         self.union(self.segments(), keys.into_iter().map(|(i, _)| i))
+    }
+
+    /// The texts with `word` as a word, through `seen` (the words one search looked up).
+    fn with_word_cached<'q>(
+        &self,
+        word: &'q str,
+        seen: &mut HashMap<&'q str, RoaringBitmap>,
+    ) -> Result<RoaringBitmap, IndexFileError> {
+        if let Some(set) = seen.get(word) {
+            return Ok(set.clone());
+        }
+        let set = self.with_word(word, false)?;
+        seen.insert(word, set.clone());
+        Ok(set)
     }
 
     /// The texts with `word` as a word (or with `prefix`, a word starting with it).
@@ -184,15 +197,15 @@ impl IndexFile {
             let range = firsts
                 .prefixed(q.lower.as_bytes())
                 .ok_or_else(|| self.damaged("a first-segment key is malformed"))?;
-            let (mut prefix, mut prefix_al) = (RoaringBitmap::new(), RoaringBitmap::new());
-            for i in range {
-                let key = firsts.key(i).unwrap_or_default();
-                let p = self.posting_of(firsts.posting(i))?;
-                if key.get(raw_len).is_none_or(|&b| is_separator(b)) {
-                    prefix_al |= &p;
-                }
-                prefix |= p;
-            }
+            let aligned_keys: Vec<usize> = range
+                .clone()
+                .filter(|&i| {
+                    let key = firsts.key(i).unwrap_or_default();
+                    key.get(raw_len).is_none_or(|&b| is_separator(b))
+                })
+                .collect();
+            let prefix = self.union(firsts, range)?;
+            let prefix_al = self.union(firsts, aligned_keys)?;
             let earlier = &exact | &last;
             let prefix = (prefix - &earlier) - &excluded;
             let prefix_al = prefix_al & &prefix;
@@ -206,13 +219,18 @@ impl IndexFile {
         hits.sort_unstable_by_key(|&(ord, kind, _, aligned)| (kind, !aligned, ord));
         // Every text holding the query matches (exact, last part, prefix or substring).
         let mut total = contains.len() as usize;
+        let mut seen: HashMap<&str, RoaringBitmap> = HashMap::new();
         contains |= &excluded;
         // Every word, the last as a prefix: not in texts holding the query.
         if q.all_words != 0 {
             let last = q.words.len() - 1;
             let mut token: Option<RoaringBitmap> = None;
             for (i, w) in q.words.iter().enumerate() {
-                let has = self.with_word(w, i == last)?;
+                let has = if i == last {
+                    self.with_word(w, true)?
+                } else {
+                    self.with_word_cached(w, &mut seen)?
+                };
                 token = Some(match token {
                     Some(t) => t & has,
                     None => has,
@@ -231,7 +249,7 @@ impl IndexFile {
                 contains |= &c.3;
             }
         }
-        for (d, set) in self.some_words(q)? {
+        for (d, set) in self.some_words(q, &mut seen)? {
             classes.push((Kind::SomeWords, d, false, set - &contains));
         }
         total += classes
@@ -299,15 +317,8 @@ impl IndexFile {
     ) -> Result<(RoaringBitmap, RoaringBitmap), IndexFileError> {
         let keys = self.segments_holding(needle)?;
         let segs = self.segments();
-        let mut all = RoaringBitmap::new();
-        let mut aligned = RoaringBitmap::new();
-        for (i, a) in keys {
-            let p = self.posting_of(segs.posting(i))?;
-            if a {
-                aligned |= &p;
-            }
-            all |= p;
-        }
+        let all = self.union(segs, keys.iter().map(|&(i, _)| i))?;
+        let aligned = self.union(segs, keys.iter().filter(|k| k.1).map(|&(i, _)| i))?;
         Ok((all, aligned))
     }
 
@@ -398,7 +409,7 @@ impl IndexFile {
         if q.max_edits == 0 {
             return Ok(Vec::new());
         }
-        let mut by: Vec<(u32, RoaringBitmap)> = Vec::new();
+        let mut by: Vec<(u32, Vec<RoaringBitmap>)> = Vec::new();
         let mut scratch = Scratch::default();
         let aut = Edits {
             query: &q.chars,
@@ -412,22 +423,25 @@ impl IndexFile {
             if let Some(d) = q.fuzzy_uncached(key, key, &mut scratch) {
                 let set = self.posting_of(Some(at))?;
                 match by.iter_mut().find(|(e, _)| *e == d) {
-                    Some((_, s)) => *s |= set,
-                    None => by.push((d, set)),
+                    Some((_, s)) => s.push(set),
+                    None => by.push((d, vec![set])),
                 }
             }
         }
         by.sort_unstable_by_key(|(d, _)| *d);
-        Ok(by)
+        Ok(by.into_iter().map(|(d, sets)| (d, sets.union())).collect())
     }
 
     /// The texts with some of the query's significant words as words (and one of its first
     /// seven inside), by the words they lack.
-    fn some_words(&self, q: &Query) -> Result<Vec<(u32, RoaringBitmap)>, IndexFileError> {
+    fn some_words<'q>(
+        &self,
+        q: &'q Query,
+        seen: &mut HashMap<&'q str, RoaringBitmap>,
+    ) -> Result<Vec<(u32, RoaringBitmap)>, IndexFileError> {
         if q.words.len() < 2 || q.significant == 0 {
             return Ok(Vec::new());
         }
-        let mut sets: HashMap<&str, RoaringBitmap> = HashMap::new();
         let mut any_first = RoaringBitmap::new();
         let mut any_later = RoaringBitmap::new();
         // have[j]: the texts with at least j + 1 of the words.
@@ -436,10 +450,7 @@ impl IndexFile {
             if q.significant_words & (1 << i) == 0 {
                 continue;
             }
-            if !sets.contains_key(w.as_str()) {
-                sets.insert(w, self.with_word(w, false)?);
-            }
-            let set = &sets[w.as_str()];
+            let set = &self.with_word_cached(w, seen)?;
             if i < 7 {
                 any_first |= set;
             } else {
