@@ -17,8 +17,8 @@
 //! wall-clock median, p95 and max per name, the CPU time per call (all threads; it does not
 //! grow when other processes share the cores, as wall time does), the ranked search alone
 //! through the index, and the same search by the in-memory scan `find` used before the
-//! index (`--no-scan` skips it: it reads the whole dictionary into memory, whose cost is
-//! printed too).
+//! index, with whether both gave the same 72 best matches and total (`--no-scan` skips it:
+//! it reads the whole dictionary into memory, whose cost is printed too).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -176,10 +176,15 @@ fn run() -> Result<(), String> {
                     ms(t.elapsed())
                 })
                 .collect();
+            // The same matches, in the same order, and the same total.
+            let (old, old_total) = index.search(name, texts, 72);
+            let new = finder.search(name, texts, 72).map_err(|e| e.to_string())?;
+            let same = old_total == new.total && old == new.matches;
             scanned.push(format!(
-                " {:.1} | {:.1} |",
+                " {:.1} | {:.1} | {} |",
                 median(&mut alone),
-                percentile(&mut alone, 95.0)
+                percentile(&mut alone, 95.0),
+                if same { "yes" } else { "NO" }
             ));
         }
     }
@@ -189,13 +194,13 @@ fn run() -> Result<(), String> {
     println!(
         "{}",
         if scan {
-            " scan, median ms | scan, p95 ms |"
+            " scan, median ms | scan, p95 ms | same answer |"
         } else {
             ""
         }
     );
     print!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-    println!("{}", if scan { " ---: | ---: |" } else { "" });
+    println!("{}", if scan { " ---: | ---: | --- |" } else { "" });
     for (i, row) in tool.iter().enumerate() {
         println!("{row}{}", scanned.get(i).map_or("", String::as_str));
     }
