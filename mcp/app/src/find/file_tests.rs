@@ -295,7 +295,9 @@ fn the_finder_follows_batches_and_rebuilds_a_damaged_or_stale_file() {
         ["parse_args", "parse_argz"]
     );
 
-    // Past the limit, the file is rebuilt over all texts and the old one removed.
+    // Past the limit, the file is rebuilt over all texts and the old one removed, with the
+    // temporary file of a build that crashed.
+    std::fs::write(dir.path().join("find-9.tmp4294967295"), b"partial").unwrap();
     let many: String = (0..60).map(|i| format!("x{i}\tIMPORTS\ty\n")).collect();
     commit(&store, &many);
     let snap = store.snapshot().unwrap();

@@ -236,9 +236,25 @@ fn build(dir: &Path, snap: &Snapshot) -> Result<Option<IndexFile>, strata_store:
     };
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name();
-        if file::covered_by_name(name.to_str().unwrap_or_default()).is_some_and(|n| n != count) {
+        let name = name.to_str().unwrap_or_default();
+        if file::covered_by_name(name).is_some_and(|n| n != count) || abandoned(name) {
             let _ = std::fs::remove_file(e.path());
         }
     }
     Ok(Some(f))
+}
+
+/// Whether `name` is the temporary file of a build whose process is gone
+/// (`find-N.tmpPID`, no `/proc/PID`): a build that crashed before its rename.
+fn abandoned(name: &str) -> bool {
+    let Some(pid) = name
+        .strip_prefix("find-")
+        .and_then(|r| r.split_once(".tmp"))
+        .and_then(|(_, pid)| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    cfg!(target_os = "linux")
+        && pid != std::process::id()
+        && !Path::new("/proc").join(pid.to_string()).exists()
 }
