@@ -8,13 +8,17 @@
 //! ```
 //!
 //! Opens the database as `strata serve` does (`strata_mcp::Server::open`), times the first
-//! `find` call (which reads the dictionary into memory) and then, per name, N calls (default
-//! 20) of the whole tool: the ranked search over every stored text and, for each match
-//! answered, the relations and columns it occurs in with their row counts. Names default to
-//! a set of kinds: an exact symbol name, words of one, a misspelling, a path part, a long
-//! phrase and a short string. Prints a Markdown table: wall-clock median, p95 and max per
-//! name, the CPU time per call (all threads; it does not grow when other processes share
-//! the cores, as wall time does) and the ranked search alone, without the uses of each match.
+//! `find` call (which opens the database's name index, `DB/find-<texts>.idx`, building it
+//! when it is missing or stale) and then, per name, N calls (default 20) of the whole tool:
+//! the ranked search and, for each match answered, the relations and columns it occurs in
+//! with their row counts. Names default to a set of kinds: an exact symbol name, words of
+//! one, a misspelling, a path part, a long phrase and a short string. Prints the index
+//! file's size, the process's resident memory after the calls, and a Markdown table:
+//! wall-clock median, p95 and max per name, the CPU time per call (all threads; it does not
+//! grow when other processes share the cores, as wall time does), the ranked search alone
+//! through the index, and the same search by the in-memory scan `find` used before the
+//! index, with whether both gave the same 72 best matches and total (`--no-scan` skips it:
+//! it reads the whole dictionary into memory, whose cost is printed too).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,11 +30,12 @@ use strata_eval::Cancel;
 use strata_mcp::{Options, Server};
 
 const USAGE: &str = "\
-usage: find-bench --db DIR [--runs N] [NAME...]
+usage: find-bench --db DIR [--runs N] [--no-scan] [NAME...]
 
-  --db DIR   the database (ingested with strata ingest)
-  --runs N   timed calls per name after one untimed call (default 20)
-  NAME...    names to find (default: a set of kinds on code-graph names)";
+  --db DIR    the database (ingested with strata ingest)
+  --runs N    timed calls per name after one untimed call (default 20)
+  --no-scan   do not time the in-memory scan find used before its index
+  NAME...     names to find (default: a set of kinds on code-graph names)";
 
 /// The default names: on the code-graph generator's names (`sym:...#parse_entry_3`).
 const NAMES: &[&str] = &[
@@ -57,6 +62,7 @@ fn run() -> Result<(), String> {
     let mut db: Option<PathBuf> = None;
     let mut runs = 20usize;
     let mut names: Vec<String> = Vec::new();
+    let mut scan = true;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -68,6 +74,7 @@ fn run() -> Result<(), String> {
                     .filter(|&n| n > 0)
                     .ok_or(USAGE)?;
             }
+            "--no-scan" => scan = false,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Ok(());
@@ -105,17 +112,22 @@ fn run() -> Result<(), String> {
     let (first, _) = find(&names[0])?;
     println!("{} distinct texts in {}", texts, db.display());
     println!(
-        "first call (reads the dictionary into memory): {:.1} ms\n",
+        "first call (opens the name index, building it when missing): {:.1} ms",
         ms(first)
     );
-    // The ranked search alone, on the same dictionary, without the uses of each match.
     let snap = server.store().snapshot().map_err(|e| e.to_string())?;
-    let mut index = strata_mcp::find::Index::new();
-    index.extend_from(&snap).map_err(|e| e.to_string())?;
-    println!(
-        "| name | matches | median ms | p95 ms | max ms | CPU ms per call | search alone, median ms |"
-    );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    // The ranked search alone, through the index, without the uses of each match.
+    let finder = strata_mcp::find::Finder::open(&db, &snap).map_err(|e| e.to_string())?;
+    if let Some(path) = finder.file_path() {
+        let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+        println!(
+            "index file {} ({} texts): {:.1} MB",
+            path.display(),
+            finder.covered(),
+            size as f64 / 1e6
+        );
+    }
+    let mut tool = Vec::new();
     for name in &names {
         find(name)?;
         let mut times = Vec::with_capacity(runs);
@@ -131,21 +143,80 @@ fn run() -> Result<(), String> {
             _ => "-".to_owned(),
         };
         let max = times.iter().copied().fold(0.0, f64::max);
-        let mut alone: Vec<f64> = (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                std::hint::black_box(index.search(name, texts, 72));
-                ms(t.elapsed())
-            })
-            .collect();
-        println!(
+        let mut alone = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let t = Instant::now();
+            std::hint::black_box(finder.search(name, texts, 72).map_err(|e| e.to_string())?);
+            alone.push(ms(t.elapsed()));
+        }
+        tool.push(format!(
             "| `{name}` | {total} | {:.1} | {:.1} | {max:.1} | {cpu} | {:.1} |",
             median(&mut times),
             percentile(&mut times, 95.0),
             median(&mut alone),
+        ));
+    }
+    println!("resident memory after the calls: {}\n", rss());
+    // The search `find` made before its index: a scan of the dictionary in memory.
+    let mut scanned = Vec::new();
+    if scan {
+        let t = Instant::now();
+        let mut index = strata_mcp::find::Index::new();
+        index.extend_from(&snap).map_err(|e| e.to_string())?;
+        println!(
+            "the scan's copy of the dictionary: read in {:.1} ms; resident memory then {}\n",
+            ms(t.elapsed()),
+            rss()
         );
+        for name in &names {
+            let mut alone: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let t = Instant::now();
+                    std::hint::black_box(index.search(name, texts, 72));
+                    ms(t.elapsed())
+                })
+                .collect();
+            // The same matches, in the same order, and the same total.
+            let (old, old_total) = index.search(name, texts, 72);
+            let new = finder.search(name, texts, 72).map_err(|e| e.to_string())?;
+            let same = old_total == new.total && old == new.matches;
+            scanned.push(format!(
+                " {:.1} | {:.1} | {} |",
+                median(&mut alone),
+                percentile(&mut alone, 95.0),
+                if same { "yes" } else { "NO" }
+            ));
+        }
+    }
+    print!(
+        "| name | matches | median ms | p95 ms | max ms | CPU ms per call | search alone, median ms |"
+    );
+    println!(
+        "{}",
+        if scan {
+            " scan, median ms | scan, p95 ms | same answer |"
+        } else {
+            ""
+        }
+    );
+    print!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("{}", if scan { " ---: | ---: | --- |" } else { "" });
+    for (i, row) in tool.iter().enumerate() {
+        println!("{row}{}", scanned.get(i).map_or("", String::as_str));
     }
     Ok(())
+}
+
+/// The process's resident memory (`VmRSS` in `/proc/self/status`), or `-` elsewhere.
+fn rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .map(|l| l.trim_start_matches("VmRSS:").trim().to_owned())
+        })
+        .unwrap_or_else(|| "-".to_owned())
 }
 
 /// The CPU time (user and system, all threads) this process has used, in ms, from

@@ -37,9 +37,9 @@ struct Inner {
     /// The vocabulary of the last snapshot seen, by its batch sequence number and the state
     /// of the modules folder.
     vocab: Mutex<Option<CachedVocab>>,
-    /// The dictionary in memory for `find`, read on the first request and extended with
+    /// The dictionary index for `find`, opened on the first request and extended with
     /// the texts later batches add.
-    finder: Mutex<Option<Arc<find::Index>>>,
+    finder: Mutex<Option<Arc<find::Finder>>>,
 }
 
 impl App {
@@ -268,7 +268,7 @@ impl App {
         &self.inner.vocab
     }
 
-    pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Index>>> {
+    pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Finder>>> {
         &self.inner.finder
     }
 }

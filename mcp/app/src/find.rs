@@ -4,18 +4,27 @@
 //! `parse args` finds `sym:src/cli.rs#parse_args`), edit distance, then names sharing only
 //! some of the query's words.
 //!
-//! The [`Index`] is an in-memory copy of the dictionary (each text and its lowercase form,
-//! back to back in two buffers), read once and then extended with the texts each new batch
-//! adds: the dictionary only grows, its ids dense and in order of first appearance. A search
-//! is one linear pass with cheap filters first (equality, prefix, substring, then word and
-//! length filters before any edit distance is computed).
+//! The [`Finder`] searches the database's persistent name index (`DB/find-N.idx`, built on
+//! first use, memory-mapped; `file`, searched by `indexed`): each kind of match is a set of
+//! posting lists over the texts numbered by rank, so the total is set arithmetic and the best
+//! of a kind are its first members. Texts newer than the file are held by an [`Index`], an
+//! in-memory copy scanned in one linear pass with cheap filters first (equality, prefix,
+//! substring, then word and length filters before any edit distance is computed); the index
+//! answers exactly as that scan does.
 //!
-//! The pieces: the index and its search (`index`), a prepared query and how a text
-//! matches it (`query`), word splits (`words`), edit distance (`distance`), the
+//! The pieces: the scan (`index`), the index file (`file`, its keys and posting lists in
+//! `keys`) and its search (`indexed`), the finder over both (`finder`), a prepared query and
+//! how a text matches it (`query`), word splits (`words`), edit distance (`distance`), the
 //! ranking of matches (`rank`), and the request over the application (`lookup`).
 
 mod distance;
+mod file;
+#[cfg(test)]
+mod file_tests;
+mod finder;
 mod index;
+mod indexed;
+mod keys;
 mod lookup;
 mod query;
 mod rank;
@@ -24,6 +33,8 @@ mod tests;
 mod words;
 
 use distance::{FUZZY_NONE, FUZZY_UNKNOWN, Scratch};
+pub use file::IndexFileError;
+pub use finder::{Finder, FinderAnswer, FinderError, delta_limit};
 pub use index::Index;
 pub use lookup::{
     FIND_LIMIT, FIND_MAX_CHARS, FindError, FindMatch, FindRequest, FindResponse, FindUse,

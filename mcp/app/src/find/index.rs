@@ -15,9 +15,12 @@ const PARALLEL_TEXTS: usize = 100_000;
 /// The most threads one search uses.
 const MAX_THREADS: usize = 4;
 
-/// The dictionary in memory: texts with ids `1..=len`, and their lowercase forms.
+/// The dictionary in memory: texts with ids `base + 1..=base + len` (`base` is 0 but for
+/// the texts newer than a persistent index file), and their lowercase forms.
 #[derive(Clone, Debug, Default)]
 pub struct Index {
+    /// The id before the first text held.
+    base: u32,
     text: String,
     text_ends: Vec<usize>,
     lower: String,
@@ -38,7 +41,25 @@ impl Index {
         Index::default()
     }
 
-    /// How many texts it holds (ids `1..=len`).
+    /// An empty index of the texts after id `base`.
+    pub fn after(base: u32) -> Index {
+        Index {
+            base,
+            ..Index::default()
+        }
+    }
+
+    /// The id before the first text it holds (0 for a whole dictionary).
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
+    /// The last id it holds (or would, with no texts: [`Index::base`]).
+    pub fn last_id(&self) -> u32 {
+        self.base + self.len()
+    }
+
+    /// How many texts it holds (ids `base + 1..=base + len`).
     pub fn len(&self) -> u32 {
         self.text_ends.len() as u32
     }
@@ -48,7 +69,7 @@ impl Index {
         self.text_ends.is_empty()
     }
 
-    /// Adds the next text (its id is [`Index::len`] after the call).
+    /// Adds the next text (its id is [`Index::last_id`] after the call).
     pub fn push(&mut self, text: &str) {
         self.text.push_str(text);
         self.text_ends.push(self.text.len());
@@ -81,7 +102,7 @@ impl Index {
 
     /// Reads the texts `snap` has and the index does not yet.
     pub fn extend_from(&mut self, snap: &Snapshot) -> Result<(), strata_store::StoreError> {
-        let next = self.len() + 1;
+        let next = self.last_id() + 1;
         // Ids are dense from `next` (the walk reports a missing chunk as damage).
         snap.for_each_text(next, &mut |_, t| {
             self.push(t);
@@ -99,22 +120,29 @@ impl Index {
         let from = lo.checked_sub(1).map_or(0, |i| self.lower_ends[i]);
         let to = self.lower_ends[lo + flags.len() - 1];
         let ends = &self.lower_ends[lo..lo + flags.len()];
-        let mut id = 0;
-        for pos in memchr::memmem::find_iter(&self.lower.as_bytes()[from..to], needle) {
-            let pos = pos + from;
+        let finder = memchr::memmem::Finder::new(needle);
+        let hay = &self.lower.as_bytes()[..to];
+        let (mut id, mut at) = (0, from);
+        while let Some(p) = hay.get(at..).and_then(|h| finder.find(h)) {
+            let pos = at + p;
             while id < ends.len() && ends[id] <= pos {
                 id += 1;
             }
-            // A hit across two texts is no hit.
-            if id < ends.len() && pos + needle.len() <= ends[id] {
+            let Some(&end) = ends.get(id) else {
+                break;
+            };
+            // A hit across two texts is no hit; either way the next is looked for from the
+            // next text on (a hit across texts must not hide one starting inside it).
+            if pos + needle.len() <= end {
                 flags[id] |= bit;
             }
+            at = end;
         }
     }
 
     /// The text with id `id`.
     pub fn text(&self, id: u32) -> Option<&str> {
-        slot(&self.text, &self.text_ends, id)
+        slot(&self.text, &self.text_ends, id.checked_sub(self.base)?)
     }
 
     /// The best `keep` texts with an id up to `upto` matching `query`, ranked best first
@@ -124,7 +152,7 @@ impl Index {
         let Some(q) = Query::new(query) else {
             return (Vec::new(), 0);
         };
-        let n = upto.min(self.len()) as usize;
+        let n = upto.saturating_sub(self.base).min(self.len()) as usize;
         // Large dictionaries are searched in parts, one thread each.
         let threads = if n >= PARALLEL_TEXTS {
             std::thread::available_parallelism()
@@ -223,7 +251,7 @@ impl Index {
             if let Some((kind, distance, aligned)) = q.classify(text, lower, tail, f, &mut scratch)
             {
                 found.push(Match {
-                    id: i as u32 + 1,
+                    id: self.base + i as u32 + 1,
                     kind,
                     distance,
                     aligned,
@@ -236,7 +264,7 @@ impl Index {
     /// The lowercase form of a text (for tests).
     #[cfg(test)]
     pub(super) fn lower_of(&self, id: u32) -> Option<&str> {
-        slot(&self.lower, &self.lower_ends, id)
+        slot(&self.lower, &self.lower_ends, id.checked_sub(self.base)?)
     }
 }
 

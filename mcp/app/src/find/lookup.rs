@@ -1,6 +1,7 @@
-//! `find` over the application: the dictionary index it keeps in memory (read once,
-//! extended as batches add texts), and the ranked matches it answers ([`FindResponse`])
-//! with the relations and columns each appears in.
+//! `find` over the application: the [`Finder`] it keeps (the database's index file,
+//! built once, and the texts newer than it in memory, extended as batches add texts), and
+//! the ranked matches it answers ([`FindResponse`]) with the relations and columns each
+//! appears in.
 
 use std::sync::{Arc, PoisonError};
 
@@ -8,7 +9,7 @@ use serde::Serialize;
 use strata_store::Snapshot;
 use strata_store::layout::DEFAULT_TIER;
 
-use super::{Index, Kind};
+use super::{Finder, FinderAnswer, FinderError, Kind};
 use crate::app::App;
 use crate::base::Call;
 use crate::error::CallError;
@@ -137,24 +138,54 @@ pub enum FindError {
 }
 
 impl App {
-    /// The dictionary index as of `snap`: read once, then extended with what later batches
-    /// added (the dictionary only grows).
-    fn find_index(&self, snap: &Snapshot) -> Result<Arc<Index>, CallError> {
+    /// The finder as of `snap`: opened (or built) once, then extended with what later
+    /// batches added (the dictionary only grows).
+    fn find_index(&self, snap: &Snapshot) -> Result<Arc<Finder>, CallError> {
         let mut cached = self
             .finder_cache()
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let index = cached.get_or_insert_with(Default::default);
-        if index.len() < snap.text_count() {
-            Arc::make_mut(index)
+        let finder = match cached.as_mut() {
+            Some(f) => f,
+            None => cached.insert(Arc::new(
+                Finder::open(self.store().dir(), snap).map_err(CallError::store("find"))?,
+            )),
+        };
+        if finder.len() < snap.text_count() {
+            Arc::make_mut(finder)
                 .extend_from(snap)
                 .map_err(CallError::store("find"))?;
         }
-        Ok(index.clone())
+        Ok(finder.clone())
     }
 
-    /// Reads the dictionary into memory for `find` ahead of its first request; `strata
-    /// serve` does this on a thread of its own at startup, so no agent waits for it.
+    /// Searches the finder; an index file failing mid-search is removed and rebuilt once.
+    fn find_search(
+        &self,
+        snap: &Snapshot,
+        name: &str,
+        keep: usize,
+    ) -> Result<FinderAnswer, CallError> {
+        let finder = self.find_index(snap)?;
+        match finder.search(name, snap.text_count(), keep) {
+            Err(FinderError::File(_)) => {
+                if let Some(path) = finder.file_path() {
+                    let _ = std::fs::remove_file(path);
+                }
+                *self
+                    .finder_cache()
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = None;
+                self.find_index(snap)?
+                    .search(name, snap.text_count(), keep)
+                    .map_err(CallError::store("find"))
+            }
+            r => r.map_err(CallError::store("find")),
+        }
+    }
+
+    /// Opens (or builds) the index for `find` ahead of its first request; `strata serve`
+    /// does this on a thread of its own at startup, so no agent waits for it.
     pub fn warm_find(&self) -> Result<(), CallError> {
         let snap = self.store().snapshot().map_err(CallError::store("find"))?;
         self.find_index(&snap).map(|_| ())
@@ -192,7 +223,6 @@ impl App {
                 .snapshot_with_tiers(&names)
                 .map_err(CallError::store("find"))?
         };
-        let index = self.find_index(&snap)?;
         let limit = lower(
             if r.limit == 0 { FIND_LIMIT } else { r.limit },
             self.options().limit,
@@ -200,9 +230,10 @@ impl App {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         // Keep spares for texts no live row holds any more.
         let keep = limit.saturating_mul(4).saturating_add(32);
-        let (ranked, total) = index.search(name, snap.text_count(), keep);
+        let found = self.find_search(&snap, name, keep)?;
+        let total = found.total;
         let mut matches = Vec::new();
-        for m in ranked {
+        for m in &found.matches {
             if matches.len() >= limit {
                 break;
             }
@@ -213,7 +244,7 @@ impl App {
                 continue;
             }
             matches.push(FindMatch {
-                value: index.text(m.id).unwrap_or_default().to_owned(),
+                value: found.text(m.id).unwrap_or_default().to_owned(),
                 kind: m.kind.name(),
                 edits: (m.kind == Kind::Fuzzy).then_some(m.distance),
                 uses: uses

@@ -100,6 +100,21 @@ impl Query {
         })
     }
 
+    /// The flags [`Query::classify`] takes for one text, as the scan marks them: bit 0
+    /// when `lower` contains the query, bit i + 1 when it contains word i (of the first
+    /// seven); a word of one or two bytes beside a longer word is set unmarked.
+    pub(super) fn flags(&self, lower: &str) -> u8 {
+        let mut flags = u8::from(lower.contains(self.lower.as_str()));
+        let shown = &self.words[..self.words.len().min(7)];
+        let some_long = shown.iter().any(|w| w.len() >= 3);
+        for (i, w) in shown.iter().enumerate() {
+            if (w.len() < 3 && some_long) || (!w.is_empty() && lower.contains(w.as_str())) {
+                flags |= 1 << (i + 1);
+            }
+        }
+        flags
+    }
+
     /// How `text` (whose lowercase form is `lower`, its last part `tail`) matches, if it
     /// does; `flags` say whether `lower` contains the query (bit 0) and each word (bit
     /// i + 1).

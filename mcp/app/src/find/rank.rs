@@ -57,30 +57,35 @@ pub struct Match {
 impl Index {
     /// The best `keep` (at least 1) of `found`, ranked.
     pub(super) fn rank(&self, found: Vec<Match>, keep: usize) -> Vec<Match> {
-        // Rank by one packed key (kind, alignment, distance, length), then the text on ties.
-        let mut keyed: Vec<(u64, Match)> = found
-            .into_iter()
-            .map(|m| {
-                let len = self.text(m.id).map_or(0, str::len) as u64;
-                let key = (m.kind as u64) << 60
-                    | u64::from(!m.aligned) << 59
-                    | u64::from(m.distance.min(0x7ff)) << 48
-                    | len.min(0xffff_ffff_ffff);
-                (key, m)
-            })
-            .collect();
-        let order = |a: &(u64, Match), b: &(u64, Match)| {
-            a.0.cmp(&b.0).then_with(|| {
-                self.text(a.1.id)
-                    .unwrap_or("")
-                    .cmp(self.text(b.1.id).unwrap_or(""))
-            })
-        };
-        if keep < keyed.len() {
-            keyed.select_nth_unstable_by(keep - 1, order);
-            keyed.truncate(keep);
-        }
-        keyed.sort_unstable_by(order);
-        keyed.into_iter().map(|(_, m)| m).collect()
+        rank(found, keep, |id| self.text(id).unwrap_or(""))
     }
+}
+
+/// The best `keep` (at least 1) of `found`, ranked, with `text` giving each id's text.
+pub(super) fn rank<'a>(
+    found: Vec<Match>,
+    keep: usize,
+    text: impl Fn(u32) -> &'a str,
+) -> Vec<Match> {
+    // Rank by one packed key (kind, alignment, distance, length), then the text on ties.
+    let mut keyed: Vec<(u64, Match)> = found
+        .into_iter()
+        .map(|m| {
+            let len = text(m.id).len() as u64;
+            let key = (m.kind as u64) << 60
+                | u64::from(!m.aligned) << 59
+                | u64::from(m.distance.min(0x7ff)) << 48
+                | len.min(0xffff_ffff_ffff);
+            (key, m)
+        })
+        .collect();
+    let order = |a: &(u64, Match), b: &(u64, Match)| {
+        a.0.cmp(&b.0).then_with(|| text(a.1.id).cmp(text(b.1.id)))
+    };
+    if keep < keyed.len() {
+        keyed.select_nth_unstable_by(keep - 1, order);
+        keyed.truncate(keep);
+    }
+    keyed.sort_unstable_by(order);
+    keyed.into_iter().map(|(_, m)| m).collect()
 }

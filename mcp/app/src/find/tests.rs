@@ -23,7 +23,7 @@ fn found<'a>(ix: &'a Index, q: &str) -> Vec<(&'a str, Kind)> {
 }
 
 /// The names of a small generated code graph: nodes and attribute values.
-fn codegraph() -> Index {
+pub(super) fn codegraph() -> Index {
     let cfg = strata_fixtures::codegraph::Config::with_edges(20_000);
     let mut edges = Vec::new();
     strata_fixtures::codegraph::write_edges(&cfg, &mut edges).unwrap();
@@ -288,6 +288,14 @@ fn upto_hides_newer_texts() {
     assert_eq!(total, 4);
     let best: Vec<&str> = best.iter().map(|m| ix.text(m.id).unwrap()).collect();
     assert_eq!(best, ["parse_args", "x#parse_args"]);
+}
+
+#[test]
+fn a_hit_across_two_texts_hides_none_inside_the_next() {
+    // `args:` then `args:args`: the hit of `gs:arg` across the two must not hide the one
+    // inside the second.
+    let ix = index(&["ARGS:", "ARGS:args"]);
+    assert_eq!(found(&ix, "GS:ARG"), [("ARGS:args", Kind::Substring)]);
 }
 
 /// Measures a search on 360,000 generated names:

@@ -1,0 +1,260 @@
+//! The [`Finder`]: what `find` searches. The persistent index file of the database (texts
+//! `1..=n`, memory-mapped, built on first use and rebuilt when the texts newer than it
+//! grow past [`delta_limit`]), and those newer texts in memory, scanned as before.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use strata_store::Snapshot;
+
+use super::file::{self, IndexFile, IndexFileError, Texts};
+use super::indexed::Found;
+use super::rank::rank;
+use super::{Index, Match, Query};
+
+/// Why the finder could not read the dictionary.
+#[derive(Debug, thiserror::Error)]
+pub enum FinderError {
+    /// Reading the store failed.
+    #[error(transparent)]
+    Store(#[from] strata_store::StoreError),
+    /// The index file failed mid-search (it is removed, and rebuilt on the next call).
+    #[error(transparent)]
+    File(#[from] IndexFileError),
+}
+
+/// How many texts newer than the index file are kept in memory before it is rebuilt: an
+/// eighth of what it covers, and at least 100,000.
+pub fn delta_limit(covered: u32) -> u32 {
+    (covered / 8).max(MIN_DELTA)
+}
+
+/// The least [`delta_limit`].
+const MIN_DELTA: u32 = 100_000;
+
+/// The dictionary `find` searches: an index file and the texts newer than it.
+#[derive(Clone, Debug)]
+pub struct Finder {
+    file: Option<Arc<IndexFile>>,
+    delta: Index,
+    dir: Option<PathBuf>,
+    /// The least number of newer texts that make it rebuild ([`MIN_DELTA`]; tests lower
+    /// it).
+    min_delta: u32,
+}
+
+/// The ranked matches of a search, how many matched in all, and their texts.
+#[derive(Debug, Default)]
+pub struct FinderAnswer {
+    /// The best matches, ranked.
+    pub matches: Vec<Match>,
+    /// How many texts matched in all.
+    pub total: usize,
+    found: Found,
+}
+
+impl FinderAnswer {
+    /// The text of a match.
+    pub fn text(&self, id: u32) -> Option<&str> {
+        self.found.texts.get(&id).map(String::as_str)
+    }
+}
+
+impl Finder {
+    /// A finder with no index file: the whole dictionary in memory (a database whose
+    /// folder cannot be written).
+    pub fn in_memory() -> Finder {
+        Finder {
+            file: None,
+            delta: Index::new(),
+            dir: None,
+            min_delta: MIN_DELTA,
+        }
+    }
+
+    /// The finder of the database in `dir` as of `snap`: its index file when one is
+    /// intact, covers part of `snap`'s dictionary and leaves fewer than [`delta_limit`]
+    /// newer texts, else a new one built from the store; texts newer than the file are read
+    /// into memory. Without a file it can write, the whole dictionary is held in memory.
+    pub fn open(dir: &Path, snap: &Snapshot) -> Result<Finder, strata_store::StoreError> {
+        let count = snap.text_count();
+        let file = match usable(dir, snap)? {
+            Some(f) if count - f.texts() <= delta_limit(f.texts()) => Some(f),
+            _ => build(dir, snap)?,
+        };
+        let mut finder = Finder {
+            delta: Index::after(file.as_ref().map_or(0, |f| f.texts())),
+            // Without a file it could write, it does not try again.
+            dir: file.is_some().then(|| dir.to_owned()),
+            file: file.map(Arc::new),
+            min_delta: MIN_DELTA,
+        };
+        finder.extend_from(snap)?;
+        Ok(finder)
+    }
+
+    /// Reads the texts `snap` has and the finder does not yet, rebuilding the index file
+    /// when they are too many.
+    pub fn extend_from(&mut self, snap: &Snapshot) -> Result<(), strata_store::StoreError> {
+        let covered = self.delta.base();
+        if let Some(dir) = &self.dir
+            && snap.text_count().saturating_sub(covered) > (covered / 8).max(self.min_delta)
+        {
+            match build(dir, snap)? {
+                Some(f) => {
+                    self.delta = Index::after(f.texts());
+                    self.file = Some(Arc::new(f));
+                }
+                None => self.dir = None,
+            }
+        }
+        self.delta.extend_from(snap)
+    }
+
+    /// Sets the least number of newer texts that make it rebuild (for tests).
+    #[cfg(test)]
+    pub(super) fn set_min_delta(&mut self, n: u32) {
+        self.min_delta = n;
+    }
+
+    /// How many texts it holds (ids `1..=len`).
+    pub fn len(&self) -> u32 {
+        self.delta.last_id()
+    }
+
+    /// Whether it holds no text.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The texts its index file covers (0 without one).
+    pub fn covered(&self) -> u32 {
+        self.file.as_ref().map_or(0, |f| f.texts())
+    }
+
+    /// Its index file's path, if it has one.
+    pub fn file_path(&self) -> Option<&Path> {
+        self.file.as_deref().map(IndexFile::path)
+    }
+
+    /// The best `keep` texts with an id up to `upto` matching `query`, ranked as
+    /// [`Index::search`] ranks them, and how many matched in all.
+    pub fn search(&self, query: &str, upto: u32, keep: usize) -> Result<FinderAnswer, FinderError> {
+        let Some(q) = Query::new(query) else {
+            return Ok(FinderAnswer::default());
+        };
+        let mut found = match &self.file {
+            Some(f) => f.search(&q, upto, keep)?,
+            None => Found::default(),
+        };
+        let (more, total) = self.delta.search(query, upto, keep);
+        found.total += total;
+        for m in more {
+            let text = self.delta.text(m.id).unwrap_or_default();
+            found.texts.insert(m.id, text.to_owned());
+            found.matches.push(m);
+        }
+        let matches = match keep {
+            0 => Vec::new(),
+            _ => {
+                let texts = &found.texts;
+                rank(std::mem::take(&mut found.matches), keep, |id| {
+                    texts.get(&id).map_or("", String::as_str)
+                })
+            }
+        };
+        Ok(FinderAnswer {
+            matches,
+            total: found.total,
+            found,
+        })
+    }
+}
+
+/// The text with id `id` of `snap`.
+fn text_at(snap: &Snapshot, id: u32) -> Result<Option<String>, strata_store::StoreError> {
+    let mut out = None;
+    snap.for_each_text(id, &mut |got, t| {
+        if got == id {
+            out = Some(t.to_owned());
+        }
+        ControlFlow::Break(())
+    })?;
+    Ok(out)
+}
+
+/// The newest intact index file in `dir` covering part of `snap`'s dictionary (by its
+/// fingerprint); a damaged or foreign one is removed.
+fn usable(dir: &Path, snap: &Snapshot) -> Result<Option<IndexFile>, strata_store::StoreError> {
+    let count = snap.text_count();
+    let mut named: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let n = file::covered_by_name(e.file_name().to_str()?)?;
+            Some((n, e.path()))
+        })
+        .filter(|(n, _)| *n <= count && *n > 0)
+        .collect();
+    named.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+    for (n, path) in named {
+        let Ok(f) = IndexFile::open(&path) else {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        };
+        let first = text_at(snap, 1)?.unwrap_or_default();
+        let last = text_at(snap, n)?.unwrap_or_default();
+        if f.texts() == n && f.fingerprint() == file::fingerprint(&first, &last) {
+            return Ok(Some(f));
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(None)
+}
+
+/// Builds the index file of `snap`'s dictionary in `dir` and removes older ones; `None`
+/// when it cannot be written or read back (the folder is read-only, the disk full).
+fn build(dir: &Path, snap: &Snapshot) -> Result<Option<IndexFile>, strata_store::StoreError> {
+    let count = snap.text_count();
+    if count == 0 {
+        return Ok(None);
+    }
+    let mut texts = Texts::default();
+    snap.for_each_text(1, &mut |_, t| {
+        texts.push(t);
+        ControlFlow::Continue(())
+    })?;
+    let path = dir.join(file::file_name(count));
+    if file::write(&path, &texts).is_err() {
+        return Ok(None);
+    }
+    drop(texts);
+    let Ok(f) = IndexFile::open(&path) else {
+        return Ok(None);
+    };
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let name = name.to_str().unwrap_or_default();
+        if file::covered_by_name(name).is_some_and(|n| n != count) || abandoned(name) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    Ok(Some(f))
+}
+
+/// Whether `name` is the temporary file of a build whose process is gone
+/// (`find-N.tmpPID`, no `/proc/PID`): a build that crashed before its rename.
+fn abandoned(name: &str) -> bool {
+    let Some(pid) = name
+        .strip_prefix("find-")
+        .and_then(|r| r.split_once(".tmp"))
+        .and_then(|(_, pid)| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    cfg!(target_os = "linux")
+        && pid != std::process::id()
+        && !Path::new("/proc").join(pid.to_string()).exists()
+}
