@@ -49,6 +49,14 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// Bytes the emitted tuples and their derivations hold (as the memory budget counts
+    /// them: what the vectors hold).
+    pub(crate) fn bytes(&self) -> u64 {
+        ((self.terms.len() + self.premises.len() + self.base_terms.len()) * 4
+            + self.keys.len() * size_of::<u64>()
+            + self.sorted.len() * size_of::<Candidate>()) as u64
+    }
+
     /// Whether the candidates carry their premise words inline.
     pub(crate) fn inline(&self) -> bool {
         self.stride <= INLINE

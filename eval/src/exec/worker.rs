@@ -103,6 +103,8 @@ pub(crate) struct Worker<'c, 'a, 's> {
     /// The rule whose plan the worker runs (its work is charged to it).
     pub(crate) rule: usize,
     pub(crate) out: Output,
+    /// The bytes of `out` charged to the memory budget so far.
+    pub(crate) billed: u64,
 }
 
 pub(crate) type Done<'d, 'c, 'a, 's> =
@@ -122,6 +124,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             work: 0,
             rule: 0,
             out: Output::default(),
+            billed: 0,
         }
     }
 
@@ -150,7 +153,16 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         if let Some(r) = self.ctx.rule_work.get(self.rule) {
             r.fetch_add(w, Ordering::Relaxed);
         }
-        self.ctx.budget.charge(w)
+        self.ctx.budget.charge(w)?;
+        if self.ctx.budget.caps_memory() {
+            // What the output grew by since the last batch (a batch emits at most one tuple
+            // per unit of work, so this is charged before it can grow far).
+            let now = self.out.bytes();
+            let grown = now.saturating_sub(self.billed);
+            self.billed = self.billed.max(now);
+            self.ctx.budget.grow(grown)?;
+        }
+        Ok(())
     }
 
     pub(crate) fn operand(&self, o: Operand) -> Term {
