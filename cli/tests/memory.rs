@@ -10,7 +10,7 @@ use std::process::Command;
 
 use common::BIN;
 
-const CROSS: &str = "p(?a, ?d) :- calls(?a, ?b), calls(?c, ?d); p(?a, ?d) => count(?a)";
+use strata_fixtures::runaway::{CROSS, calls_edges as calls};
 
 fn strata(args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(BIN).args(args).output().unwrap();
@@ -19,16 +19,6 @@ fn strata(args: &[&str]) -> (Option<i32>, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn calls(n: u32) -> String {
-    let mut dump = String::new();
-    for a in 0..n {
-        for k in 1..=3 {
-            dump.push_str(&format!("f{a}\tCALLS\tf{}\n", (a * 7 + k * 13) % n));
-        }
-    }
-    dump
 }
 
 #[test]

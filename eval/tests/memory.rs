@@ -13,15 +13,9 @@ use strata_eval::{
 fn calls(n: u32) -> MemorySource {
     let mut src = MemorySource::new();
     src.add_relation("calls", &["caller", "callee"]);
-    for a in 0..n {
-        for k in 1..=3 {
-            let b = (a * 7 + k * 13) % n;
-            src.insert(
-                "calls",
-                &[Value::text(format!("f{a}")), Value::text(format!("f{b}"))],
-            )
+    for (a, b) in strata_fixtures::runaway::calls(n) {
+        src.insert("calls", &[Value::text(a), Value::text(b)])
             .unwrap();
-        }
     }
     src
 }
@@ -48,8 +42,8 @@ fn capped(max_memory: u64, threads: usize, witnesses: bool) -> RunOptions {
     o
 }
 
-/// The issue's runaway: a cross product of the call graph with itself.
-const CROSS: &str = "p(?a, ?d) :- calls(?a, ?b), calls(?c, ?d); p(?a, ?d) => count(?a)";
+// The issue's runaway: the call graph crossed with itself.
+use strata_fixtures::runaway::CROSS;
 
 const CLOSURE: &str = "r(?a, ?c) :- calls(?a, ?c); r(?a, ?c) :- r(?a, ?b), calls(?b, ?c); \
                        r(?a, ?b) => ?a, count(?b)";

@@ -11,7 +11,7 @@ use strata_mcp::{Options, Pack, Server, ToolOutput};
 use strata_store::dump::{DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 
-const CROSS: &str = "p(?a, ?d) :- calls(?a, ?b), calls(?c, ?d); p(?a, ?d) => count(?a)";
+use strata_fixtures::runaway::CROSS;
 
 fn calls_store(dir: &std::path::Path) -> Store {
     let store = Store::open(
@@ -22,12 +22,7 @@ fn calls_store(dir: &std::path::Path) -> Store {
         },
     )
     .unwrap();
-    let mut dump = String::new();
-    for a in 0..600u32 {
-        for k in 1..=3 {
-            dump.push_str(&format!("f{a}\tCALLS\tf{}\n", (a * 7 + k * 13) % 600));
-        }
-    }
+    let dump = strata_fixtures::runaway::calls_edges(600);
     let mut batch = store.batch(BatchOptions::default()).unwrap();
     let spec = DumpSpec {
         label: "calls.edges.tsv".into(),

@@ -18,8 +18,7 @@ use strata_eval::Cancel;
 use strata_store::dump::{DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 
-/// The runaway: the call graph crossed with itself.
-const CROSS: &str = "p(?a, ?d) :- calls(?a, ?b), calls(?c, ?d); p(?a, ?d) => count(?a)";
+use strata_fixtures::runaway::CROSS;
 
 /// A store holding a generated call graph: `n` functions, each calling three others.
 fn calls_store(dir: &std::path::Path, n: u32) -> Store {
@@ -31,12 +30,7 @@ fn calls_store(dir: &std::path::Path, n: u32) -> Store {
         },
     )
     .unwrap();
-    let mut dump = String::new();
-    for a in 0..n {
-        for k in 1..=3 {
-            dump.push_str(&format!("f{a}\tCALLS\tf{}\n", (a * 7 + k * 13) % n));
-        }
-    }
+    let dump = strata_fixtures::runaway::calls_edges(n);
     let mut batch = store.batch(BatchOptions::default()).unwrap();
     let spec = DumpSpec {
         label: "calls.edges.tsv".into(),
