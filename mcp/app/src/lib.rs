@@ -84,7 +84,7 @@ pub use error::{CallError, OpenError, OptionsError};
 pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
 pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use model::{Api, Model, ModelError};
-pub use options::{Options, Page, available_memory, default_max_memory};
+pub use options::{MEMORY_UNKNOWN, Options, Page, available_memory, default_max_memory};
 pub use pack::{CypherExample, Example, Pack, PackError};
 pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse, RunInfo};
 pub use render::{AnswerPage, Render, SnapshotInfo};
