@@ -155,12 +155,20 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         }
         self.ctx.budget.charge(w)?;
         if self.ctx.budget.caps_memory() {
-            // What the output grew by since the last batch (a batch emits at most one tuple
-            // per unit of work, so this is charged before it can grow far).
-            let now = self.out.bytes();
-            let grown = now.saturating_sub(self.billed);
-            self.billed = self.billed.max(now);
+            // Room for the next batch (which emits at most a tuple per unit of work), its
+            // bytes charged before it is reserved: the output's vectors grow here, after
+            // the check, not unchecked while the batch emits.
+            let arity = self
+                .ctx
+                .ir
+                .relations
+                .get(self.out.head)
+                .map_or(1, |r| r.arity);
+            let (room, bytes) = self.out.room_ahead(BATCH as usize, arity);
+            let grown = bytes.saturating_sub(self.billed);
             self.ctx.budget.grow(grown)?;
+            self.billed = self.billed.max(bytes);
+            self.out.take_room(&room);
         }
         Ok(())
     }
