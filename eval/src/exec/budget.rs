@@ -77,16 +77,11 @@ impl Budget {
         self.memory.is_some()
     }
 
-    /// The bytes counted as held (0 without a cap).
-    pub fn held(&self) -> u64 {
-        self.memory.as_ref().map_or(0, SharedByteBudget::used)
-    }
-
     /// Adds `bytes` that a worker's output (or an aggregate's groups) grew by, and checks
     /// the memory cap.
     pub fn grow(&self, bytes: u64) -> Result<(), EvalError> {
         match &self.memory {
-            Some(m) if !m.charge(bytes) => Err(memory_limit(m)),
+            Some(m) if !m.charge(bytes) => Err(memory_limit(m, bytes)),
             _ => Ok(()),
         }
     }
@@ -94,7 +89,7 @@ impl Budget {
     /// Sets the bytes held to `bytes`, counted afresh between rounds, and checks the cap.
     pub fn hold(&self, bytes: u64) -> Result<(), EvalError> {
         match &self.memory {
-            Some(m) if !m.set(bytes) => Err(memory_limit(m)),
+            Some(m) if !m.set(bytes) => Err(memory_limit(m, 0)),
             _ => Ok(()),
         }
     }
@@ -135,12 +130,14 @@ impl Budget {
     }
 }
 
-/// The memory error, before the engine says where the memory went.
-fn memory_limit(m: &SharedByteBudget) -> EvalError {
+/// The memory error, before the engine says where the memory went: `asked` is the growth
+/// refused (0 when what is held was counted afresh), not held.
+fn memory_limit(m: &SharedByteBudget, asked: u64) -> EvalError {
     EvalError::MemoryLimit {
         max: m.limit(),
         used: MemoryUse {
-            total: m.used(),
+            total: m.used().saturating_sub(asked),
+            asked,
             ..MemoryUse::default()
         },
     }

@@ -349,8 +349,9 @@ impl Evaluator<'_, '_> {
     }
 
     /// Where the memory went: the three relations holding most, every index, the
-    /// witnesses, and what the budget counted past them (the round's unmerged tuples).
-    fn memory_use(&self) -> MemoryUse {
+    /// witnesses, and what the budget counted past them (the round's unmerged tuples), of
+    /// `total` held, having asked for `asked` more.
+    fn memory_use(&self, total: u64, asked: u64) -> MemoryUse {
         let mut relations: Vec<RelationUse> = self
             .relations
             .iter()
@@ -369,9 +370,9 @@ impl Evaluator<'_, '_> {
         relations.sort_by_key(|r| std::cmp::Reverse(r.tuples + r.indexes));
         relations.truncate(3);
         let witnesses = self.witnesses.as_ref().map_or(0, |w| w.bytes() as u64);
-        let total = self.budget.held();
         MemoryUse {
             total,
+            asked,
             pending: total.saturating_sub(self.held()),
             relations,
             indexes,
@@ -405,9 +406,9 @@ impl Evaluator<'_, '_> {
                 limit,
                 spent: top(),
             },
-            EvalError::MemoryLimit { max, .. } => EvalError::MemoryLimit {
+            EvalError::MemoryLimit { max, used } => EvalError::MemoryLimit {
                 max,
-                used: self.memory_use(),
+                used: self.memory_use(used.total, used.asked),
             },
             other => other,
         }

@@ -85,6 +85,9 @@ fn went(spent: &[(String, u64)]) -> String {
 pub struct MemoryUse {
     /// The bytes counted as held when it stopped.
     pub total: u64,
+    /// The growth it asked for and was refused (0 when what it held, counted after a
+    /// round, was past the limit).
+    pub asked: u64,
     /// The relations holding most (at most three), largest first.
     pub relations: Vec<RelationUse>,
     /// Held by every relation's indexes (a part of the relations' bytes).
@@ -134,6 +137,9 @@ impl std::fmt::Display for MemoryUse {
             parts.push(format!("witnesses {}", ByteSize(self.witnesses)));
         }
         write!(f, "; it held {}", ByteSize(self.total))?;
+        if self.asked > 0 {
+            write!(f, " and asked for {} more", ByteSize(self.asked))?;
+        }
         if !parts.is_empty() {
             write!(f, ": {}", parts.join(", "))?;
         }
