@@ -104,6 +104,8 @@ pub(crate) fn app_options(
         threads: None,
         max_bytes: strata_eval::ANSWER_BYTES,
         ask: models.options()?,
+        max_memory: Some(strata_app::default_max_memory(1)),
+        ..Options::default()
     })
 }
 

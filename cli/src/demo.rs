@@ -56,6 +56,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
                 sample: None,
                 max_bytes: strata_eval::ANSWER_BYTES,
                 witness_row: None,
+                max_memory: None,
             },
         },
         false,

@@ -72,7 +72,7 @@ enum Command {
     Ask(AskArgs),
     /// Serve the database to agents over MCP: `--stdio` for a client that starts the
     /// server itself, `--http ADDR` for a daemon at http://ADDR/mcp.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print the line for an agent's own instructions (a CLAUDE.md) saying when to use
     /// this database's MCP server, written from its pack (`strata.toml`).
     AgentLine {

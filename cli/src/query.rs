@@ -64,6 +64,11 @@ pub(crate) struct RunFlags {
     /// matched nothing.
     #[arg(long)]
     pub(crate) sample: Option<u64>,
+    /// The most memory the evaluation may hold (its relations, indexes and witnesses):
+    /// bytes, or a size with a binary unit, 512M, 2G. Past it the run stops with an error
+    /// saying where the memory went. Default: half the memory available when it starts.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) max_memory: Option<strata_eval::ByteSize>,
 }
 
 impl RunFlags {
@@ -77,6 +82,10 @@ impl RunFlags {
             timeout: duration(&self.timeout)?,
             threads: self.threads,
             max_bytes: self.max_bytes,
+            max_memory: Some(
+                self.max_memory
+                    .map_or_else(|| strata_app::default_max_memory(1), |s| s.0),
+            ),
             ..Options::default()
         };
         Ok(App::open(db, options)?)
@@ -93,6 +102,7 @@ impl RunFlags {
             witnesses: !self.no_witnesses,
             max_bytes: None,
             witness_row: self.witness_row,
+            max_memory: None,
         }
     }
 }
@@ -107,6 +117,7 @@ pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {
             program: args.program.clone(),
             binds,
             max_work: 0,
+            max_memory: None,
         };
         let report = app
             .explain(&call, &request, &Cancel::new())

@@ -44,6 +44,20 @@ pub(crate) struct ServeArgs {
     /// max_bytes); rows past it are left out, said so, with the page_token to go on.
     #[arg(long, default_value_t = strata_eval::ANSWER_BYTES)]
     pub(crate) max_bytes: u64,
+    /// The most memory one call's evaluation may hold: bytes, or a size with a binary unit,
+    /// 512M, 2G (a call may ask for less with max_memory). Default: the memory available at
+    /// start divided by the heavy calls plus one, so every heavy call at once still fits.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) max_memory: Option<strata_eval::ByteSize>,
+    /// The most heavy calls (query, cypher, explain, ask) evaluated at once; the rest wait
+    /// (--admission-wait) and are then refused; schema, look, values and find never wait.
+    /// Default: one fewer than the machine's cores, at least 2.
+    #[arg(long, value_name = "N")]
+    pub(crate) heavy_calls: Option<usize>,
+    /// How long a heavy call waits for a slot before it is refused (never past its own
+    /// time limit).
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub(crate) admission_wait: String,
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, default_value_t = strata_mcp::serve::DEFAULT_MAX_BODY_BYTES)]
     pub(crate) max_body_bytes: usize,
@@ -74,6 +88,15 @@ pub(crate) struct ServeArgs {
 pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     let mut options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
     options.max_bytes = args.max_bytes;
+    let heavy = args
+        .heavy_calls
+        .unwrap_or_else(strata_app::admission::default_heavy_calls);
+    options.heavy_calls = Some(heavy);
+    options.max_memory = Some(
+        args.max_memory
+            .map_or_else(|| strata_app::default_max_memory(heavy), |s| s.0),
+    );
+    options.admission_wait = duration(&args.admission_wait).context("--admission-wait")?;
     let token = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f)

@@ -53,13 +53,17 @@ pub mod witness;
 pub use answer::explain::{How, LiteralReport, RelationReport, Report, RuleReport};
 pub use answer::query::{Outcome, Query, QueryError, RunOptions};
 pub use answer::{Answer, Cell, Cut, CutUnit, Measure, PageToken, PageTokenError, Row, ValueCut};
-pub use budget::{ANSWER_BYTES, ANSWER_BYTES_MIN, ByteBudget};
+pub use budget::{
+    ANSWER_BYTES, ANSWER_BYTES_MIN, ByteBudget, ByteSize, ByteSizeError, SharedByteBudget,
+};
 pub use cypher::{CypherError, CypherQuery, Graph, Mapping};
 pub use data::memory::MemorySource;
 pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};
 pub use data::value::{Term, TermKind, Value, canonical_number};
 pub use exec::budget::Cancel;
-pub use exec::engine::{EvalError, LiteralProfile, Options as EngineOptions};
+pub use exec::engine::{
+    EvalError, LiteralProfile, MemoryUse, Options as EngineOptions, RelationUse,
+};
 pub use front::ast::Span;
 pub use front::diagnostic::{Diagnostic, Located, ProgramError};
 pub use front::distance::EditDistance;

@@ -33,6 +33,27 @@ pub enum BindScalar {
     Number(f64),
 }
 
+/// A size in bytes, as `max_memory` takes it: a number of bytes, or a text with a unit.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SizeArg {
+    /// Bytes.
+    Bytes(u64),
+    /// A number with a binary unit: "512M", "2G", "1.5GiB".
+    Text(String),
+}
+
+/// Reads a [`SizeArg`] as bytes; a text that is no size is refused, saying how to write one.
+fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match SizeArg::deserialize(d)? {
+        SizeArg::Bytes(b) => Ok(Some(b)),
+        SizeArg::Text(t) => t
+            .parse::<strata_eval::ByteSize>()
+            .map(|b| Some(b.0))
+            .map_err(serde::de::Error::custom),
+    }
+}
+
 /// `query`'s arguments.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -52,6 +73,12 @@ pub struct QueryArgs {
     /// than it).
     #[serde(default)]
     pub max_work: u64,
+    /// The most memory the evaluation may hold: bytes, or a size such as "512M" or "2G"
+    /// (binary units). Left out: the server's cap; a larger value is lowered to it. Past it
+    /// the call stops with an error saying where the memory went.
+    #[serde(default, deserialize_with = "size")]
+    #[schemars(with = "SizeArg")]
+    pub max_memory: Option<u64>,
     /// The page_token the previous page ended with, to continue from it.
     #[serde(default)]
     pub page_token: String,
@@ -94,6 +121,12 @@ pub struct CypherArgs {
     /// than it).
     #[serde(default)]
     pub max_work: u64,
+    /// The most memory the evaluation may hold: bytes, or a size such as "512M" or "2G"
+    /// (binary units). Left out: the server's cap; a larger value is lowered to it. Past it
+    /// the call stops with an error saying where the memory went.
+    #[serde(default, deserialize_with = "size")]
+    #[schemars(with = "SizeArg")]
+    pub max_memory: Option<u64>,
     /// The page_token the previous page ended with, to continue from it.
     #[serde(default)]
     pub page_token: String,
@@ -139,6 +172,12 @@ pub struct ExplainArgs {
     /// The most work to spend (0: the server's cap; never more than it).
     #[serde(default)]
     pub max_work: u64,
+    /// The most memory the evaluation may hold: bytes, or a size such as "512M" or "2G"
+    /// (binary units). Left out: the server's cap; a larger value is lowered to it. Past it
+    /// the call stops with an error saying where the memory went.
+    #[serde(default, deserialize_with = "size")]
+    #[schemars(with = "SizeArg")]
+    pub max_memory: Option<u64>,
 }
 
 /// `look`'s arguments.
@@ -212,6 +251,7 @@ impl QueryArgs {
                 witnesses: true,
                 max_bytes: self.max_bytes,
                 witness_row: self.witness_row,
+                max_memory: self.max_memory,
             },
         })
     }
@@ -231,6 +271,7 @@ impl CypherArgs {
                 witnesses: true,
                 max_bytes: self.max_bytes,
                 witness_row: self.witness_row,
+                max_memory: self.max_memory,
             },
         })
     }
@@ -243,6 +284,7 @@ impl ExplainArgs {
             program: self.program.clone(),
             binds: binds_from_json("explain", &self.bind)?,
             max_work: self.max_work,
+            max_memory: self.max_memory,
         })
     }
 }
@@ -310,5 +352,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown field `limt`"), "{err}");
+    }
+
+    #[test]
+    fn max_memory_takes_bytes_or_a_size() {
+        let read = |v: &str| {
+            serde_json::from_str::<QueryArgs>(&format!(
+                r#"{{"program": "p(?x)", "max_memory": {v}}}"#
+            ))
+            .map(|a| a.max_memory)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(read("1048576"), Ok(Some(1 << 20)));
+        assert_eq!(read(r#""512M""#), Ok(Some(512 << 20)));
+        let err = read(r#""lots""#).unwrap_err();
+        assert!(err.contains("\"lots\" is not a size"), "{err}");
+        let none = serde_json::from_str::<QueryArgs>(r#"{"program": "p(?x)"}"#).unwrap();
+        assert_eq!(none.max_memory, None);
     }
 }

@@ -1,14 +1,21 @@
-//! Work, budgets, deadlines and cancellation.
+//! Work, memory, budgets, deadlines and cancellation.
 //!
 //! Work is a deterministic count: one unit per candidate tuple a join examines. Workers add
 //! their counts in batches to a shared counter and check the limits every batch, so a runaway
 //! evaluation stops inside a join loop, not only between rounds.
+//!
+//! Memory is counted in bytes held by the evaluation's structures, against an optional cap
+//! (a [`SharedByteBudget`]): at the same batch points a worker charges what its output grew
+//! by since its last batch (a few loads, once per [`BATCH`] units: no count per tuple), and
+//! after every round, once the outputs are merged and dropped, the evaluator counts afresh
+//! what its relations, their indexes and the witnesses hold ([`Budget::hold`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::exec::engine::EvalError;
+use crate::budget::SharedByteBudget;
+use crate::exec::engine::{EvalError, MemoryUse};
 
 /// A token that stops an evaluation from another thread.
 #[derive(Clone, Debug, Default)]
@@ -38,6 +45,8 @@ pub struct Budget {
     deadline: Option<(Instant, Duration)>,
     cancel: Cancel,
     spent: AtomicU64,
+    /// The memory cap and the bytes held, when there is a cap.
+    memory: Option<SharedByteBudget>,
 }
 
 /// How many units a worker counts before it adds them up and checks the limits.
@@ -45,12 +54,13 @@ pub const BATCH: u64 = 1024;
 
 impl Budget {
     /// A budget of at most `max_work` units, finishing within `timeout` of `started` (of
-    /// now when `None`), stoppable by `cancel`.
+    /// now when `None`), stoppable by `cancel`, holding at most `max_memory` bytes.
     pub fn new(
         max_work: Option<u64>,
         timeout: Option<Duration>,
         started: Option<Instant>,
         cancel: Cancel,
+        max_memory: Option<u64>,
     ) -> Budget {
         let from = started.unwrap_or_else(Instant::now);
         Budget {
@@ -58,6 +68,29 @@ impl Budget {
             deadline: timeout.map(|t| (from + t, t)),
             cancel,
             spent: AtomicU64::new(0),
+            memory: max_memory.map(SharedByteBudget::new),
+        }
+    }
+
+    /// Whether memory is capped (else nothing need be measured).
+    pub fn caps_memory(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    /// Adds `bytes` that a worker's output (or an aggregate's groups) grew by, and checks
+    /// the memory cap.
+    pub fn grow(&self, bytes: u64) -> Result<(), EvalError> {
+        match &self.memory {
+            Some(m) if !m.charge(bytes) => Err(memory_limit(m, bytes)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sets the bytes held to `bytes`, counted afresh between rounds, and checks the cap.
+    pub fn hold(&self, bytes: u64) -> Result<(), EvalError> {
+        match &self.memory {
+            Some(m) if !m.set(bytes) => Err(memory_limit(m, 0)),
+            _ => Ok(()),
         }
     }
 
@@ -94,5 +127,18 @@ impl Budget {
             });
         }
         Ok(())
+    }
+}
+
+/// The memory error, before the engine says where the memory went: `asked` is the growth
+/// refused (0 when what is held was counted afresh), not held.
+fn memory_limit(m: &SharedByteBudget, asked: u64) -> EvalError {
+    EvalError::MemoryLimit {
+        max: m.limit(),
+        used: MemoryUse {
+            total: m.used().saturating_sub(asked),
+            asked,
+            ..MemoryUse::default()
+        },
     }
 }

@@ -13,6 +13,14 @@ pub(crate) const INLINE: usize = 2;
 /// among the task's derivations, see [`Output::sorted`]).
 pub(crate) type Candidate = (u64, [u32; INLINE]);
 
+/// The capacities [`Output::room_ahead`] plans for the vectors of emitted tuples.
+pub(crate) struct Room {
+    terms: usize,
+    keys: usize,
+    sorted: usize,
+    premises: usize,
+}
+
 /// A task's output: derived tuples in order, with their derivations.
 #[derive(Default)]
 pub(crate) struct Output {
@@ -49,6 +57,45 @@ pub(crate) struct Output {
 }
 
 impl Output {
+    /// The room the vectors of emitted tuples would have once ready for `n` more tuples of
+    /// `arity` terms: a vector in use (not empty) short of that room doubles (or grows by
+    /// as much, if more), as it would on its own while they are emitted; and the bytes
+    /// they would reserve then. The memory budget charges those bytes before the vectors
+    /// grow ([`Output::take_room`]), so a task never asks the allocator for a doubling past
+    /// the cap (where an address-space limit would refuse it and abort the process).
+    pub(crate) fn room_ahead(&self, n: usize, arity: usize) -> (Room, u64) {
+        fn ahead<T>(v: &Vec<T>, need: usize) -> usize {
+            if v.is_empty() || v.capacity() - v.len() >= need {
+                v.capacity()
+            } else {
+                (v.capacity() * 2).max(v.len() + need)
+            }
+        }
+        let room = Room {
+            terms: ahead(&self.terms, n * arity),
+            keys: ahead(&self.keys, n),
+            sorted: ahead(&self.sorted, n),
+            premises: ahead(&self.premises, n * self.stride),
+        };
+        let bytes = (room.terms + room.premises + self.base_terms.capacity()) * size_of::<Term>()
+            + room.keys * size_of::<u64>()
+            + room.sorted * size_of::<Candidate>();
+        (room, bytes as u64)
+    }
+
+    /// Grows the vectors to `room` ([`Output::room_ahead`]).
+    pub(crate) fn take_room(&mut self, room: &Room) {
+        fn grow<T>(v: &mut Vec<T>, capacity: usize) {
+            if capacity > v.capacity() {
+                v.reserve_exact(capacity - v.len());
+            }
+        }
+        grow(&mut self.terms, room.terms);
+        grow(&mut self.keys, room.keys);
+        grow(&mut self.sorted, room.sorted);
+        grow(&mut self.premises, room.premises);
+    }
+
     /// Whether the candidates carry their premise words inline.
     pub(crate) fn inline(&self) -> bool {
         self.stride <= INLINE

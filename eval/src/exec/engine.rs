@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::data::dict::Dict;
 use crate::data::source::FactSource;
 use crate::data::value::Term;
-use crate::exec::budget::{Budget, Cancel};
+use crate::exec::budget::{BATCH, Budget, Cancel};
 use crate::exec::delta::{Candidate, INLINE, Output};
 use crate::exec::relation::{Mask, Relation};
 use crate::exec::witness::{Witnesses, Word};
@@ -31,7 +31,7 @@ use crate::plan::{Part, Plan, Sizes, Step, plan};
 mod error;
 mod prepare;
 
-pub use error::EvalError;
+pub use error::{EvalError, MemoryUse, RelationUse};
 
 /// The fewest tuples of the first step's part per task.
 pub const CHUNK: u32 = 2048;
@@ -53,6 +53,12 @@ pub struct Options {
     pub started: Option<Instant>,
     /// Stops the evaluation when cancelled.
     pub cancel: Cancel,
+    /// The most bytes the evaluation may hold in its derived relations, their indexes, the
+    /// witnesses' derivations and the tuples a round derived but has not merged yet; past
+    /// it the evaluation stops with [`EvalError::MemoryLimit`] and drops all of them.
+    /// Checked where the work budget is (each batch of a worker's work) and after every
+    /// round. `None`: no cap (the library's default; the application sets one).
+    pub max_memory: Option<u64>,
     /// Count, per rule and literal, runs and candidates (for `explain`).
     pub profile: bool,
 }
@@ -66,6 +72,7 @@ impl Default for Options {
             timeout: None,
             started: None,
             cancel: Cancel::new(),
+            max_memory: None,
             profile: false,
         }
     }
@@ -120,6 +127,7 @@ pub fn evaluate<'s>(
         options.timeout,
         options.started,
         options.cancel.clone(),
+        options.max_memory,
     );
     // A call whose time went to checking and rewriting stops before it evaluates.
     budget.check_time()?;
@@ -325,7 +333,55 @@ impl Evaluator<'_, '_> {
         }
     }
 
-    /// Adds to a budget error the rules that spent most of the work.
+    /// The bytes the relations (with their indexes) and the witnesses hold now.
+    fn held(&self) -> u64 {
+        let relations: u64 = self.relations.iter().map(|r| r.bytes().total()).sum();
+        relations + self.witnesses.as_ref().map_or(0, |w| w.bytes() as u64)
+    }
+
+    /// Counts afresh what the evaluation holds and checks it against the memory cap (when
+    /// there is one): between rounds, when no task output is held.
+    fn hold(&self) -> Result<(), EvalError> {
+        if self.budget.caps_memory() {
+            self.budget.hold(self.held())?;
+        }
+        Ok(())
+    }
+
+    /// Where the memory went: the three relations holding most, every index, the
+    /// witnesses, and what the budget counted past them (the round's unmerged tuples), of
+    /// `total` held, having asked for `asked` more.
+    fn memory_use(&self, total: u64, asked: u64) -> MemoryUse {
+        let mut relations: Vec<RelationUse> = self
+            .relations
+            .iter()
+            .enumerate()
+            .map(|(r, rel)| {
+                let b = rel.bytes();
+                RelationUse {
+                    name: self.ir.relations[r].name.clone(),
+                    tuples: b.tuples,
+                    indexes: b.indexes,
+                }
+            })
+            .filter(|r| r.tuples + r.indexes > 0)
+            .collect();
+        let indexes = relations.iter().map(|r| r.indexes).sum();
+        relations.sort_by_key(|r| std::cmp::Reverse(r.tuples + r.indexes));
+        relations.truncate(3);
+        let witnesses = self.witnesses.as_ref().map_or(0, |w| w.bytes() as u64);
+        MemoryUse {
+            total,
+            asked,
+            pending: total.saturating_sub(self.held()),
+            relations,
+            indexes,
+            witnesses,
+        }
+    }
+
+    /// Adds to a budget error the rules that spent most of the work, or where the memory
+    /// went.
     fn annotate(&self, e: EvalError) -> EvalError {
         let top = || {
             // A join intermediate's work is its reader's, as written.
@@ -349,6 +405,10 @@ impl Evaluator<'_, '_> {
             EvalError::Deadline { limit, .. } => EvalError::Deadline {
                 limit,
                 spent: top(),
+            },
+            EvalError::MemoryLimit { max, used } => EvalError::MemoryLimit {
+                max,
+                used: self.memory_use(used.total, used.asked),
             },
             other => other,
         }
@@ -391,6 +451,8 @@ impl Evaluator<'_, '_> {
     fn run_round(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
         self.load_hot(plans)?;
         self.prepare(plans);
+        // Base relations read into memory and indexes built count before the round runs.
+        self.hold()?;
         let tasks = self.tasks(plans);
         let outputs = {
             let ctx = self.ctx(self.witnesses.is_some());
@@ -402,7 +464,8 @@ impl Evaluator<'_, '_> {
             }
         }
         self.merge(&outputs);
-        Ok(())
+        drop(outputs);
+        self.hold()
     }
 
     fn record_profile(&mut self, plan: &Plan, stats: &[[u64; 2]]) {
@@ -510,6 +573,12 @@ impl Evaluator<'_, '_> {
         let ctx = self.ctx(false);
         let mut w = Worker::for_plan(&ctx, p);
         let mut groups: FxHashMap<Vec<Term>, FxHashSet<Vec<Term>>> = FxHashMap::default();
+        // The groups' solutions count against the memory cap a batch at a time: a
+        // solution is its terms and its set's slot (the vector's pointer, length and
+        // capacity, and the table's control byte).
+        let budget = self.budget;
+        let solution = (rule.vars * size_of::<Term>() + size_of::<Vec<Term>>() + 1) as u64;
+        let mut unbilled = 0u64;
         let key_of = |env: &[Term]| -> Vec<Term> {
             rule.args
                 .iter()
@@ -521,10 +590,18 @@ impl Evaluator<'_, '_> {
                 .collect()
         };
         w.run(&p.steps, 0, &mut |w| {
-            groups
+            if groups
                 .entry(key_of(&w.env))
                 .or_default()
-                .insert(w.env.clone());
+                .insert(w.env.clone())
+                && budget.caps_memory()
+            {
+                unbilled += 1;
+                if unbilled == BATCH {
+                    unbilled = 0;
+                    budget.grow(BATCH * solution)?;
+                }
+            }
             Ok(())
         })?;
         w.flush_work()?;

@@ -97,6 +97,13 @@ impl Builder {
 }
 
 impl Grouped {
+    /// Bytes held: the ranks or terms, the offsets and the entries.
+    pub(crate) fn bytes(&self) -> usize {
+        self.words.len() * size_of::<(u64, u32)>()
+            + (self.terms.len() + self.offsets.len()) * size_of::<u32>()
+            + self.ids.len() * size_of::<Entry>()
+    }
+
     /// The grouping of `order`, `(term, entry)` pairs sorted by term (stably: a term's ids
     /// ascending); ranked when the terms are dense enough, or when `sparse_ok` is false and
     /// they are not (then None).

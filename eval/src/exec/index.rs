@@ -166,6 +166,21 @@ fn sort_by_term(order: &mut Vec<(u32, Entry)>) {
 }
 
 impl Index {
+    /// Bytes held, for an index over `tuples` tuples. A hash index's entries past the two
+    /// a key holds inline are estimated from the count (a spilled key holds all of its own
+    /// on the heap), not summed key by key: the memory budget asks after every round.
+    pub(crate) fn bytes(&self, tuples: usize) -> usize {
+        match self {
+            Index::Hash { map, .. } => {
+                let inline = 2 * map.len();
+                map.capacity() * (size_of::<(u128, Ids)>() + 1)
+                    + tuples.saturating_sub(inline) * size_of::<Entry>()
+            }
+            Index::Layered { layers, .. } => layers.iter().map(|(_, g)| g.bytes()).sum(),
+            Index::Dense(g) => g.bytes(),
+        }
+    }
+
     /// The index on `mask` over `tuples` (`arity` terms each): on one column, dense when
     /// the relation is `settled` and the column's terms are dense, layered when it grows.
     pub(crate) fn build(tuples: &[Term], arity: usize, mask: Mask, settled: bool) -> Index {

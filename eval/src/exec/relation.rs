@@ -37,6 +37,22 @@ const INDEX_MEMBERSHIP_ENTER: usize = 2;
 /// term's entries for the other column).
 const INDEX_MEMBERSHIP_LEAVE: usize = 4;
 
+/// The bytes one relation holds ([`Relation::bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RelationBytes {
+    /// The tuples and what answers membership (runs of keys, or a hash set of ids).
+    pub tuples: u64,
+    /// The indexes on bound columns.
+    pub indexes: u64,
+}
+
+impl RelationBytes {
+    /// Both together.
+    pub fn total(&self) -> u64 {
+        self.tuples + self.indexes
+    }
+}
+
 /// A derived relation.
 pub struct Relation {
     arity: usize,
@@ -109,6 +125,21 @@ impl Relation {
     pub fn keeping_runs(mut self) -> Relation {
         self.index_membership = false;
         self
+    }
+
+    /// Bytes held, by the tuples and membership (runs or hash set) and by the indexes,
+    /// as a memory budget counts them: what the arrays hold, not the addresses reserved
+    /// past it (untouched, they are not resident; see `buffer::make_room`).
+    pub fn bytes(&self) -> RelationBytes {
+        let set = self.set.capacity() * (size_of::<u32>() + 1);
+        RelationBytes {
+            tuples: (self.tuples.len() * size_of::<Term>() + set + self.runs.bytes()) as u64,
+            indexes: self
+                .indexes
+                .values()
+                .map(|i| i.bytes(self.len as usize))
+                .sum::<usize>() as u64,
+        }
     }
 
     /// The number of columns.

@@ -270,6 +270,14 @@ pub struct Runs {
 }
 
 impl Runs {
+    /// Bytes held: every run's keys and fence.
+    pub fn bytes(&self) -> usize {
+        self.runs
+            .iter()
+            .map(|r| (r.keys.len() + r.fence.len()) * size_of::<u64>())
+            .sum()
+    }
+
     /// How many keys the runs hold.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -103,6 +103,8 @@ pub(crate) struct Worker<'c, 'a, 's> {
     /// The rule whose plan the worker runs (its work is charged to it).
     pub(crate) rule: usize,
     pub(crate) out: Output,
+    /// The bytes of `out` charged to the memory budget so far.
+    pub(crate) billed: u64,
 }
 
 pub(crate) type Done<'d, 'c, 'a, 's> =
@@ -122,6 +124,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
             work: 0,
             rule: 0,
             out: Output::default(),
+            billed: 0,
         }
     }
 
@@ -150,7 +153,24 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
         if let Some(r) = self.ctx.rule_work.get(self.rule) {
             r.fetch_add(w, Ordering::Relaxed);
         }
-        self.ctx.budget.charge(w)
+        self.ctx.budget.charge(w)?;
+        if self.ctx.budget.caps_memory() {
+            // Room for the next batch (which emits at most a tuple per unit of work), its
+            // bytes charged before it is reserved: the output's vectors grow here, after
+            // the check, not unchecked while the batch emits.
+            let arity = self
+                .ctx
+                .ir
+                .relations
+                .get(self.out.head)
+                .map_or(1, |r| r.arity);
+            let (room, bytes) = self.out.room_ahead(BATCH as usize, arity);
+            let grown = bytes.saturating_sub(self.billed);
+            self.ctx.budget.grow(grown)?;
+            self.billed = self.billed.max(bytes);
+            self.out.take_room(&room);
+        }
+        Ok(())
     }
 
     pub(crate) fn operand(&self, o: Operand) -> Term {

@@ -10,7 +10,9 @@ use strata_eval::Vocabulary;
 use strata_eval::cypher::Graph;
 use strata_store::{OpenOptions, Store, StoreError};
 
-use crate::error::{OpenError, OptionsError};
+use crate::admission::{Admission, Permit};
+use crate::base::Call;
+use crate::error::{CallError, OpenError, OptionsError};
 use crate::find;
 use crate::host::HostOptions;
 use crate::options::Options;
@@ -40,6 +42,8 @@ struct Inner {
     /// The dictionary index for `find`, opened on the first request and extended with
     /// the texts later batches add.
     finder: Mutex<Option<Arc<find::Finder>>>,
+    /// The gate of heavy calls, when [`Options::heavy_calls`] sets one.
+    admission: Option<Admission>,
 }
 
 impl App {
@@ -79,6 +83,15 @@ impl App {
         if options.timeout.is_zero() {
             return Err(OptionsError::ZeroTimeout.into());
         }
+        if options.heavy_calls == Some(0) {
+            return Err(OptionsError::ZeroHeavyCalls.into());
+        }
+        if options.max_memory == Some(0) {
+            return Err(OptionsError::ZeroMemory.into());
+        }
+        let admission = options
+            .heavy_calls
+            .map(|n| Admission::new(n, options.admission_wait));
         let modules_dir = store.dir().join("modules");
         let vocab = if host.vocabulary.is_none() {
             let snap = store.snapshot().map_err(StoreError::from)?;
@@ -117,6 +130,7 @@ impl App {
                 host_vocab: Mutex::new(None),
                 vocab: Mutex::new(vocab),
                 finder: Mutex::new(None),
+                admission,
             }),
         })
     }
@@ -184,6 +198,33 @@ impl App {
             Graph::derive(&vocab, &pack.cypher.mapping()).map_err(OptionsError::Mapping)?;
         }
         Ok(pack)
+    }
+
+    /// The gate of heavy calls, when the options set one.
+    pub fn admission(&self) -> Option<&Admission> {
+        self.inner.admission.as_ref()
+    }
+
+    /// Admits heavy call `tool` through the gate (when there is one): a slot, held until
+    /// the permit is dropped, or [`CallError::Busy`] once the call has waited as long as
+    /// it may (the gate's wait, never past the call's deadline).
+    pub(crate) fn admit(
+        &self,
+        call: &Call,
+        tool: &'static str,
+        cancel: &strata_eval::Cancel,
+    ) -> Result<Option<Permit<'_>>, CallError> {
+        let Some(gate) = self.admission() else {
+            return Ok(None);
+        };
+        let deadline = call.started.map(|s| s + self.call_timeout(call));
+        gate.admit(deadline, cancel)
+            .map(Some)
+            .map_err(|r| CallError::Busy {
+                tool,
+                limit: r.limit,
+                waited: r.waited,
+            })
     }
 
     /// The application's limits.

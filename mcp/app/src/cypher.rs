@@ -58,6 +58,17 @@ impl App {
         r: &CypherRequest,
         cancel: &Cancel,
     ) -> Result<CypherResponse, CallError> {
+        let _slot = self.admit(call, "cypher", cancel)?;
+        self.cypher_admitted(call, r, cancel)
+    }
+
+    /// `cypher`, once admitted (`ask` runs its tries inside its own slot).
+    pub(crate) fn cypher_admitted(
+        &self,
+        call: &Call,
+        r: &CypherRequest,
+        cancel: &Cancel,
+    ) -> Result<CypherResponse, CallError> {
         let plan = self.page_options(call, "cypher", &r.page, cancel)?;
         let check = |vocab: &Vocabulary| {
             let graph = self.graph(vocab)?;

@@ -70,6 +70,12 @@ pub enum OptionsError {
     /// A timeout of 0.
     #[error("the timeout must be longer than zero")]
     ZeroTimeout,
+    /// A gate of 0 heavy calls.
+    #[error("the number of heavy calls at once must be at least 1")]
+    ZeroHeavyCalls,
+    /// A memory cap of 0 bytes.
+    #[error("the memory limit must be more than zero bytes")]
+    ZeroMemory,
     /// The pack's `[cypher]` mapping does not fit the database.
     #[error("{0}")]
     Mapping(String),
@@ -202,6 +208,23 @@ pub enum CallError {
         /// The application's budget.
         max: u64,
     },
+    /// The server ran as many heavy calls as it admits at once, and none gave its slot back
+    /// while this one waited ([`crate::admission`]).
+    #[error(
+        "{tool}: the server is busy: it runs at most {limit} heavy call{} (query, cypher, \
+         explain, ask) at once, and none finished in the {:.1} s this call waited; try again \
+         shortly (schema, look, values and find answer meanwhile)",
+        if *limit == 1 { "" } else { "s" },
+        waited.as_secs_f64()
+    )]
+    Busy {
+        /// The request's tool.
+        tool: &'static str,
+        /// The most heavy calls at once.
+        limit: usize,
+        /// How long the call waited.
+        waited: std::time::Duration,
+    },
     /// A `witness_row` of 0: rows are numbered from 1.
     #[error("{tool}: witness_row counts rows from 1, as the answer numbers them")]
     WitnessRow {
@@ -266,6 +289,7 @@ impl CallError {
             CallError::ZeroLimit { .. } => "limit",
             CallError::MaxBytes { .. } => "max_bytes",
             CallError::WitnessRow { .. } => "witness_row",
+            CallError::Busy { .. } => "busy",
             CallError::Graph(_) => "graph",
             CallError::Unknown { .. } => "unknown_name",
             CallError::Values(_) => "values",

@@ -51,6 +51,7 @@
 //! assert_eq!(out.json()["total"], 1);
 //! ```
 
+pub mod admission;
 mod app;
 pub mod ask;
 pub mod base;
@@ -85,7 +86,7 @@ pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse}
 pub use fitted::Fitted;
 pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use model::{Api, Model, ModelError};
-pub use options::{Options, Page};
+pub use options::{MEMORY_UNKNOWN, Options, Page, available_memory, default_max_memory};
 pub use pack::{CypherExample, Example, Pack, PackError};
 pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse, RunInfo};
 pub use render::{AnswerPage, Render, SnapshotInfo};

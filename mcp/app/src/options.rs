@@ -1,5 +1,6 @@
 //! The application's limits ([`Options`]) and how a request's own limits lower them into
-//! the engine's run options: a request may ask for less, never more ([`Page`]).
+//! the engine's run options: a request may ask for less, never more ([`Page`]). The memory
+//! cap a server takes by default is computed from the machine ([`default_max_memory`]).
 
 use std::time::Duration;
 
@@ -28,6 +29,18 @@ pub struct Options {
     pub max_bytes: u64,
     /// The models `ask` translates questions with; without one `ask` is not offered.
     pub ask: crate::ask::AskOptions,
+    /// The most bytes one evaluation may hold (its derived relations, indexes, witnesses
+    /// and a round's unmerged tuples): a request may ask for less ([`Page::max_memory`]),
+    /// never more. `None`: no cap (the library's default; the command line and the server
+    /// set [`default_max_memory`]).
+    pub max_memory: Option<u64>,
+    /// The most heavy calls (query, cypher, explain, ask) that evaluate at once; the rest
+    /// wait ([`Options::admission_wait`]) and are then refused ([`crate::admission`]).
+    /// `None`: no gate (a command line runs one call).
+    pub heavy_calls: Option<usize>,
+    /// How long a heavy call waits for a slot before it is refused (never past its own
+    /// deadline). Default [`crate::admission::WAIT`].
+    pub admission_wait: Duration,
 }
 
 impl Default for Options {
@@ -39,6 +52,9 @@ impl Default for Options {
             threads: None,
             max_bytes: ANSWER_BYTES,
             ask: crate::ask::AskOptions::default(),
+            max_memory: None,
+            heavy_calls: None,
+            admission_wait: crate::admission::WAIT,
         }
     }
 }
@@ -63,6 +79,9 @@ pub struct Page {
     /// Answer just this row (numbered from 1, as the text numbers rows) with its whole
     /// witness, not bounded to [`strata_eval::witness::WITNESS_FACTS`] facts.
     pub witness_row: Option<u64>,
+    /// The most bytes the evaluation may hold (`None`: the application's
+    /// [`Options::max_memory`]; a larger value is lowered to it).
+    pub max_memory: Option<u64>,
 }
 
 impl Default for Page {
@@ -75,6 +94,7 @@ impl Default for Page {
             witnesses: true,
             max_bytes: None,
             witness_row: None,
+            max_memory: None,
         }
     }
 }
@@ -86,6 +106,7 @@ impl App {
         call: &Call,
         limit: u64,
         max_work: u64,
+        max_memory: Option<u64>,
         cancel: &Cancel,
     ) -> RunOptions {
         let o = self.options();
@@ -98,13 +119,24 @@ impl App {
             (asked, Some(cap)) => Some(asked.min(cap)),
             (asked, None) => Some(asked),
         };
-        r.engine.timeout = Some(call.run.timeout.map_or(o.timeout, |t| t.min(o.timeout)));
+        r.engine.max_memory = match (max_memory, o.max_memory) {
+            (None, cap) => cap,
+            (Some(asked), Some(cap)) => Some(asked.min(cap)),
+            (Some(asked), None) => Some(asked),
+        };
+        r.engine.timeout = Some(self.call_timeout(call));
         r.engine.started = call.started;
         r.engine.cancel = cancel.clone();
         if let Some(t) = o.threads {
             r.engine.threads = t.max(1);
         }
         r
+    }
+
+    /// A call's time limit: the application's, or the host's shorter one for the call.
+    pub(crate) fn call_timeout(&self, call: &Call) -> Duration {
+        let o = self.options();
+        call.run.timeout.map_or(o.timeout, |t| t.min(o.timeout))
     }
 
     /// The run options of one page for `tool`: the request's limits lowered into the
@@ -142,7 +174,13 @@ impl App {
                 });
             }
         };
-        let mut run = self.run_options(call, page.limit.unwrap_or(0), page.max_work, cancel);
+        let mut run = self.run_options(
+            call,
+            page.limit.unwrap_or(0),
+            page.max_work,
+            page.max_memory,
+            cancel,
+        );
         run.offset = token.map_or(0, |t| t.offset);
         if page.sample > 0 {
             run.limit = run.limit.min(page.sample);
@@ -182,4 +220,34 @@ pub(crate) struct PagePlan {
 /// `asked` if the request asked for less than `cap` (0: did not ask), else `cap`.
 pub(crate) fn lower(asked: u64, cap: u64) -> u64 {
     if asked == 0 { cap } else { asked.min(cap) }
+}
+
+/// What a machine's memory is taken to be when it cannot be read (`/proc/meminfo` is
+/// Linux's): 8 GiB.
+pub const MEMORY_UNKNOWN: u64 = 8 << 30;
+
+/// The memory available for new work on this machine: `MemAvailable` of `/proc/meminfo`
+/// (else `MemTotal`), or [`MEMORY_UNKNOWN`] where that cannot be read.
+pub fn available_memory() -> u64 {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return MEMORY_UNKNOWN;
+    };
+    let field = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.trim().strip_suffix("kB"))
+            .and_then(|kb| kb.trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    };
+    field("MemAvailable:")
+        .or_else(|| field("MemTotal:"))
+        .unwrap_or(MEMORY_UNKNOWN)
+}
+
+/// The memory cap of one evaluation when none is given: the memory available at start
+/// ([`available_memory`]) shared by `heavy_calls` evaluations and one share left for the
+/// rest (the store's cache, the server, other programs), so that every heavy call at once
+/// still fits: available / (heavy_calls + 1), at least 64 MiB.
+pub fn default_max_memory(heavy_calls: usize) -> u64 {
+    (available_memory() / (heavy_calls as u64 + 1)).max(64 << 20)
 }

@@ -135,6 +135,8 @@ pub struct ExplainRequest {
     pub binds: Vec<(String, Bind)>,
     /// The most work to spend (0: the application's cap).
     pub max_work: u64,
+    /// The most bytes the evaluation may hold (`None`: the application's cap; never more).
+    pub max_memory: Option<u64>,
 }
 
 /// Where a program's work went.
@@ -184,6 +186,17 @@ impl App {
         r: &QueryRequest,
         cancel: &Cancel,
     ) -> Result<QueryResponse, CallError> {
+        let _slot = self.admit(call, "query", cancel)?;
+        self.query_admitted(call, r, cancel)
+    }
+
+    /// `query`, once admitted (`ask` runs its tries inside its own slot).
+    pub(crate) fn query_admitted(
+        &self,
+        call: &Call,
+        r: &QueryRequest,
+        cancel: &Cancel,
+    ) -> Result<QueryResponse, CallError> {
         let plan = self.page_options(call, "query", &r.page, cancel)?;
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
         let out = p.query.run(p.base.source(), &plan.run)?;
@@ -198,8 +211,9 @@ impl App {
         r: &ExplainRequest,
         cancel: &Cancel,
     ) -> Result<ExplainResponse, CallError> {
+        let _slot = self.admit(call, "explain", cancel)?;
         let p = self.prepare(call, "explain", &r.program, &r.binds)?;
-        let options = self.run_options(call, 0, r.max_work, cancel);
+        let options = self.run_options(call, 0, r.max_work, r.max_memory, cancel);
         let mut report = p.query.explain(p.base.source(), &options)?;
         report.tiers = p.tiers.clone();
         let hint = self.hint().filter(|_| report.rows == 0);

@@ -102,7 +102,7 @@ impl App {
         let program = values_program(&vocab, r.target.trim())?;
         let p = self.prepare(call, "values", &program, &[])?;
         let limit = if r.limit == 0 { VALUES_LIMIT } else { r.limit };
-        let mut options = self.run_options(call, limit, 0, cancel);
+        let mut options = self.run_options(call, limit, 0, None, cancel);
         options.engine.witnesses = false;
         let out = p.query.run(p.base.source(), &options)?;
         let snapshot = p.base.snapshot();

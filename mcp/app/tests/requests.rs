@@ -176,6 +176,7 @@ fn explain_reports_where_the_work_went() {
         program: r#"deps.depends_on("app", ?d) => ?d"#.to_owned(),
         binds: Vec::new(),
         max_work: 0,
+        max_memory: None,
     };
     let out = app
         .explain(&Call::plain("explain"), &r, &Cancel::new())

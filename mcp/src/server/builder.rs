@@ -41,6 +41,20 @@ impl ServerBuilder {
         self
     }
 
+    /// The most bytes one call's evaluation may hold (default: no cap; `strata serve` sets
+    /// one from the machine's memory, see [`strata_app::default_max_memory`]).
+    pub fn max_memory(mut self, max_memory: u64) -> ServerBuilder {
+        self.options.max_memory = Some(max_memory);
+        self
+    }
+
+    /// The most heavy calls (query, cypher, explain, ask) evaluated at once; the rest wait
+    /// and are then refused (default: no gate; `strata serve` sets one).
+    pub fn heavy_calls(mut self, heavy_calls: usize) -> ServerBuilder {
+        self.options.heavy_calls = Some(heavy_calls);
+        self
+    }
+
     /// The longest a call may take (default 30 s).
     pub fn timeout(mut self, timeout: Duration) -> ServerBuilder {
         self.options.timeout = timeout;

@@ -62,6 +62,7 @@ impl App {
         if question.is_empty() {
             return Err(AskError::NoQuestion.into());
         }
+        let _slot = self.admit(call, "ask", cancel)?;
         let models: Vec<(&'static str, &Model)> = match r.mode {
             Mode::Local => match &o.local {
                 Some(m) => vec![("local", m)],
@@ -175,7 +176,7 @@ impl App {
                     binds: Vec::new(),
                     page,
                 };
-                Answered::Datalog(self.query(call, &request, cancel)?)
+                Answered::Datalog(self.query_admitted(call, &request, cancel)?)
             }
             Language::Cypher => {
                 let request = CypherRequest {
@@ -183,7 +184,7 @@ impl App {
                     params: Vec::new(),
                     page,
                 };
-                Answered::Cypher(self.cypher(call, &request, cancel)?)
+                Answered::Cypher(self.cypher_admitted(call, &request, cancel)?)
             }
         })
     }
