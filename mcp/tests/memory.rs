@@ -102,8 +102,9 @@ fn max_memory_lowers_the_cap_and_a_bad_size_is_a_tool_error() {
     assert!(bad.text.contains("\"lots\" is not a size"), "{}", bad.text);
 }
 
-/// One heavy slot, held by a query blocked in the host's base hook until the test lets it
-/// go: a second query is a tool error naming the limit; `look` and `schema` answer.
+/// One heavy slot, held by an `explain` blocked in the host's base hook until the test
+/// lets it go: a light query answers, a heavy one (past the light lane) is a tool error
+/// naming the limit; `look` and `schema` answer.
 #[test]
 fn issue18_past_the_gate_a_query_is_refused_while_lookups_answer() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -123,7 +124,7 @@ fn issue18_past_the_gate_a_query_is_refused_while_lookups_answer() {
         })
         .heavy_calls(1)
         .base_for(move |ctx, _| {
-            if ctx.tool == "query" && block.swap(false, Ordering::SeqCst) {
+            if ctx.tool == "explain" && block.swap(false, Ordering::SeqCst) {
                 entered_tx.lock().unwrap().send(()).unwrap();
                 released.lock().unwrap().recv().unwrap();
             }
@@ -132,11 +133,16 @@ fn issue18_past_the_gate_a_query_is_refused_while_lookups_answer() {
         })
         .build()
         .unwrap();
+    // A light query finishes within the light lane's work; the cross product does not.
     let program = json!({ "program": "calls(?a, ?b) => count(?b)" });
+    let heavy = json!({ "program": "calls(?a, ?b), calls(?c, ?d) => count(?a)" });
     std::thread::scope(|scope| {
-        let first = scope.spawn(|| call(&s, "query", program.clone()));
+        // explain always takes a slot: it holds the only one while its base hook waits.
+        let first = scope.spawn(|| call(&s, "explain", program.clone()));
         entered.recv().unwrap();
-        let refused = call(&s, "query", program.clone());
+        let light = call(&s, "query", program.clone());
+        assert!(!light.is_error, "{}", light.text);
+        let refused = call(&s, "query", heavy.clone());
         assert!(refused.is_error);
         assert!(
             refused

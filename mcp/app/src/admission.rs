@@ -5,6 +5,15 @@
 //! `look`, `values`, `find`) never pass through the gate, so they keep answering while the
 //! heavy calls run. The gate blocks the calling thread while it waits: an adapter runs
 //! calls off its async threads (the MCP server on tokio's blocking pool).
+//!
+//! # The light lane
+//!
+//! A `query` or `cypher` call first runs without a slot, under [`LIGHT_WORK`] units of work
+//! and [`LIGHT_MEMORY`] bytes (its own lower limits still apply). Most calls are lookups
+//! that finish well within that, so they never wait behind the heavy calls holding the
+//! slots. A call that reaches either light limit is heavy: it waits for a slot and runs
+//! again from the start under its full limits, having spent at most the light lane's work
+//! (a few milliseconds) on the first try. `explain` and `ask` always take a slot.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -14,6 +23,38 @@ use strata_eval::Cancel;
 
 /// The tools that pass through the gate.
 pub const HEAVY_TOOLS: [&str; 4] = ["query", "cypher", "explain", "ask"];
+
+/// The work a call may do in the light lane, without a slot.
+pub const LIGHT_WORK: u64 = 200_000;
+
+/// The memory a call may hold in the light lane, without a slot.
+pub const LIGHT_MEMORY: u64 = 64 << 20;
+
+/// Lowers `run`'s work and memory limits to the light lane's.
+pub(crate) fn lighten(run: &mut strata_eval::RunOptions) {
+    let e = &mut run.engine;
+    e.max_work = Some(e.max_work.map_or(LIGHT_WORK, |w| w.min(LIGHT_WORK)));
+    e.max_memory = Some(e.max_memory.map_or(LIGHT_MEMORY, |m| m.min(LIGHT_MEMORY)));
+}
+
+/// Whether `e` is the light lane's work or memory limit stopping a run (so the call is
+/// heavy and runs again with a slot), rather than the call's own.
+pub(crate) fn light_limit(e: &crate::CallError) -> bool {
+    use strata_eval::{CypherError, EvalError, QueryError};
+    let eval = match e {
+        crate::CallError::Query(QueryError::Eval(e)) => e,
+        crate::CallError::Cypher(CypherError::Failed { error, .. }) => match error.as_ref() {
+            QueryError::Eval(e) => e,
+            QueryError::Program(_) => return false,
+        },
+        _ => return false,
+    };
+    match eval {
+        EvalError::WorkLimit { max, .. } => *max == LIGHT_WORK,
+        EvalError::MemoryLimit { max, .. } => *max == LIGHT_MEMORY,
+        _ => false,
+    }
+}
 
 /// How long a heavy call waits for a slot by default.
 pub const WAIT: Duration = Duration::from_secs(5);

@@ -200,6 +200,29 @@ impl App {
         Ok(pack)
     }
 
+    /// Runs a `query` or `cypher` call through the light lane (see
+    /// [`crate::admission`]): first without a slot under the light limits (`run(true)`),
+    /// then, when it reached them, with a slot under its own (`run(false)`). Without a gate,
+    /// just `run(false)`.
+    pub(crate) fn lightly<T>(
+        &self,
+        call: &Call,
+        tool: &'static str,
+        cancel: &strata_eval::Cancel,
+        run: &dyn Fn(bool) -> Result<T, CallError>,
+    ) -> Result<T, CallError> {
+        if self.admission().is_none() {
+            return run(false);
+        }
+        match run(true) {
+            Err(e) if crate::admission::light_limit(&e) => {
+                let _slot = self.admit(call, tool, cancel)?;
+                run(false)
+            }
+            other => other,
+        }
+    }
+
     /// The gate of heavy calls, when the options set one.
     pub fn admission(&self) -> Option<&Admission> {
         self.inner.admission.as_ref()

@@ -58,8 +58,9 @@ impl App {
         r: &CypherRequest,
         cancel: &Cancel,
     ) -> Result<CypherResponse, CallError> {
-        let _slot = self.admit(call, "cypher", cancel)?;
-        self.cypher_admitted(call, r, cancel)
+        self.lightly(call, "cypher", cancel, &|light| {
+            self.cypher_run(call, r, cancel, light)
+        })
     }
 
     /// `cypher`, once admitted (`ask` runs its tries inside its own slot).
@@ -69,7 +70,22 @@ impl App {
         r: &CypherRequest,
         cancel: &Cancel,
     ) -> Result<CypherResponse, CallError> {
-        let plan = self.page_options(call, "cypher", &r.page, cancel)?;
+        self.cypher_run(call, r, cancel, false)
+    }
+
+    /// Runs a Cypher query, under the light lane's limits when `light` (see
+    /// [`App::lightly`]).
+    fn cypher_run(
+        &self,
+        call: &Call,
+        r: &CypherRequest,
+        cancel: &Cancel,
+        light: bool,
+    ) -> Result<CypherResponse, CallError> {
+        let mut plan = self.page_options(call, "cypher", &r.page, cancel)?;
+        if light {
+            crate::admission::lighten(&mut plan.run);
+        }
         let check = |vocab: &Vocabulary| {
             let graph = self.graph(vocab)?;
             Ok(cypher::prepare(vocab, &graph, &r.query, &r.params)?)

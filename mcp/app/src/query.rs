@@ -186,8 +186,9 @@ impl App {
         r: &QueryRequest,
         cancel: &Cancel,
     ) -> Result<QueryResponse, CallError> {
-        let _slot = self.admit(call, "query", cancel)?;
-        self.query_admitted(call, r, cancel)
+        self.lightly(call, "query", cancel, &|light| {
+            self.query_run(call, r, cancel, light)
+        })
     }
 
     /// `query`, once admitted (`ask` runs its tries inside its own slot).
@@ -197,7 +198,21 @@ impl App {
         r: &QueryRequest,
         cancel: &Cancel,
     ) -> Result<QueryResponse, CallError> {
-        let plan = self.page_options(call, "query", &r.page, cancel)?;
+        self.query_run(call, r, cancel, false)
+    }
+
+    /// Runs a query, under the light lane's limits when `light` (see [`App::lightly`]).
+    fn query_run(
+        &self,
+        call: &Call,
+        r: &QueryRequest,
+        cancel: &Cancel,
+        light: bool,
+    ) -> Result<QueryResponse, CallError> {
+        let mut plan = self.page_options(call, "query", &r.page, cancel)?;
+        if light {
+            crate::admission::lighten(&mut plan.run);
+        }
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
         let out = p.query.run(p.base.source(), &plan.run)?;
         let (answer, run) = answered(&p, out, &plan, self.hint().as_deref(), &[]);

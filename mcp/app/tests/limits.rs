@@ -132,9 +132,10 @@ fn a_memory_cap_of_zero_is_refused() {
     assert!(err.to_string().contains("memory limit"), "{err}");
 }
 
-/// With one heavy slot, held by a query blocked (in the host's base hook, until the test
-/// lets it go), a second query waits and is refused naming the limit, while `look` and
-/// `schema` answer; once the first is done, queries are admitted again.
+/// With one heavy slot, held by an `explain` blocked (in the host's base hook, until the
+/// test lets it go), a heavy query (past the light lane's work) waits and is refused naming
+/// the limit, while a light query, `look` and `schema` answer; once the first is done,
+/// heavy queries are admitted again.
 #[test]
 fn issue18_a_heavy_call_past_the_gate_is_refused_while_lookups_answer() {
     let tmp = tempfile::tempdir().unwrap();
@@ -147,8 +148,8 @@ fn issue18_a_heavy_call_past_the_gate_is_refused_while_lookups_answer() {
     let base_store = store.clone();
     let host = HostOptions {
         base_for: Some(Arc::new(move |ctx, _relations| {
-            // Only the first query blocks; lookups and later queries go through.
-            if ctx.tool == "query" && block.swap(false, Ordering::SeqCst) {
+            // Only the first explain blocks; everything else goes through.
+            if ctx.tool == "explain" && block.swap(false, Ordering::SeqCst) {
                 entered_tx.lock().unwrap().send(()).unwrap();
                 released.lock().unwrap().recv().unwrap();
             }
@@ -163,16 +164,24 @@ fn issue18_a_heavy_call_past_the_gate_is_refused_while_lookups_answer() {
         ..Options::default()
     };
     let app = App::with_host(store, Pack::default(), options, host).unwrap();
-    let program = "calls(?a, ?b) => count(?b)";
+    let light = "calls(?a, ?b) => count(?b)";
+    // 150 facts cubed: past the light lane's 200,000 units.
+    let heavy = "calls(?a, ?b), calls(?c, ?d), calls(?e, ?f) => count(?a)";
     std::thread::scope(|s| {
         let first = s.spawn(|| {
-            app.query(&Call::plain("query"), &query(program, None), &Cancel::new())
+            let r = strata_app::ExplainRequest {
+                program: light.to_owned(),
+                binds: Vec::new(),
+                max_work: 0,
+                max_memory: None,
+            };
+            app.explain(&Call::plain("explain"), &r, &Cancel::new())
                 .map(|r| r.text())
         });
         entered.recv().unwrap();
         assert_eq!(app.admission().unwrap().running(), 1);
         let err = app
-            .query(&Call::plain("query"), &query(program, None), &Cancel::new())
+            .query(&Call::plain("query"), &query(heavy, None), &Cancel::new())
             .unwrap_err();
         assert!(matches!(err, CallError::Busy { limit: 1, .. }), "{err:?}");
         let text = err.to_string();
@@ -183,6 +192,12 @@ fn issue18_a_heavy_call_past_the_gate_is_refused_while_lookups_answer() {
             "{text}"
         );
         assert_eq!(err.kind(), "busy");
+        // A light query answers without a slot.
+        let answered = app
+            .query(&Call::plain("query"), &query(light, None), &Cancel::new())
+            .unwrap()
+            .text();
+        assert!(answered.contains("150"), "{answered}");
         // Cheap lookups never pass through the gate.
         let look = app
             .look(
@@ -196,10 +211,12 @@ fn issue18_a_heavy_call_past_the_gate_is_refused_while_lookups_answer() {
         app.schema(&Call::plain("schema"), &SchemaRequest::default())
             .unwrap();
         release.send(()).unwrap();
-        let answered = first.join().unwrap().unwrap();
-        assert!(answered.contains("150"), "{answered}");
+        first.join().unwrap().unwrap();
     });
     assert_eq!(app.admission().unwrap().running(), 0);
-    app.query(&Call::plain("query"), &query(program, None), &Cancel::new())
-        .unwrap();
+    let answered = app
+        .query(&Call::plain("query"), &query(heavy, None), &Cancel::new())
+        .unwrap()
+        .text();
+    assert!(answered.contains("3375000"), "{answered}");
 }
