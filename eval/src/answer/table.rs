@@ -110,14 +110,29 @@ impl Table {
         self.len
     }
 
-    /// Ranks the distinct terms in the default order, resolving each once (through the
-    /// source, so the evaluation's dictionary does not keep a copy of every value).
+    /// Ranks the distinct terms in the default order, resolving each once: the source's
+    /// together ([`FactSource::values`](crate::FactSource::values), so the evaluation's
+    /// dictionary keeps no copy of them), those the evaluation made from its dictionary.
     pub(crate) fn rank(&mut self, dict: &Dict<'_>) -> Result<(), SourceError> {
-        let values = self
-            .terms
-            .iter()
-            .map(|&t| resolve(dict, t))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut values = vec![Value::Absent; self.terms.len()];
+        let mut stored = Vec::new();
+        let mut at = Vec::new();
+        for (i, &t) in self.terms.iter().enumerate() {
+            match t.kind() {
+                TermKind::Absent => {}
+                TermKind::Integer(n) => values[i] = Value::Number(f64::from(n)),
+                TermKind::Text(_) | TermKind::Number(_) if dict.made(t) => {
+                    values[i] = dict.value(t)?;
+                }
+                TermKind::Text(_) | TermKind::Number(_) => {
+                    stored.push(t);
+                    at.push(i);
+                }
+            }
+        }
+        for (i, v) in at.into_iter().zip(dict.source().values(&stored)?) {
+            values[i] = v;
+        }
         #[allow(clippy::cast_possible_truncation)] // terms <= goal tuples * width
         let mut order: Vec<u32> = (0..values.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| values[a as usize].cmp(&values[b as usize]));
