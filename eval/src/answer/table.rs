@@ -221,8 +221,8 @@ fn least_first(
             continue;
         }
         for t in [x, y] {
-            if !values.contains_key(&t) {
-                values.insert(t, resolve(dict, t)?);
+            if let std::collections::hash_map::Entry::Vacant(e) = values.entry(t) {
+                e.insert(resolve(dict, t)?);
             }
         }
         let ord = values[&x].cmp(&values[&y]);
