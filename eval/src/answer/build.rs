@@ -1,7 +1,8 @@
 //! Building a page of answer from a finished evaluation, in named steps: the goal's
-//! solutions are [`Input::group`]ed (with `having` applied to each group) or
-//! [`Input::project`]ed, then [`order`]ed, then [`Input::page`]d (the program's own offset and
-//! limit, then the caller's window), each row of the page with its witness.
+//! solutions are [`Input::group`]ed (with `having` applied to each group) and [`order`]ed,
+//! or, for a plain answer, kept as terms and only the page's rows selected in order
+//! ([`Input::plain`], [`Table`]); then [`Input::page`]d (the program's own offset and limit,
+//! then the caller's window), each row of the page with its witness.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -100,12 +101,10 @@ impl Bounds {
     }
 }
 
-/// One row before paging: its cells, its `order by` keys, and the goal tuple it was
-/// projected from (none for a group).
+/// One row of an aggregating answer before paging: its cells and its `order by` keys.
 pub(crate) struct Full {
     cells: Vec<Cell>,
     keys: Vec<Cell>,
-    goal_tuple: Option<u32>,
 }
 
 impl Input<'_, '_> {
@@ -120,7 +119,7 @@ impl Input<'_, '_> {
         #[allow(clippy::cast_possible_truncation)] // positions <= rows
         let page = rows
             .drain(bounds.start as usize..bounds.end as usize)
-            .map(|full| (full.cells, full.goal_tuple))
+            .map(|full| (full.cells, None))
             .collect();
         self.page(page, bounds, window)
     }
@@ -264,11 +263,7 @@ impl Input<'_, '_> {
                     agg => self.group_cell(&members, agg, &mut [].iter()),
                 })
                 .collect::<Result<Vec<_>, EvalError>>()?;
-            rows.push(Full {
-                cells,
-                keys,
-                goal_tuple: None,
-            });
+            rows.push(Full { cells, keys });
         }
         Ok(rows)
     }
