@@ -67,8 +67,14 @@ impl Table {
         let mut seen: HashTable<u32> = HashTable::new();
         let mut row = Local::new();
         for (_, t) in goal.iter() {
+            let known = table.terms.len();
             table.local_row(t, &mut row);
-            if !whole {
+            if !whole && width == 1 {
+                // One column: a row is new exactly when its term is.
+                if table.terms.len() == known {
+                    continue;
+                }
+            } else if !whole {
                 let cells = &table.cells;
                 let hash = hasher.hash_one(&row[..]);
                 let entry = seen.entry(
