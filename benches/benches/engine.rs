@@ -3,9 +3,14 @@
 //! stored code graph beside a hand-written search over the same store (through its public
 //! lookup API), warm and on a freshly opened database.
 //!
+//! Pages of a closure's answer (the first and a late one, projected to one column and to
+//! both) beside counting it: projecting, deduplicating, ordering and paging should cost
+//! about what computing the rows did.
+//!
 //! `cargo bench -p strata-benches --bench engine` runs the workloads at their `--quick`
-//! size of `compare` and reachability over the 1M-edge code graph; `STRATA_BENCH_LARGE=1` (or
-//! `--features large`) runs `compare`'s default sizes and the 10M-edge graph.
+//! size of `compare`, reachability over the 1M-edge code graph and pages of a closure of
+//! 800 nodes; `STRATA_BENCH_LARGE=1` (or `--features large`) runs `compare`'s default sizes,
+//! the 10M-edge graph and a closure of 2,500 nodes (millions of rows).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -118,5 +123,46 @@ fn store_reach(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, workloads, store_reach);
+/// A closure over a random graph's edges named by texts (so ordering reads the dictionary):
+/// counting its rows beside the first and a late page of them.
+fn closure_pages(c: &mut Criterion) {
+    let nodes = if large() { 2500 } else { 800 };
+    let w = strata_fixtures::workloads::closure(nodes, 3, DEFAULT_SEED);
+    let mut src = strata_eval::MemorySource::new();
+    src.add_relation("e", &["a", "b"]);
+    let name = |n: u32| strata_eval::Value::text(format!("pkg/{}/mod_{n}", n % 61));
+    for (_, pairs) in &w.relations {
+        for &(a, b) in pairs {
+            src.insert("e", &[name(a), name(b)]).expect("insert");
+        }
+    }
+    let vocab = Vocabulary::from_sources(src.relations().expect("relations"), &[]).expect("vocab");
+    let rules = "r(?x, ?y) :- e(?x, ?y);\nr(?x, ?z) :- r(?x, ?y), e(?y, ?z);\n";
+    let mut g = c.benchmark_group(format!("closure_pages_{nodes}"));
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for (label, goal, offset) in [
+        ("count", "r(?a, ?b) => count(?b)", 0),
+        ("group_count", "r(?a, ?b) => ?a, count(?b)", 0),
+        ("first_page_a", "r(?a, ?b) => ?a", 0),
+        ("first_page_ab", "r(?a, ?b) => ?a, ?b", 0),
+        ("late_page_ab", "r(?a, ?b) => ?a, ?b", 10_000),
+    ] {
+        let q = Query::prepare(&vocab, &format!("{rules}{goal}"), &[]).expect("prepare");
+        let mut opts = RunOptions {
+            offset,
+            limit: 10,
+            ..RunOptions::default()
+        };
+        opts.engine.witnesses = false;
+        g.bench_function(label, |b| {
+            b.iter(|| black_box(q.run(&src, &opts).expect("query").answer.total));
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, workloads, store_reach, closure_pages);
 criterion_main!(benches);

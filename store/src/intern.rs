@@ -113,6 +113,37 @@ pub(crate) fn read_text(
     }
 }
 
+/// The texts with ids `ids` (ascending), each chunk read and verified once: `None` for an
+/// id the dictionary does not have.
+pub(crate) fn read_texts(
+    by_id: &impl ReadableTable<u32, &'static [u8]>,
+    seal: Seal,
+    count: u32,
+    ids: &[u32],
+) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::with_capacity(ids.len());
+    let mut i = 0;
+    while i < ids.len() {
+        let chunk = ids[i] >> TEXT_CHUNK_BITS;
+        let known = |id: u32| id != 0 && id <= count && id >> TEXT_CHUNK_BITS == chunk;
+        if !known(ids[i]) {
+            out.push(None);
+            i += 1;
+            continue;
+        }
+        let Some(v) = by_id.get(chunk)? else {
+            return Err(corrupt().into());
+        };
+        let bytes = chunk_bytes(seal, chunk, v.value())?;
+        while i < ids.len() && known(ids[i]) {
+            let slot = (ids[i] & ((1 << TEXT_CHUNK_BITS) - 1)) as usize;
+            out.push(Some(text_in_chunk(bytes, slot)?.to_owned()));
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
 /// The id of `text`, if the dictionary has it.
 pub(crate) fn find_text(
     by_hash: &impl ReadableTable<u64, u32>,

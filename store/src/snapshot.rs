@@ -579,6 +579,39 @@ impl FactSource for Snapshot {
         r.map_err(|f| f.read(self.store.base_path()))?
             .ok_or(SourceError::UnknownTerm(term.0))
     }
+
+    /// Texts by id, so each chunk of the dictionary is read and verified once; any other
+    /// term as [`FactSource::value`] reads it.
+    fn values(&self, terms: &[Term]) -> Result<Vec<Value>, SourceError> {
+        let mut texts: Vec<(u32, usize)> = terms
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.kind() {
+                TermKind::Text(id) => Some((id, i)),
+                _ => None,
+            })
+            .collect();
+        texts.sort_unstable();
+        let ids: Vec<u32> = texts.iter().map(|&(id, _)| id).collect();
+        let read: Result<Vec<Option<String>>> = faults(|| {
+            intern::read_texts(
+                &self.text_by_id,
+                self.store.inner.base.seal,
+                self.catalog.texts,
+                &ids,
+            )
+        });
+        let read = read.map_err(|f| f.read(self.store.base_path()))?;
+        let mut out: Vec<Option<Value>> = vec![None; terms.len()];
+        for ((id, i), text) in texts.into_iter().zip(read) {
+            out[i] = Some(Value::Text(text.ok_or(SourceError::UnknownTerm(id))?));
+        }
+        terms
+            .iter()
+            .zip(out)
+            .map(|(&t, v)| v.map_or_else(|| self.value(t), Ok))
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -637,6 +670,14 @@ mod tests {
         for (id, t) in &seen {
             assert_eq!(snap.value(Term::text(*id)).unwrap(), Value::text(t.clone()));
         }
+        // Read together, out of order, across chunks, with other kinds of term among them.
+        let mut terms: Vec<Term> = seen.iter().rev().map(|(id, _)| Term::text(*id)).collect();
+        terms.insert(7, Term::ABSENT);
+        terms.insert(300, Term::integer(12.0).unwrap());
+        terms.push(Term::text(5));
+        let each: Vec<Value> = terms.iter().map(|&t| snap.value(t).unwrap()).collect();
+        assert_eq!(snap.values(&terms).unwrap(), each);
+        assert!(snap.values(&[Term::text(303)]).is_err());
         let mut tail = Vec::new();
         snap.for_each_text(255, &mut |id, _| {
             tail.push(id);

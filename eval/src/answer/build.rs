@@ -1,13 +1,16 @@
 //! Building a page of answer from a finished evaluation, in named steps: the goal's
-//! solutions are [`Input::group`]ed (with `having` applied to each group) or
-//! [`Input::project`]ed, then [`order`]ed, then [`Input::page`]d (the program's own offset and
-//! limit, then the caller's window), each row of the page with its witness.
+//! solutions are [`Input::group`]ed (with `having` applied to each group) and [`order`]ed,
+//! or, for a plain answer, kept as terms and only the page's rows selected in order
+//! ([`Input::plain`], [`Table`]); then [`Input::page`]d (the program's own offset and limit,
+//! then the caller's window), each row of the page with its witness.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
+use super::table::Table;
 use super::{Answer, Cell, Row};
 use crate::data::value::{Term, Value};
 use crate::exec::engine::{EvalError, Evaluation};
@@ -69,24 +72,56 @@ impl Members {
     }
 }
 
-/// One row before paging: its cells, its `order by` keys, and the goal tuple it was
-/// projected from (none for a group).
+/// Where a page falls among an answer's rows: the program's own offset and limit, then the
+/// window's.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    /// The position of the program's first row.
+    program_start: u64,
+    /// The rows of the answer (within the program's own offset and limit).
+    total: u64,
+    /// The position of the page's first row.
+    start: u64,
+    /// The position past the page's last row.
+    end: u64,
+}
+
+impl Bounds {
+    /// The bounds of `window` on an answer of `rows` rows under `shape`.
+    fn new(shape: &Shape, rows: u64, window: Window) -> Bounds {
+        let program_end = shape.limit.map_or(rows, |l| (shape.offset + l).min(rows));
+        let program_start = shape.offset.min(program_end);
+        let start = (program_start + window.offset).min(program_end);
+        Bounds {
+            program_start,
+            total: program_end - program_start,
+            start,
+            end: start.saturating_add(window.limit).min(program_end),
+        }
+    }
+}
+
+/// One row of an aggregating answer before paging: its cells and its `order by` keys.
 pub(crate) struct Full {
     cells: Vec<Cell>,
     keys: Vec<Cell>,
-    goal_tuple: Option<u32>,
 }
 
 impl Input<'_, '_> {
     /// The page of the answer in `window`.
     pub fn answer(&self, window: Window) -> Result<Answer, EvalError> {
-        let mut rows = if self.grouped() {
-            self.group()?
-        } else {
-            self.project()?
-        };
+        if !self.grouped() {
+            return self.plain(window);
+        }
+        let mut rows = self.group()?;
         order(&mut rows, &self.shape.order);
-        self.page(rows, window)
+        let bounds = Bounds::new(self.shape, rows.len() as u64, window);
+        #[allow(clippy::cast_possible_truncation)] // positions <= rows
+        let page = rows
+            .drain(bounds.start as usize..bounds.end as usize)
+            .map(|full| (full.cells, None))
+            .collect();
+        self.page(page, bounds, window)
     }
 
     fn goal(&self) -> &Relation {
@@ -133,9 +168,10 @@ impl Input<'_, '_> {
             groups.insert(Vec::new(), Members::All(goal.len()));
             return Ok(groups);
         }
-        let mut by_terms: FxHashMap<Vec<Term>, Vec<u32>> = FxHashMap::default();
+        // Keys of a few terms inline: no allocation per solution.
+        let mut by_terms: FxHashMap<SmallVec<[Term; 4]>, Vec<u32>> = FxHashMap::default();
         for (id, t) in goal.iter() {
-            let key: Vec<Term> = group_vars
+            let key: SmallVec<[Term; 4]> = group_vars
                 .iter()
                 .map(|&v| t.get(v).copied().unwrap_or(Term::ABSENT))
                 .collect();
@@ -227,97 +263,90 @@ impl Input<'_, '_> {
                     agg => self.group_cell(&members, agg, &mut [].iter()),
                 })
                 .collect::<Result<Vec<_>, EvalError>>()?;
-            rows.push(Full {
-                cells,
-                keys,
-                goal_tuple: None,
-            });
+            rows.push(Full { cells, keys });
         }
         Ok(rows)
     }
 
-    /// Step one of a plain answer: each distinct projection of the solutions, in default
-    /// order, so each row keeps its least solution's witness. One flat array of values (no
-    /// allocation per solution), then a slice per solution.
-    fn project(&self) -> Result<Vec<Full>, EvalError> {
+    /// A plain answer: the distinct projections of the solutions as terms ([`Table`]),
+    /// ranked, and only the page's rows selected in order and resolved; each row keeps its
+    /// least solution's witness.
+    fn plain(&self, window: Window) -> Result<Answer, EvalError> {
+        let shape = self.shape;
+        let columns: Vec<usize> = shape
+            .columns
+            .iter()
+            .map(|c| match c {
+                ColumnSpec::Var(v) => *v,
+                // Not a plain answer; no such column reaches here.
+                ColumnSpec::Agg { var, .. } => *var,
+            })
+            .collect();
+        // A variable key is one of the columns (the checker says so).
+        let keys: Vec<(usize, bool)> = shape
+            .order
+            .iter()
+            .filter_map(|o| {
+                let pos = shape.columns.iter().position(|c| c == &o.column)?;
+                Some((pos, o.desc))
+            })
+            .collect();
         let goal = self.goal();
-        let arity = self.ir.relations[self.solutions].arity;
-        let mut flat: Vec<Value> = Vec::with_capacity(goal.len() as usize * arity);
-        for (_, t) in goal.iter() {
-            for &x in t {
-                flat.push(self.value(x)?);
-            }
-        }
-        let mut sols: Vec<(u32, &[Value])> = if arity == 0 {
-            goal.iter().map(|(id, _)| (id, &flat[..0])).collect()
+        let mut table = Table::project(goal, &columns);
+        let bounds = Bounds::new(shape, table.len() as u64, window);
+        #[allow(clippy::cast_possible_truncation)] // positions <= rows
+        let (start, end) = (bounds.start as usize, bounds.end as usize);
+        let selected = if start < end {
+            table.rank(&self.ev.dict)?;
+            table.select(&keys, start, end)
         } else {
-            flat.chunks(arity)
-                .zip(goal.iter())
-                .map(|(vals, (id, _))| (id, vals))
-                .collect()
+            Vec::new()
         };
-        sols.sort_by(|a, b| a.1.cmp(b.1));
-        let shape = self.shape;
-        let mut seen = BTreeSet::new();
-        let mut rows = Vec::new();
-        for (id, s) in &sols {
-            let cells: Vec<Value> = shape
-                .columns
-                .iter()
-                .map(|c| match c {
-                    ColumnSpec::Var(v) => s[*v].clone(),
-                    ColumnSpec::Agg { .. } => Value::Absent,
-                })
-                .collect();
-            if !seen.insert(cells.clone()) {
-                continue;
-            }
-            let keys = shape
-                .order
-                .iter()
-                .map(|o| match &o.column {
-                    ColumnSpec::Var(v) => Cell::Value(s[*v].clone()),
-                    ColumnSpec::Agg { .. } => Cell::Value(Value::Absent),
-                })
-                .collect();
-            rows.push(Full {
-                cells: cells.into_iter().map(Cell::Value).collect(),
-                keys,
-                goal_tuple: Some(*id),
-            });
+        let tuples = match self.ev.witnesses {
+            Some(_) => table
+                .least_solutions(goal, &selected, &self.ev.dict)?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => vec![None; selected.len()],
+        };
+        let mut rows = Vec::with_capacity(selected.len());
+        for (&r, goal_tuple) in selected.iter().zip(tuples) {
+            let cells = table
+                .terms(r)
+                .map(|t| self.value(t).map(Cell::Value))
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.push((cells, goal_tuple));
         }
-        Ok(rows)
+        self.page(rows, bounds, window)
     }
 
-    /// The last step: the program's own offset and limit, then the window's; each row of
-    /// the page gets its witness.
-    fn page(&self, mut rows: Vec<Full>, window: Window) -> Result<Answer, EvalError> {
-        let shape = self.shape;
-        let program_end = shape.limit.map_or(rows.len() as u64, |l| {
-            (shape.offset + l).min(rows.len() as u64)
-        });
-        let program_start = shape.offset.min(program_end);
-        let total = program_end - program_start;
-        let start = (program_start + window.offset).min(program_end);
-        let end = start.saturating_add(window.limit).min(program_end);
+    /// The last step: the page's rows (cells and the goal tuple each was projected from),
+    /// each with its witness.
+    fn page(
+        &self,
+        rows: Vec<(Vec<Cell>, Option<u32>)>,
+        bounds: Bounds,
+        window: Window,
+    ) -> Result<Answer, EvalError> {
         let mut page = Vec::new();
         let mut room = Room::new(WITNESS_BUILD);
-        for full in rows.drain(start as usize..end as usize) {
+        for (cells, goal_tuple) in rows {
             let unbuilt = room.unbuilt;
-            let tree = self.witness(full.goal_tuple, &mut room)?;
+            let tree = self.witness(goal_tuple, &mut room)?;
             let (witness, facts_left_out) = crate::witness::bound(tree, window.witness_facts);
             page.push(Row {
                 witness,
                 facts_left_out,
                 facts_unbuilt: room.unbuilt - unbuilt,
-                cells: full.cells,
+                cells,
             });
         }
         Ok(Answer {
-            columns: shape.names.clone(),
+            columns: self.shape.names.clone(),
             rows: page,
-            offset: start - program_start,
-            total,
+            offset: bounds.start - bounds.program_start,
+            total: bounds.total,
             snapshot: None,
             witness_facts: window.witness_facts,
             cut: None,

@@ -9,6 +9,7 @@ mod build;
 pub mod explain;
 mod fit;
 pub mod query;
+mod table;
 pub mod token;
 
 pub use build::{Input, Window};

@@ -101,6 +101,11 @@ impl<'s> Dict<'s> {
         }
     }
 
+    /// Whether `term` is one the evaluation made (not the source's).
+    pub fn made(&self, term: Term) -> bool {
+        self.lock().values.contains_key(&term)
+    }
+
     /// The value of `term`.
     pub fn value(&self, term: Term) -> Result<Value, SourceError> {
         match term.kind() {

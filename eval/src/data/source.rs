@@ -123,4 +123,11 @@ pub trait FactSource: Send + Sync {
 
     /// The value a term stands for.
     fn value(&self, term: Term) -> Result<Value, SourceError>;
+
+    /// The values of `terms`, in their order: what [`FactSource::value`] gives each, asked
+    /// together so that a source can read each stored block of its dictionary once (an
+    /// answer ranks its distinct values this way).
+    fn values(&self, terms: &[Term]) -> Result<Vec<Value>, SourceError> {
+        terms.iter().map(|&t| self.value(t)).collect()
+    }
 }

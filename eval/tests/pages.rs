@@ -1,0 +1,281 @@
+//! Pages of answers: every page is the slice of the whole answer at its offset (rows,
+//! witnesses, totals), on random goals against the naive oracle and on a closure of tens of
+//! thousands of rows; a row's witness is its least solution's; and a page resolves the
+//! distinct values of its columns once each, not a value per row.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use proptest::prelude::*;
+use strata_eval::internals::naive;
+use strata_eval::{
+    Answer, FactSource, MemorySource, Query, RelationInfo, RunOptions, SourceError, Term, Value,
+    Visit,
+};
+
+fn value(i: u8) -> Value {
+    match i % 4 {
+        0 => Value::Number(f64::from(i)),
+        1 => Value::Number(f64::from(i) + 0.5),
+        _ => Value::text(format!("v{i}")),
+    }
+}
+
+fn source(facts: &[(usize, u8, u8)]) -> MemorySource {
+    let mut s = MemorySource::new();
+    s.add_relation("e", &["a", "b"]);
+    s.add_relation("f", &["a", "b"]);
+    for &(r, a, b) in facts {
+        let rel = if r == 0 { "e" } else { "f" };
+        s.insert(rel, &[value(a), value(b)]).unwrap();
+    }
+    s
+}
+
+/// A source that counts the values it resolves.
+struct Counting {
+    inner: MemorySource,
+    values: AtomicU64,
+}
+
+impl FactSource for Counting {
+    fn relations(&self) -> Result<Vec<RelationInfo>, SourceError> {
+        self.inner.relations()
+    }
+    fn relation(&self, name: &str) -> Result<Option<RelationInfo>, SourceError> {
+        self.inner.relation(name)
+    }
+    fn scan(
+        &self,
+        relation: &str,
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), SourceError> {
+        self.inner.scan(relation, visit)
+    }
+    fn lookup(
+        &self,
+        relation: &str,
+        bound: &[(usize, Term)],
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), SourceError> {
+        self.inner.lookup(relation, bound, visit)
+    }
+    fn estimate(&self, relation: &str, bound: &[(usize, Term)]) -> Result<u64, SourceError> {
+        self.inner.estimate(relation, bound)
+    }
+    fn term(&self, value: &Value) -> Result<Option<Term>, SourceError> {
+        self.inner.term(value)
+    }
+    fn value(&self, term: Term) -> Result<Value, SourceError> {
+        self.values.fetch_add(1, Ordering::Relaxed);
+        self.inner.value(term)
+    }
+}
+
+/// Every page of `limit` rows from the first, following each page's `next`.
+fn pages(q: &Query, src: &dyn FactSource, limit: u64, witnesses: bool) -> Vec<Answer> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    loop {
+        let mut options = RunOptions {
+            offset,
+            limit,
+            ..RunOptions::default()
+        };
+        options.engine.witnesses = witnesses;
+        let page = q.run(src, &options).unwrap().answer;
+        let next = page.next();
+        out.push(page);
+        match next {
+            Some(n) => offset = n,
+            None => return out,
+        }
+    }
+}
+
+/// The whole answer in one page.
+fn whole(q: &Query, src: &dyn FactSource, witnesses: bool) -> Answer {
+    let mut options = RunOptions {
+        limit: u64::MAX,
+        ..RunOptions::default()
+    };
+    options.engine.witnesses = witnesses;
+    q.run(src, &options).unwrap().answer
+}
+
+/// The pages of `q` of `limit` rows are the whole answer's slices, rows and witnesses.
+fn pages_are_slices(q: &Query, src: &dyn FactSource, limit: u64, witnesses: bool) -> Answer {
+    let all = whole(q, src, witnesses);
+    let pages = pages(q, src, limit, witnesses);
+    let mut at = 0;
+    for p in &pages {
+        assert_eq!(p.total, all.total, "{}", q.text);
+        assert_eq!(p.offset, at as u64, "{}", q.text);
+        assert_eq!(
+            p.rows[..],
+            all.rows[at..at + p.rows.len()],
+            "{} at {at}",
+            q.text
+        );
+        at += p.rows.len();
+    }
+    assert_eq!(at, all.rows.len(), "{}", q.text);
+    all
+}
+
+const BODIES: [&str; 3] = ["e(?a, ?b)", "e(?a, ?c), f(?c, ?b)", "t(?a, ?b)"];
+const RULES: &str = "t(?x, ?y) :- e(?x, ?y);\nt(?x, ?z) :- t(?x, ?y), f(?y, ?z);\n";
+const COLUMNS: [&str; 5] = ["?a", "?b", "?a, ?b", "?b, ?a", "?c, ?a"];
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Pages of plain answers (projection, deduplication, `order by` either way, the
+    /// program's own window) are the slices of the whole answer, which is the oracle's; a
+    /// row's witness is its least solution's.
+    #[test]
+    fn pages_are_slices_of_the_oracles_answer(
+        facts in prop::collection::vec((0usize..2, 0u8..10, 0u8..10), 0..40),
+        body in 0..BODIES.len(),
+        columns in 0..COLUMNS.len(),
+        order in prop::option::of((0usize..2, any::<bool>())),
+        own in prop::option::weighted(0.3, (0u8..4, 1u8..9)),
+        limit in 1u64..5,
+    ) {
+        let columns = COLUMNS[columns];
+        if columns.contains("?c") && body != 1 {
+            return Ok(());
+        }
+        let mut text = format!("{RULES}{} => {columns}", BODIES[body]);
+        if let Some((k, desc)) = order {
+            let key = columns.split(", ").nth(k).unwrap_or("?a");
+            text.push_str(&format!(" order by {key}{}", if desc { " desc" } else { "" }));
+        }
+        if let Some((offset, limit)) = own {
+            text.push_str(&format!(" limit {limit} offset {offset}"));
+        }
+        let src = source(&facts);
+        let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+        let Ok(q) = Query::prepare(&vocab, &text, &[]) else { return Ok(()) };
+        let oracle = naive::evaluate(&q.compiled.ir, &src).unwrap();
+        let want = naive::answer(&oracle[q.compiled.ir.goal], &q.compiled.shape, 0, u64::MAX).unwrap();
+        for witnesses in [false, true] {
+            let all = pages_are_slices(&q, &src, limit, witnesses);
+            let rows: Vec<_> = all.rows.iter().map(|r| common::oracle_cells(&r.cells)).collect();
+            prop_assert_eq!(&rows, &want.rows, "{}", text);
+            prop_assert_eq!(all.total, want.total, "{}", text);
+            if witnesses && body == 1 && columns != "?c, ?a" {
+                // The goal's solutions are (a, c, b): a row's witness is e(a, c), f(c, b) of
+                // the least solution projecting to it.
+                for row in &all.rows {
+                    let least = oracle[q.compiled.ir.goal]
+                        .iter()
+                        .find(|s| {
+                            let (a, b) = (&s[0], &s[2]);
+                            match columns {
+                                "?a" => row.cells == [strata_eval::Cell::Value(a.clone())],
+                                "?b" => row.cells == [strata_eval::Cell::Value(b.clone())],
+                                "?a, ?b" => row.cells == [strata_eval::Cell::Value(a.clone()), strata_eval::Cell::Value(b.clone())],
+                                _ => row.cells == [strata_eval::Cell::Value(b.clone()), strata_eval::Cell::Value(a.clone())],
+                            }
+                        })
+                        .unwrap();
+                    prop_assert_eq!(&row.witness[0].values, &vec![least[0].clone(), least[1].clone()], "{}", text);
+                    prop_assert_eq!(&row.witness[1].values, &vec![least[1].clone(), least[2].clone()], "{}", text);
+                }
+            }
+        }
+    }
+}
+
+/// A closure of some thousands of pairs over texts: pages at the start, the middle and the end
+/// are the whole answer's slices, in either order and projected to one column.
+fn closure_source() -> Counting {
+    let w = strata_fixtures::workloads::closure(150, 3, 7);
+    let mut inner = MemorySource::new();
+    inner.add_relation("e", &["a", "b"]);
+    for (_, pairs) in &w.relations {
+        for &(a, b) in pairs {
+            // Names whose byte order is not their number's, nor their first appearance.
+            let name = |n: u32| Value::text(format!("{}n{n}", (n * 7919) % 97));
+            inner.insert("e", &[name(a), name(b)]).unwrap();
+        }
+    }
+    Counting {
+        inner,
+        values: AtomicU64::new(0),
+    }
+}
+
+const CLOSURE: &str = "tc(?x, ?y) :- e(?x, ?y);\ntc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);\n";
+
+#[test]
+fn pages_of_a_closure_are_slices_of_its_whole_answer() {
+    let src = closure_source();
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    for goal in [
+        "tc(?x, ?y) => ?x, ?y",
+        "tc(?x, ?y) => ?y, ?x order by ?x desc",
+        "tc(?x, ?y) => ?x",
+        "tc(?x, ?y) => ?y order by ?y desc limit 50 offset 3",
+    ] {
+        let q = Query::prepare(&vocab, &format!("{CLOSURE}{goal}"), &[]).unwrap();
+        let all = whole(&q, &src, false);
+        assert!(
+            all.total > 10 || goal.contains("limit"),
+            "{goal}: {}",
+            all.total
+        );
+        let total = all.rows.len() as u64;
+        for offset in [0, 1, total / 2, total.saturating_sub(7), total] {
+            for limit in [1, 10, 1000] {
+                let options = RunOptions {
+                    offset,
+                    limit,
+                    ..RunOptions::default()
+                };
+                let mut options = options;
+                options.engine.witnesses = false;
+                let page = q.run(&src, &options).unwrap().answer;
+                let at = offset.min(total) as usize;
+                let end = (offset.saturating_add(limit)).min(total) as usize;
+                assert_eq!(page.total, all.total, "{goal}");
+                assert_eq!(
+                    page.rows[..],
+                    all.rows[at..end],
+                    "{goal} at {offset}, {limit} rows"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_page_resolves_each_distinct_value_once_not_a_value_per_row() {
+    let src = closure_source();
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = Query::prepare(&vocab, &format!("{CLOSURE}tc(?x, ?y) => ?x, ?y"), &[]).unwrap();
+    let mut options = RunOptions {
+        offset: 2000,
+        limit: 10,
+        ..RunOptions::default()
+    };
+    options.engine.witnesses = false;
+    src.values.store(0, Ordering::Relaxed);
+    let page = q.run(&src, &options).unwrap().answer;
+    let resolved = src.values.load(Ordering::Relaxed);
+    assert!(page.total > 5_000, "{}", page.total);
+    // At most 150 nodes' names to rank, and the page's 20 cells.
+    assert!(
+        resolved <= 150 + 20,
+        "{resolved} values resolved for {} rows",
+        page.total
+    );
+}
