@@ -286,10 +286,20 @@ fn issue20_a_failed_first_ingest_leaves_nothing_behind() {
         // A later failure does not remove what committed.
         assert!(ingest(&store, "e.edges.tsv", Format::Edges, b"broken\n").is_err());
     }
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
     assert_eq!(
-        std::fs::read_dir(&dir).unwrap().count(),
-        2,
-        "strata.redb and tier-big.redb stay"
+        names,
+        [
+            "strata.redb",
+            "strata.redb.stamp",
+            "tier-big.redb",
+            "tier-big.redb.stamp"
+        ],
+        "the files and their stamps stay"
     );
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::create_dir(&dir).unwrap();
