@@ -118,50 +118,15 @@ impl fmt::Display for Space {
     }
 }
 
-/// The tables every file has, and the base file's own.
-fn tables(base: bool) -> Vec<TableDefinition<'static, &'static str, &'static [u8]>> {
-    let mut names = vec![
-        layout::BLOCKS.name(),
-        layout::POSTINGS.name(),
-        layout::DEAD.name(),
-        layout::OWNERS.name(),
-        layout::SHARED.name(),
-        layout::TIER_META.name(),
-    ];
-    if base {
-        names.extend([
-            layout::META.name(),
-            layout::TEXT_BY_ID.name(),
-            layout::ID_BY_TEXT.name(),
-            layout::TEXT_COLLISIONS.name(),
-            layout::NUMBER_BY_ID.name(),
-            layout::ID_BY_NUMBER.name(),
-            layout::RELATIONS.name(),
-            layout::RELATION_IDS.name(),
-            layout::BATCHES.name(),
-            layout::BATCH_IDS.name(),
-            layout::UNIT_IDS.name(),
-            layout::UNIT_NAMES.name(),
-            layout::UNIT_RELATIONS.name(),
-            layout::TIER_SEQ.name(),
-        ]);
-    }
-    names.into_iter().map(TableDefinition::new).collect()
-}
-
-/// The space of each table of `db` (the base file's tables too when `base`).
-fn table_space(db: &redb::Database, base: bool) -> crate::error::Result<Vec<TableSpace>> {
+/// The space of each table of `db`: every table the file holds (a tier file has none of
+/// the base file's own).
+fn table_space(db: &redb::Database) -> crate::error::Result<Vec<TableSpace>> {
     let txn = db.begin_read()?;
     let mut out = Vec::new();
-    for def in tables(base) {
+    for handle in txn.list_tables()? {
         // Its statistics do not depend on its types: open it untyped.
-        let handle = txn
-            .list_tables()?
-            .find(|h| h.name() == def.name())
-            .map(|h| h.name().to_owned());
-        let Some(name) = handle else {
-            continue;
-        };
+        let name = handle.name().to_owned();
+        let def: TableDefinition<'_, &str, &[u8]> = TableDefinition::new(&name);
         let stats = txn.open_untyped_table(def)?.stats()?;
         out.push(TableSpace {
             name,
@@ -183,10 +148,10 @@ impl Store {
         let mut files = Vec::new();
         for (tier, path, bytes) in self.tier_files()? {
             let tables = if tier == layout::DEFAULT_TIER {
-                faults(|| table_space(&self.inner.base, true))
+                faults(|| table_space(&self.inner.base))
             } else {
                 let file = self.tier_db(&tier, false).map_err(ReadError::Tier)?;
-                faults(|| table_space(&file, false))
+                faults(|| table_space(&file))
             }
             .map_err(|f| f.read(&path))?;
             files.push(FileSpace {

@@ -89,27 +89,24 @@ pub(crate) fn fit_text(text: String, max_bytes: u64) -> String {
         }
         if limit == CLIPS[CLIPS.len() - 1] {
             // Still too long: keep the first lines that fit.
+            let said = |left_out: usize| {
+                format!(
+                    "({left_out} lines left out and long lines clipped to {limit} bytes to fit \
+                     the answer's budget of {max_bytes} bytes; the whole answer is {original} \
+                     bytes)"
+                )
+            };
             let mut kept = String::new();
             let mut left_out = out.len();
             for line in &out {
-                let tail = format!(
-                    "({} lines left out and long lines clipped to {limit} bytes to fit the \
-                     answer's budget of {max_bytes} bytes; the whole answer is {original} \
-                     bytes)",
-                    left_out - 1
-                );
-                if kept.len() + line.len() + 1 + tail.len() > max {
+                if kept.len() + line.len() + 1 + said(left_out - 1).len() > max {
                     break;
                 }
                 kept.push_str(line);
                 kept.push('\n');
                 left_out -= 1;
             }
-            kept.push_str(&format!(
-                "({left_out} lines left out and long lines clipped to {limit} bytes to fit \
-                 the answer's budget of {max_bytes} bytes; the whole answer is {original} \
-                 bytes)"
-            ));
+            kept.push_str(&said(left_out));
             return kept;
         }
     }
