@@ -391,6 +391,11 @@ pub struct TermUse {
 }
 
 impl Snapshot {
+    /// The store this snapshot reads (a handle: cloning it shares the open files).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// How many texts the dictionary holds as of this snapshot: their ids run from 1 to
     /// this count, dense, in order of first appearance (the dictionary only grows).
     pub fn text_count(&self) -> u32 {

@@ -303,6 +303,13 @@ fn the_finder_follows_batches_and_rebuilds_a_damaged_or_stale_file() {
     let snap = store.snapshot().unwrap();
     let count = snap.text_count();
     finder.extend_from(&snap).unwrap();
+    // The rebuild runs on a thread of its own: meanwhile the old file and the texts in
+    // memory answer.
+    assert!(finder.rebuilding());
+    assert_eq!(finder.covered(), n);
+    assert_eq!(names(&finder, "x42", count)[0], "x42");
+    finder.finish_rebuild(&snap).unwrap();
+    assert!(!finder.rebuilding());
     assert_eq!(finder.covered(), count);
     assert_eq!(index_files(dir.path()), [file::file_name(count)]);
     assert_eq!(names(&finder, "x42", count)[0], "x42");

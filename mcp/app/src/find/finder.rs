@@ -1,12 +1,14 @@
 //! The [`Finder`]: what `find` searches. The persistent index file of the database (texts
-//! `1..=n`, memory-mapped, built on first use and rebuilt when the texts newer than it
-//! grow past [`delta_limit`]), and those newer texts in memory, scanned as before.
+//! `1..=n`, memory-mapped, built on first use and rebuilt on a thread of its own when the
+//! texts newer than it grow past [`delta_limit`]), and those newer texts in memory, scanned
+//! as before.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 
-use strata_store::Snapshot;
+use strata_store::{Snapshot, Store};
 
 use super::file::{self, IndexFile, IndexFileError, Texts};
 use super::indexed::Found;
@@ -42,6 +44,62 @@ pub struct Finder {
     /// The least number of newer texts that make it rebuild ([`MIN_DELTA`]; tests lower
     /// it).
     min_delta: u32,
+    /// The rebuild of the index file running now, if one is.
+    rebuild: Option<Arc<Rebuild>>,
+}
+
+/// What a rebuild answers: the new index file, `None` when it could not be written.
+type Built = Result<Option<IndexFile>, strata_store::StoreError>;
+
+/// A rebuild of the index file on a thread of its own, so that no `find` call waits for it
+/// (at 8M texts it takes about 100 s); the calls meanwhile search the old file and the newer
+/// texts in memory.
+#[derive(Debug)]
+struct Rebuild {
+    thread: Mutex<Option<JoinHandle<Built>>>,
+}
+
+impl Rebuild {
+    /// Starts building the file of texts `1..=count` of `store` in `dir`; `None` when no
+    /// thread could be started (the next call tries again).
+    fn start(dir: PathBuf, store: Store, count: u32) -> Option<Rebuild> {
+        let thread = std::thread::Builder::new()
+            .name("strata-find-index".to_owned())
+            .spawn(move || {
+                let snap = store.snapshot()?;
+                build(&dir, &snap, count)
+            })
+            .ok()?;
+        Some(Rebuild {
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Its answer once the thread has finished (waiting for it when `wait`).
+    fn take(&self, wait: bool) -> Taken {
+        let mut slot = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
+        match slot.take() {
+            Some(h) if wait || h.is_finished() => {
+                // A thread that panicked wrote no usable file.
+                Taken::Done(h.join().unwrap_or(Ok(None)))
+            }
+            Some(h) => {
+                *slot = Some(h);
+                Taken::Running
+            }
+            None => Taken::Gone,
+        }
+    }
+}
+
+/// Where a rebuild is.
+enum Taken {
+    /// Still running.
+    Running,
+    /// Finished, with this answer.
+    Done(Built),
+    /// Finished, and another clone of the finder took its answer.
+    Gone,
 }
 
 /// The ranked matches of a search, how many matched in all, and their texts.
@@ -70,6 +128,7 @@ impl Finder {
             delta: Index::new(),
             dir: None,
             min_delta: MIN_DELTA,
+            rebuild: None,
         }
     }
 
@@ -81,7 +140,7 @@ impl Finder {
         let count = snap.text_count();
         let file = match usable(dir, snap)? {
             Some(f) if count - f.texts() <= delta_limit(f.texts()) => Some(f),
-            _ => build(dir, snap)?,
+            _ => build(dir, snap, count)?,
         };
         let mut finder = Finder {
             delta: Index::after(file.as_ref().map_or(0, |f| f.texts())),
@@ -89,27 +148,63 @@ impl Finder {
             dir: file.is_some().then(|| dir.to_owned()),
             file: file.map(Arc::new),
             min_delta: MIN_DELTA,
+            rebuild: None,
         };
         finder.extend_from(snap)?;
         Ok(finder)
     }
 
-    /// Reads the texts `snap` has and the finder does not yet, rebuilding the index file
-    /// when they are too many.
+    /// Reads the texts `snap` has and the finder does not yet. When they are too many, the
+    /// index file is rebuilt over all of `snap`'s texts on a thread of its own; a later call
+    /// that finds the rebuild finished takes the new file (the newer texts are then read
+    /// again after it). A rebuild that failed to read the store answers its error here once.
     pub fn extend_from(&mut self, snap: &Snapshot) -> Result<(), strata_store::StoreError> {
+        self.take_rebuild(false)?;
         let covered = self.delta.base();
-        if let Some(dir) = &self.dir
+        if self.rebuild.is_none()
+            && let Some(dir) = &self.dir
             && snap.text_count().saturating_sub(covered) > (covered / 8).max(self.min_delta)
         {
-            match build(dir, snap)? {
-                Some(f) => {
-                    self.delta = Index::after(f.texts());
-                    self.file = Some(Arc::new(f));
-                }
-                None => self.dir = None,
-            }
+            self.rebuild =
+                Rebuild::start(dir.clone(), snap.store().clone(), snap.text_count()).map(Arc::new);
         }
         self.delta.extend_from(snap)
+    }
+
+    /// Takes the rebuild's new file if it has finished (waiting for it when `wait`): the
+    /// texts in memory are then those after it. The file may cover more texts than the
+    /// snapshot a call reads; searches take only the ids the call's snapshot has.
+    fn take_rebuild(&mut self, wait: bool) -> Result<(), strata_store::StoreError> {
+        let built = match self.rebuild.as_ref().map(|r| r.take(wait)) {
+            None | Some(Taken::Running) => return Ok(()),
+            Some(Taken::Gone) => {
+                self.rebuild = None;
+                return Ok(());
+            }
+            Some(Taken::Done(built)) => built,
+        };
+        self.rebuild = None;
+        match built? {
+            Some(f) => {
+                self.delta = Index::after(f.texts());
+                self.file = Some(Arc::new(f));
+            }
+            // The folder cannot be written: keep the texts in memory from now on.
+            None => self.dir = None,
+        }
+        Ok(())
+    }
+
+    /// Waits for a rebuild started by [`Finder::extend_from`], takes its file, and reads
+    /// the texts of `snap` after it (for tests and benches that need the file in place).
+    pub fn finish_rebuild(&mut self, snap: &Snapshot) -> Result<(), strata_store::StoreError> {
+        self.take_rebuild(true)?;
+        self.delta.extend_from(snap)
+    }
+
+    /// Whether a rebuild of the index file is running.
+    pub fn rebuilding(&self) -> bool {
+        self.rebuild.is_some()
     }
 
     /// Sets the least number of newer texts that make it rebuild (for tests).
@@ -214,15 +309,19 @@ fn usable(dir: &Path, snap: &Snapshot) -> Result<Option<IndexFile>, strata_store
     Ok(None)
 }
 
-/// Builds the index file of `snap`'s dictionary in `dir` and removes older ones; `None`
-/// when it cannot be written or read back (the folder is read-only, the disk full).
-fn build(dir: &Path, snap: &Snapshot) -> Result<Option<IndexFile>, strata_store::StoreError> {
-    let count = snap.text_count();
+/// Builds the index file of texts `1..=count` of `snap`'s dictionary in `dir` and removes
+/// older ones; `None` when it cannot be written or read back (the folder is read-only, the
+/// disk full).
+fn build(dir: &Path, snap: &Snapshot, count: u32) -> Built {
+    let count = count.min(snap.text_count());
     if count == 0 {
         return Ok(None);
     }
     let mut texts = Texts::default();
-    snap.for_each_text(1, &mut |_, t| {
+    snap.for_each_text(1, &mut |id, t| {
+        if id > count {
+            return ControlFlow::Break(());
+        }
         texts.push(t);
         ControlFlow::Continue(())
     })?;

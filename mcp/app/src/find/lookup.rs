@@ -151,7 +151,8 @@ impl App {
                 Finder::open(self.store().dir(), snap).map_err(CallError::store("find"))?,
             )),
         };
-        if finder.len() < snap.text_count() {
+        // Newer texts to read, or a rebuild of the index file that may have finished.
+        if finder.len() < snap.text_count() || finder.rebuilding() {
             Arc::make_mut(finder)
                 .extend_from(snap)
                 .map_err(CallError::store("find"))?;
