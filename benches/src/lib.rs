@@ -407,13 +407,36 @@ pub fn lookup_count(
     Ok(n)
 }
 
+/// The names `find-bench` and `scale-bench` look up by default, of several kinds (an exact
+/// symbol name, words of one, a misspelling, a path part, a long phrase, a short string):
+/// on the code-graph generator's names (`sym:...#parse_entry_3`).
+pub const FIND_NAMES: &[&str] = &[
+    "parse_entry_3",
+    "parse entry",
+    "prase_entry",
+    "lexer table",
+    "sync_0/src/http",
+    "the config loader of the http client",
+    "zq",
+];
+
 /// This process's peak resident set size in KiB (`VmHWM` of `/proc/self/status`), where
 /// the kernel reports it.
 pub fn peak_rss_kib() -> Option<u64> {
+    status_kib("VmHWM:")
+}
+
+/// This process's resident set size now in KiB (`VmRSS` of `/proc/self/status`), where the
+/// kernel reports it.
+pub fn rss_kib() -> Option<u64> {
+    status_kib("VmRSS:")
+}
+
+fn status_kib(field: &str) -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .trim()
         .strip_suffix("kB")?
         .trim()
