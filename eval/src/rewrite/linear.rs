@@ -30,7 +30,7 @@
 //! looks up again the very edges the walk just followed. The walk then holds what the seeds
 //! reach by one step or more (`@linear.left+...`, stepping from the seeds kept in
 //! `@linear.seed...` and from itself), and the answer is that relation: each reached value's
-//! edges are looked up once, as a breadth-first search does ([`fuses`]).
+//! edges are looked up once, as a breadth-first search does (`fuses`).
 //!
 //! A relation qualifies when it is recursive through itself only (no other relation on its
 //! cycle), no rule of it aggregates, each recursive rule reads it once, and some columns
@@ -101,7 +101,7 @@ pub struct Walk {
     /// The recursive relation's name.
     pub relation: String,
     /// The walk holds what the seeds reach by one step or more, and the answer is the walk
-    /// itself: the exit rules are the recursive rules' steps (see [`fuses`]).
+    /// itself: the exit rules are the recursive rules' steps (see `fuses`).
     pub plus: bool,
 }
 
