@@ -407,13 +407,52 @@ pub fn lookup_count(
     Ok(n)
 }
 
+/// The names `find-bench` and `scale-bench` look up by default, of several kinds (an exact
+/// symbol name, words of one, a misspelling, a path part, a long phrase, a short string):
+/// on the code-graph generator's names (`sym:...#parse_entry_3`).
+pub const FIND_NAMES: &[&str] = &[
+    "parse_entry_3",
+    "parse entry",
+    "prase_entry",
+    "lexer table",
+    "sync_0/src/http",
+    "the config loader of the http client",
+    "zq",
+];
+
+/// The CPU time this process has used so far (user and system, all its threads, those
+/// ended included) in seconds, from `getrusage`; unlike wall time it does not grow when
+/// other programs share the cores.
+pub fn cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `getrusage` writes a `rusage` through the pointer, which points to one
+    // (zeroed, so valid whatever it leaves); on failure the zeroes read as no time.
+    #[allow(unsafe_code)]
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
 /// This process's peak resident set size in KiB (`VmHWM` of `/proc/self/status`), where
 /// the kernel reports it.
 pub fn peak_rss_kib() -> Option<u64> {
+    status_kib("VmHWM:")
+}
+
+/// This process's resident set size now in KiB (`VmRSS` of `/proc/self/status`), where the
+/// kernel reports it.
+pub fn rss_kib() -> Option<u64> {
+    status_kib("VmRSS:")
+}
+
+fn status_kib(field: &str) -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .find_map(|l| l.strip_prefix(field))?
         .trim()
         .strip_suffix("kB")?
         .trim()

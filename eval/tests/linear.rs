@@ -367,19 +367,20 @@ enum Goal {
     Seeded,
 }
 
-fn program(
-    rules: Rules,
-    edges: Edges,
-    filter: u8,
-    two_step_exit: bool,
-    goal: Goal,
-    c: u32,
-) -> String {
+fn program(rules: Rules, edges: Edges, filter: u8, exit: u8, goal: Goal, c: u32) -> String {
     let filter = match filter {
         0 => "",
         1 => ", n(?b)",
         2 => ", not n(?b)",
         _ => ", ?b != \"v3\"",
+    }
+    .to_owned();
+    // The exit rules: one step (the walk folds them into its steps), two steps (a walk
+    // that joins them), or one step with the recursive rules' filter on its kept argument
+    // (folded too, when the filter is the steps').
+    let exit_filter = match rules {
+        Rules::Left => filter.replace("?b", "?a"),
+        Rules::Right => filter.replace("?b", "?c"),
     };
     let steps: &[&str] = match edges {
         Edges::One => &["e"],
@@ -391,10 +392,10 @@ fn program(
         text.push_str("s(?a, ?b) :- e(?a, ?b);\ns(?a, ?b) :- f(?a, ?b);\n");
     }
     for e in steps {
-        if two_step_exit {
-            text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?m), {e}(?m, ?c);\n"));
-        } else {
-            text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?c);\n"));
+        match exit {
+            0 => text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?c);\n")),
+            1 => text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?m), {e}(?m, ?c);\n")),
+            _ => text.push_str(&format!("r(?a, ?c) :- {e}(?a, ?c){exit_filter};\n")),
         }
         match rules {
             Rules::Left => {
@@ -442,14 +443,14 @@ proptest! {
         rules in rules(),
         edges in edges(),
         filter in 0u8..4,
-        two_step_exit in any::<bool>(),
+        exit in 0u8..3,
         goal in goal(),
         c in 0u32..8,
         e in prop::collection::vec((0u32..8, 0u32..8), 0..16),
         f in prop::collection::vec((0u32..8, 0u32..8), 0..10),
         n in prop::collection::vec(0u32..8, 0..5),
     ) {
-        let text = program(rules, edges, filter, two_step_exit, goal, c);
+        let text = program(rules, edges, filter, exit, goal, c);
         let src = source(&e, &f, &n);
         let explain = check(&src, &text);
         let walked = matches!(
@@ -457,6 +458,10 @@ proptest! {
             (Rules::Left, Goal::Second | Goal::Both | Goal::Seeded) | (Rules::Right, Goal::First | Goal::Both)
         );
         prop_assert_eq!(explain.contains("linear recursion bound on argument"), walked, "{}\n{}", text, explain);
+        // The walk folds the exit rules into its steps exactly when they are its steps.
+        let folded = walked && (exit == 2 || (exit == 0 && filter == 0));
+        let plus = explain.contains("@linear.left+.") || explain.contains("@linear.right+.");
+        prop_assert_eq!(plus, folded, "{}\n{}", text, explain);
     }
 }
 

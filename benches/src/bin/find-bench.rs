@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use strata_benches::{median, percentile};
+use strata_benches::{FIND_NAMES, median, percentile};
 use strata_eval::Cancel;
 use strata_mcp::{Options, Server};
 
@@ -36,17 +36,6 @@ usage: find-bench --db DIR [--runs N] [--no-scan] [NAME...]
   --runs N    timed calls per name after one untimed call (default 20)
   --no-scan   do not time the in-memory scan find used before its index
   NAME...     names to find (default: a set of kinds on code-graph names)";
-
-/// The default names: on the code-graph generator's names (`sym:...#parse_entry_3`).
-const NAMES: &[&str] = &[
-    "parse_entry_3",
-    "parse entry",
-    "prase_entry",
-    "lexer table",
-    "sync_0/src/http",
-    "the config loader of the http client",
-    "zq",
-];
 
 fn main() -> ExitCode {
     match run() {
@@ -84,7 +73,7 @@ fn run() -> Result<(), String> {
     }
     let db = db.ok_or(USAGE)?;
     if names.is_empty() {
-        names = NAMES.iter().map(|n| (*n).to_owned()).collect();
+        names = FIND_NAMES.iter().map(|n| (*n).to_owned()).collect();
     }
     let server = Server::open(&db, Options::default()).map_err(|e| e.to_string())?;
     let texts = server

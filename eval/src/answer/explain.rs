@@ -362,10 +362,29 @@ fn linear_of(ir: &Ir, ev: &Evaluation<'_>, id: usize) -> Option<How> {
         .find_map(|l| match l {
             Lit::Pos { rel, .. } => {
                 let walk = Walk::of_name(&ir.relations[*rel].name)?;
-                (walk.relation == ir.relations[id].name).then(|| How::Linear {
+                if walk.relation != ir.relations[id].name {
+                    return None;
+                }
+                let mut reached = u64::from(ev.relations[*rel].len());
+                // A fused walk holds what is reached by one step or more: its seeds are
+                // reached too, those not reached again counted beside it. The seeds are
+                // the first relation of their name after the walk's (the demand rewrite
+                // adds its copies of both, in the same order, after the originals).
+                let seed_name = walk.seed_name();
+                if walk.plus
+                    && let Some(seeds) =
+                        (rel + 1..ir.relations.len()).find(|&s| ir.relations[s].name == seed_name)
+                {
+                    let walked = &ev.relations[*rel];
+                    reached += ev.relations[seeds]
+                        .iter()
+                        .filter(|(_, t)| !walked.contains(t))
+                        .count() as u64;
+                }
+                Some(How::Linear {
                     bound: walk.moved,
                     form: walk.form,
-                    reached: u64::from(ev.relations[*rel].len()),
+                    reached,
                 })
             }
             _ => None,

@@ -231,6 +231,15 @@ pub struct LiteralProfile {
 /// Base relations this small are read into memory before a stratum that reads them.
 pub const EAGER_ROWS: u64 = 1 << 16;
 
+/// A base relation probed (or about to be) more than its rows over this is read into
+/// memory. A probe of the store costs what reading some 15 to 50 of its rows in a scan
+/// does (3 to 10 µs a probe against 0.2 µs a row, `imports` of the generator's graph at 1M
+/// and 10M edges); reading the relation once the probes have cost about what the read
+/// will (ski rental), a walk that goes on to probe most of it pays at most about twice
+/// the cheaper of the two. An eighth, as before, let a reverse reach probe the store
+/// until it had cost several reads, then read it anyway.
+pub const PROBES_PER_READ: u64 = 32;
+
 impl Sizes for Evaluator<'_, '_> {
     fn estimate(&self, rel: RelId, mask: Mask) -> Option<u64> {
         if let Some(info) = self.base_info.get(&rel) {

@@ -84,7 +84,7 @@
 //! (`buffer::grow`), each thread taking half the page faults. Base relations are read through
 //! `FactSource::lookup` (bitmap intersections in the store) or read into memory whole: when
 //! small, when probed (or about to be probed this round, counting one probe per tuple of the
-//! step before) more than an eighth of their size, or when scanned whole as the first step of a
+//! step before) more than a 32nd of their size, or when scanned whole as the first step of a
 //! join (the in-memory copy is then cut into tasks). Work (candidate tuples examined) is
 //! counted per worker and charged in batches of 1024 against the budget, the deadline and the
 //! cancellation token.

@@ -25,6 +25,13 @@
 //! (SIGMOD 1989) in one form: for right-linear rules bound on the first argument the walk
 //! goes forward, for left-linear ones bound on the last it goes backward.
 //!
+//! When the exit rules are the recursive rules' steps (a transitive closure: `r(?a, ?b) :-
+//! imports(?a, ?b)` beside `r(?a, ?c) :- r(?a, ?b), imports(?b, ?c)`), the exit join above
+//! looks up again the very edges the walk just followed. The walk then holds what the seeds
+//! reach by one step or more (`@linear.left+...`, stepping from the seeds kept in
+//! `@linear.seed...` and from itself), and the answer is that relation: each reached value's
+//! edges are looked up once, as a breadth-first search does (`fuses`).
+//!
 //! A relation qualifies when it is recursive through itself only (no other relation on its
 //! cycle), no rule of it aggregates, each recursive rule reads it once, and some columns
 //! are kept by every recursive rule (same variable at the same place in the head and the
@@ -39,9 +46,10 @@
 //! it the derivation in `r`'s own rules: the exit rule's fact `r(k, t0)`, then one fact per
 //! link, `r(k, t(i+1))` from `r(k, ti)` and the link's premises in the rule's order. Each of
 //! those facts holds (it is derived by `r`'s rules from true premises), so the witness is
-//! exact and reads as the program wrote it.
+//! exact and reads as the program wrote it. A folded walk's answer has one premise, the
+//! walk's fact, whose step stands for the exit rule (the same literals in the same order).
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelId, RelKind, Rule, VarId};
 use crate::rewrite::magic::{is_bound, next_binding};
@@ -92,6 +100,9 @@ pub struct Walk {
     pub moved: Vec<usize>,
     /// The recursive relation's name.
     pub relation: String,
+    /// The walk holds what the seeds reach by one step or more, and the answer is the walk
+    /// itself: the exit rules are the recursive rules' steps (see `fuses`).
+    pub plus: bool,
 }
 
 impl Walk {
@@ -99,6 +110,10 @@ impl Walk {
     pub fn of_name(name: &str) -> Option<Walk> {
         let rest = name.strip_prefix(PREFIX)?;
         let (form, rest) = rest.split_once('.')?;
+        let (form, plus) = match form.strip_suffix('+') {
+            Some(f) => (f, true),
+            None => (form, false),
+        };
         let (cols, relation) = rest.split_once('.')?;
         let moved = cols
             .split(',')
@@ -109,17 +124,28 @@ impl Walk {
             form: Form::parse(form)?,
             moved,
             relation: relation.to_owned(),
+            plus,
         })
     }
 
-    fn name(&self) -> String {
+    fn cols(&self) -> String {
         let cols: Vec<String> = self.moved.iter().map(ToString::to_string).collect();
+        cols.join(",")
+    }
+
+    fn name(&self) -> String {
         format!(
-            "{PREFIX}{}.{}.{}",
+            "{PREFIX}{}{}.{}.{}",
             self.form.as_str(),
-            cols.join(","),
+            if self.plus { "+" } else { "" },
+            self.cols(),
             self.relation
         )
+    }
+
+    /// The name of a fused walk's seeds (not itself a walk's name: `seed` is no form).
+    pub(crate) fn seed_name(&self) -> String {
+        format!("{PREFIX}seed.{}.{}", self.cols(), self.relation)
     }
 }
 
@@ -309,9 +335,122 @@ pub fn rewrite(ir: &Ir) -> Option<Ir> {
     Some(out)
 }
 
+/// Whether a relation's exit rules are its recursive rules' steps, so that what its walk
+/// reaches by one step or more is the answer itself: each exit rule's body is, in the same
+/// order, the rest of some recursive rule's body (the recursive literal left out), and each
+/// recursive rule's rest is some exit rule's body, with the exit head's kept variables in
+/// place of the recursive literal's moved ones and its moved variables in place of the
+/// head's (as `r(?a, ?b) :- e(?a, ?b)` is to `r(?a, ?c) :- r(?a, ?b), e(?b, ?c)`).
+///
+/// Then the walk follows each bound value's steps once: the plain walk would follow them
+/// twice, once to reach each value and once more through the exit rules to answer.
+fn fuses(ir: &Ir, rel: RelId, cols: &Columns) -> bool {
+    if cols.kept.len() != cols.moved.len() {
+        return false;
+    }
+    let mut exits = Vec::new();
+    let mut steps = Vec::new();
+    for (_, rule) in ir.rules_of(rel) {
+        match recursive_literal(rule, rel).flatten() {
+            Some(at) => steps.push((rule, at)),
+            None => exits.push(rule),
+        }
+    }
+    !exits.is_empty()
+        && exits
+            .iter()
+            .all(|e| steps.iter().any(|(r, at)| is_step(e, r, *at, cols)))
+        && steps
+            .iter()
+            .all(|(r, at)| exits.iter().any(|e| is_step(e, r, *at, cols)))
+}
+
+/// Whether exit rule `exit` is recursive rule `rule`'s step (see [`fuses`]): a renaming of
+/// the exit's variables onto the rule's, one to one, makes the exit's body the rule's body
+/// without its recursive literal (at `at`).
+fn is_step(exit: &Rule, rule: &Rule, at: usize, cols: &Columns) -> bool {
+    let Lit::Pos { args: rec, .. } = &rule.body[at] else {
+        return false;
+    };
+    let mut to: FxHashMap<VarId, VarId> = FxHashMap::default();
+    let mut taken: FxHashSet<VarId> = FxHashSet::default();
+    let mut var = |e: VarId, r: VarId| match to.get(&e) {
+        Some(&x) => x == r,
+        None => taken.insert(r) && to.insert(e, r).is_none(),
+    };
+    let head_var = |a: &HeadArg| match a {
+        HeadArg::Arg(Arg::Var(v)) => Some(*v),
+        _ => None,
+    };
+    for (&k, &m) in cols.kept.iter().zip(&cols.moved) {
+        let (Some(ek), Arg::Var(rk)) = (head_var(&exit.args[k]), rec[m]) else {
+            return false;
+        };
+        let (Some(em), Some(rm)) = (head_var(&exit.args[m]), head_var(&rule.args[m])) else {
+            return false;
+        };
+        if !var(ek, rk) || !var(em, rm) {
+            return false;
+        }
+    }
+    let rest = rule
+        .body
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != at)
+        .map(|(_, l)| l);
+    if exit.body.len() + 1 != rule.body.len() {
+        return false;
+    }
+    let mut args = |a: &[Arg], b: &[Arg]| {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                (Arg::Var(x), Arg::Var(y)) => var(*x, *y),
+                (x, y) => x == y,
+            })
+    };
+    exit.body.iter().zip(rest).all(|(e, r)| match (e, r) {
+        (Lit::Pos { rel: a, args: x }, Lit::Pos { rel: b, args: y })
+        | (Lit::Neg { rel: a, args: x }, Lit::Neg { rel: b, args: y }) => a == b && args(x, y),
+        (
+            Lit::Cmp {
+                op: a,
+                left: l1,
+                right: r1,
+            },
+            Lit::Cmp {
+                op: b,
+                left: l2,
+                right: r2,
+            },
+        ) => a == b && args(&[*l1, *r1], &[*l2, *r2]),
+        (
+            Lit::Builtin {
+                builtin: a,
+                args: x,
+            },
+            Lit::Builtin {
+                builtin: b,
+                args: y,
+            },
+        ) => a.name() == b.name() && args(x, y),
+        (Lit::OneOf { var: a, values: x }, Lit::OneOf { var: b, values: y }) => {
+            x == y && args(&[Arg::Var(*a)], &[Arg::Var(*b)])
+        }
+        _ => false,
+    })
+}
+
 /// Adds the reachability relation and the answering relation for one call `rel(args)` of
 /// the goal, seeded by `prefix` (the goal's literals placed before it); returns the
 /// answering relation.
+///
+/// When the exit rules are the recursive rules' steps ([`fuses`]), the walk holds what the
+/// seeds reach by one step or more and the answer copies it: the seeds go into a relation of
+/// their own, each recursive rule read backwards steps from a seed or from the walk, and no
+/// exit rule is joined (`@linear.seed...(?s, ?s) :- ?s in ["f"]`, `@linear.left+...(?b, ?s)
+/// :- @linear.seed...(?c, ?s), imports(?b, ?c)`, the same from `@linear.left+...(?c, ?s)`,
+/// and `r'(?a, ?s) :- @linear.left+...(?a, ?s)`).
 fn walk(
     out: &mut Ir,
     rel: RelId,
@@ -322,24 +461,36 @@ fn walk(
 ) -> RelId {
     let decl = out.relations[rel].clone();
     let m = cols.moved.len();
+    let fused = fuses(out, rel, cols);
+    let walk = Walk {
+        form: cols.form(),
+        moved: cols.moved.clone(),
+        relation: decl.name.clone(),
+        plus: fused,
+    };
     let reach = out.relations.len();
     out.relations.push(RelDecl {
-        name: Walk {
-            form: cols.form(),
-            moved: cols.moved.clone(),
-            relation: decl.name.clone(),
-        }
-        .name(),
+        name: walk.name(),
         arity: 2 * m,
         kind: RelKind::Derived,
     });
+    let seeds = if fused {
+        out.relations.push(RelDecl {
+            name: walk.seed_name(),
+            arity: 2 * m,
+            kind: RelKind::Derived,
+        });
+        out.relations.len() - 1
+    } else {
+        reach
+    };
     let answer = out.relations.len();
     out.relations.push(RelDecl {
         name: decl.name.clone(),
         arity: decl.arity,
         kind: RelKind::Derived,
     });
-    // The seed: reach(s, s) for each binding of the moved columns.
+    // The seed: seeds(s, s) for each binding of the moved columns.
     let mut body = prefix.to_vec();
     let mut vars = goal.vars;
     let mut seed = Vec::with_capacity(m);
@@ -358,12 +509,30 @@ fn walk(
     }
     let head: Vec<HeadArg> = seed.iter().chain(&seed).map(|a| HeadArg::Arg(*a)).collect();
     out.rules.push(Rule {
-        head: reach,
+        head: seeds,
         args: head,
         body,
         vars,
         names: goal.names.clone(),
     });
+    if fused {
+        // The answer: the walk, its values in the kept columns and the seeds in the moved.
+        let mut args = vec![HeadArg::Arg(Arg::Wild); decl.arity];
+        for (i, (&k, &c)) in cols.kept.iter().zip(&cols.moved).enumerate() {
+            args[k] = HeadArg::Arg(Arg::Var(i));
+            args[c] = HeadArg::Arg(Arg::Var(m + i));
+        }
+        out.rules.push(Rule {
+            head: answer,
+            args,
+            body: vec![Lit::Pos {
+                rel: reach,
+                args: (0..2 * m).map(Arg::Var).collect(),
+            }],
+            vars: 2 * m,
+            names: Vec::new(),
+        });
+    }
     let originals: Vec<Rule> = out.rules_of(rel).map(|(_, r)| r.clone()).collect();
     for rule in originals {
         let s: Vec<Arg> = (0..m).map(|j| Arg::Var(rule.vars + j)).collect();
@@ -375,44 +544,56 @@ fn walk(
                 HeadArg::Agg { .. } => Arg::Wild,
             })
             .collect();
-        let from = |moved: Vec<Arg>| Lit::Pos {
-            rel: reach,
-            args: moved.into_iter().chain(s.iter().copied()).collect(),
+        let from = |rel: RelId, moved: &[Arg]| Lit::Pos {
+            rel,
+            args: moved.iter().chain(&s).copied().collect(),
         };
-        let (head, args, body) = match recursive_literal(&rule, rel).flatten() {
-            // A recursive rule read backwards: reach(body's moved, s) :- reach(head's moved, s), rest.
+        let mut push = |head, args, body| {
+            out.rules.push(Rule {
+                head,
+                args,
+                body,
+                vars: rule.vars + m,
+                names: rule.names.clone(),
+            });
+        };
+        match recursive_literal(&rule, rel).flatten() {
+            // A recursive rule read backwards: reach(body's moved, s) :- reach(head's moved,
+            // s), rest; when fused, from the seeds too.
             Some(at) => {
                 let Lit::Pos { args: rec, .. } = &rule.body[at] else {
                     continue;
                 };
-                let args = cols
+                let args: Vec<HeadArg> = cols
                     .moved
                     .iter()
                     .map(|&c| HeadArg::Arg(rec[c]))
                     .chain(s.iter().map(|a| HeadArg::Arg(*a)))
                     .collect();
-                let mut body = rule.body.clone();
-                body[at] = from(moved_head);
-                (reach, args, body)
+                let sources = if fused {
+                    vec![seeds, reach]
+                } else {
+                    vec![reach]
+                };
+                for source in sources {
+                    let mut body = rule.body.clone();
+                    body[at] = from(source, &moved_head);
+                    push(reach, args.clone(), body);
+                }
             }
-            // An exit rule, for the exit facts whose moved values reach a seed.
+            // An exit rule, for the exit facts whose moved values reach a seed (when fused,
+            // the walk's steps answer instead).
+            None if fused => {}
             None => {
                 let mut args = rule.args.clone();
                 for (j, &c) in cols.moved.iter().enumerate() {
                     args[c] = HeadArg::Arg(s[j]);
                 }
                 let mut body = rule.body.clone();
-                body.push(from(moved_head));
-                (answer, args, body)
+                body.push(from(reach, &moved_head));
+                push(answer, args, body);
             }
-        };
-        out.rules.push(Rule {
-            head,
-            args,
-            body,
-            vars: rule.vars + m,
-            names: rule.names.clone(),
-        });
+        }
     }
     answer
 }
@@ -472,6 +653,24 @@ pub fn reshape(node: Node) -> Node {
         v
     };
     let mut link = children.remove(at);
+    if walk.plus {
+        // A fused walk's fact (the answer's only premise): its step's premises are the
+        // exit rule's, and its own link leads on.
+        let Some(j) = link
+            .children
+            .iter()
+            .position(|c| c.relation.starts_with(PREFIX))
+        else {
+            return Node {
+                relation,
+                values: answered,
+                children,
+                flat: None,
+            };
+        };
+        children = std::mem::take(&mut link.children);
+        link = children.remove(j);
+    }
     // The exit rule's fact, then one fact per link, each from the one before.
     let mut tree = Node {
         relation: relation.clone(),

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use rustc_hash::FxHashMap;
 
-use super::{EAGER_ROWS, EvalError, Evaluator, part_range};
+use super::{EAGER_ROWS, EvalError, Evaluator, PROBES_PER_READ, part_range};
 use crate::exec::relation::{Mask, Relation};
 use crate::ir::RelId;
 use crate::plan::{Plan, Step};
@@ -83,7 +83,7 @@ impl Evaluator<'_, '_> {
     }
 
     /// Reads into memory the base relations the plans read that are small, or that were
-    /// probed, or will be this round, more than an eighth of their size.
+    /// probed, or will be this round, more than their size over [`PROBES_PER_READ`].
     pub(super) fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
         let mut rels = Vec::new();
         for p in plans {
@@ -139,7 +139,7 @@ impl Evaluator<'_, '_> {
             let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
             let probes =
                 self.probes[rel].load(Ordering::Relaxed) + expected.get(&rel).copied().unwrap_or(0);
-            !self.loaded[rel] && (rows <= EAGER_ROWS || probes > rows / 8)
+            !self.loaded[rel] && (rows <= EAGER_ROWS || probes > rows / PROBES_PER_READ)
         });
         if rels.is_empty() {
             return Ok(());
