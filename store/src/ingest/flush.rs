@@ -12,7 +12,7 @@ use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
 use crate::layout::{self, DEFAULT_TIER};
-use crate::relwriter::RelWriter;
+use crate::relwriter::{RelWriter, encode_all};
 
 /// A batch's open transactions and running state between flushes.
 pub(super) struct Writing {
@@ -198,11 +198,11 @@ impl Batch<'_> {
                 let (db, txn, _) = &w.tiers.0[tier];
                 (txn, db.seal)
             };
+            let mut jobs = Vec::with_capacity(names.len());
             for name in names {
                 let meta = metas
                     .remove(name)
                     .ok_or_else(|| damaged(format!("relation {name} vanished during commit")))?;
-                let rel = meta.id;
                 let fresh = w.fresh.contains(name);
                 let mut rw = RelWriter::new(txn, seal, meta)?;
                 for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
@@ -213,7 +213,12 @@ impl Batch<'_> {
                     add_pending(&mut rw, p, &mut w.summary, seen)?;
                     w.relations.insert(name.clone());
                 }
-                let (meta, units) = rw.finish()?;
+                jobs.push(rw.prepare()?);
+            }
+            // Encode the relations' changes on two threads; write them in order.
+            for (name, encoded) in names.iter().zip(encode_all(jobs)) {
+                let (meta, units) = encoded?.write(txn)?;
+                let rel = meta.id;
                 w.unit_rel_changes
                     .extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
                 w.metas.insert(name.clone(), meta);

@@ -72,7 +72,6 @@ pub(crate) struct Emitter {
 }
 
 impl Emitter {
-
     /// The facts of document number `number`, whose path (and unit) is `path` and content
     /// hash `hash`.
     pub(crate) fn document(
@@ -160,7 +159,13 @@ impl Emitter {
         if info.symbol.is_empty() || is_local(&info.symbol) {
             return;
         }
-        symbol(g, &mut self.kinds, &mut Texts::new(), &info.symbol, Some(info));
+        symbol(
+            g,
+            &mut self.kinds,
+            &mut Texts::new(),
+            &info.symbol,
+            Some(info),
+        );
     }
 }
 

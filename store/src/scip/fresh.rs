@@ -229,8 +229,14 @@ mod tests {
     #[test]
     fn the_content_hash_is_fixed() {
         // Stored on disk: a change here makes every replacing ingest rewrite every document.
-        assert_eq!(content_hash("r/a.ts", b"hello"), "5a0db1f354ee3b2d02e35cca41247dc9");
-        assert_eq!(content_hash("r/a.ts", b""), "609fc225bfefb56b615eabd2813b0093");
+        assert_eq!(
+            content_hash("r/a.ts", b"hello"),
+            "5a0db1f354ee3b2d02e35cca41247dc9"
+        );
+        assert_eq!(
+            content_hash("r/a.ts", b""),
+            "609fc225bfefb56b615eabd2813b0093"
+        );
     }
 
     #[test]
