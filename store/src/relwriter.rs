@@ -1,7 +1,9 @@
 //! Writing one relation's data within a write transaction: appending rows, removing a unit's
 //! rows, and keeping postings, owners and counts in step.
 
+use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
+use std::sync::mpsc::{Receiver, Sender};
 
 use redb::{ReadableTable, Table, WriteTransaction};
 use roaring::RoaringBitmap;
@@ -399,11 +401,6 @@ struct Parts {
 }
 
 impl Encode {
-    /// Rows this encoding appends (a measure of its work).
-    pub(crate) fn appended(&self) -> usize {
-        self.appended.first().map_or(0, Vec::len)
-    }
-
     /// Encodes a changed postings chunk (or removes it when empty), keeping `distinct` true.
     fn write_chunk(
         &mut self,
@@ -565,47 +562,73 @@ impl Encoded {
     }
 }
 
-/// Below this many appended rows in all, [`encode_all`] encodes on this thread alone.
-const PARALLEL_ROWS: usize = 1 << 14;
+/// Encodes relations' changes ([`Encode::run`]), on a thread of its own when given a scope
+/// to run one in (then the caller gathers the next relation meanwhile), else at once.
+pub(crate) struct Encoder {
+    thread: Option<(Sender<Encode>, Receiver<Result<Encoded>>)>,
+    in_flight: usize,
+    ready: VecDeque<Result<Encoded>>,
+}
 
-/// Runs each of `jobs` ([`Encode::run`]), on this thread and one more when there is enough
-/// work; answers their results in the order of `jobs`.
-pub(crate) fn encode_all(jobs: Vec<Encode>) -> Vec<Result<Encoded>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Mutex, PoisonError};
-
-    let n = jobs.len();
-    if n < 2 || jobs.iter().map(Encode::appended).sum::<usize>() < PARALLEL_ROWS {
-        return jobs.into_iter().map(Encode::run).collect();
-    }
-    // The largest first, so that the two threads end about together.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].appended()));
-    let slots: Vec<Mutex<Option<Encode>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
-    let results: Vec<Mutex<Option<Result<Encoded>>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let work = || {
-        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let job = slots[i]
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
-            if let Some(job) = job {
-                let done = job.run();
-                *results[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(done);
-            }
+impl Encoder {
+    /// An encoder with a thread in `scope`, or without one.
+    pub(crate) fn new<'scope>(scope: Option<&'scope std::thread::Scope<'scope, '_>>) -> Encoder {
+        let thread = scope.map(|s| {
+            let (jobs, jobs_rx) = std::sync::mpsc::channel::<Encode>();
+            let (done_tx, done) = std::sync::mpsc::channel();
+            s.spawn(move || {
+                for job in jobs_rx {
+                    if done_tx.send(job.run()).is_err() {
+                        return;
+                    }
+                }
+            });
+            (jobs, done)
+        });
+        Encoder {
+            thread,
+            in_flight: 0,
+            ready: VecDeque::new(),
         }
-    };
-    std::thread::scope(|s| {
-        s.spawn(work);
-        work();
-    });
-    results
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(PoisonError::into_inner)
-                .unwrap_or_else(|| Err(damaged("a relation's encoding was lost")))
-        })
-        .collect()
+    }
+
+    /// Hands over a relation's changes.
+    pub(crate) fn send(&mut self, job: Encode) {
+        if let Some((jobs, _)) = &self.thread {
+            match jobs.send(job) {
+                Ok(()) => self.in_flight += 1,
+                // Only a panic stops the thread; the scope passes it on.
+                Err(e) => self.ready.push_back(e.0.run()),
+            }
+        } else {
+            self.ready.push_back(job.run());
+        }
+    }
+
+    /// An encoding done, if one is (without waiting).
+    pub(crate) fn ready(&mut self) -> Option<Result<Encoded>> {
+        if let Some(r) = self.ready.pop_front() {
+            return Some(r);
+        }
+        let (_, done) = self.thread.as_ref()?;
+        let r = done.try_recv().ok()?;
+        self.in_flight -= 1;
+        Some(r)
+    }
+
+    /// The next encoding, waiting for it; `None` when all are answered.
+    pub(crate) fn next(&mut self) -> Option<Result<Encoded>> {
+        if let Some(r) = self.ready.pop_front() {
+            return Some(r);
+        }
+        if self.in_flight == 0 {
+            return None;
+        }
+        let (_, done) = self.thread.as_ref()?;
+        self.in_flight -= 1;
+        Some(
+            done.recv()
+                .unwrap_or_else(|_| Err(damaged("the encoding thread stopped"))),
+        )
+    }
 }

@@ -25,6 +25,11 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// How many facts it holds.
+    pub(super) fn len(&self) -> usize {
+        self.units.len()
+    }
+
     /// The relation of `fact`, first seen in `file`, with no facts yet.
     fn of(fact: &Fact<'_>, file: &str) -> Pending {
         Pending {

@@ -45,9 +45,14 @@ impl<'d> Texts<'d> {
         }
     }
 
+    /// The number of `s` in `group`.
+    fn id(&mut self, group: &mut FactGroup, s: &'d str) -> u32 {
+        *self.ids.entry(s).or_insert_with(|| group.add_text(s))
+    }
+
     /// `s` as a cell of `group`.
     fn text(&mut self, group: &mut FactGroup, s: &'d str) -> Cell {
-        Cell::Text(*self.ids.entry(s).or_insert_with(|| group.add_text(s)))
+        Cell::Text(self.id(group, s))
     }
 
     /// A text that may borrow from the message or be made for it.
@@ -94,11 +99,13 @@ impl Emitter {
         g.add(Rel::Document as usize, &[p, language]);
         let h = Cell::Text(g.add_text(hash));
         g.add(Rel::DocumentHash as usize, &[p, h]);
-        let mut defined: FxHashSet<&str> = FxHashSet::default();
-        let mut referenced: FxHashSet<&str> = FxHashSet::default();
-        let mut at: FxHashSet<(bool, &str, i32)> = FxHashSet::default();
-        let mut enclosing: Vec<(Pos, Pos, &str)> = Vec::new();
-        let mut refs: Vec<(Pos, &str)> = Vec::new();
+        // Symbols by their number in the group: each occurrence's symbol is hashed once.
+        let mut defined: FxHashSet<u32> = FxHashSet::default();
+        let mut defined_symbols: Vec<&str> = Vec::new();
+        let mut referenced: FxHashSet<u32> = FxHashSet::default();
+        let mut at: FxHashSet<(bool, u32, i32)> = FxHashSet::default();
+        let mut enclosing: Vec<(Pos, Pos, u32)> = Vec::new();
+        let mut refs: Vec<(Pos, u32)> = Vec::new();
         for occ in &doc.occurrences {
             let sym = occ.symbol.as_str();
             if sym.is_empty() || is_local(sym) {
@@ -107,29 +114,28 @@ impl Emitter {
             let Some((start, _)) = range(occ) else {
                 continue;
             };
+            let id = texts.id(g, sym);
+            let s = Cell::Text(id);
             let line = Cell::Number(f64::from(start.0) + 1.0);
             if occ.symbol_roles & DEFINITION != 0 {
-                if defined.insert(sym) {
-                    let s = texts.text(g, sym);
+                if defined.insert(id) {
+                    defined_symbols.push(sym);
                     g.add(Rel::Defines as usize, &[p, s]);
                 }
-                if at.insert((true, sym, start.0)) {
-                    let s = texts.text(g, sym);
+                if at.insert((true, id, start.0)) {
                     g.add(Rel::DefinitionAt as usize, &[s, p, line]);
                 }
                 if let Some((s, e)) = enclosing_range(occ) {
-                    enclosing.push((s, e, sym));
+                    enclosing.push((s, e, id));
                 }
             } else {
-                if referenced.insert(sym) {
-                    let s = texts.text(g, sym);
+                if referenced.insert(id) {
                     g.add(Rel::References as usize, &[p, s]);
                 }
-                if at.insert((false, sym, start.0)) {
-                    let s = texts.text(g, sym);
+                if at.insert((false, id, start.0)) {
                     g.add(Rel::ReferenceAt as usize, &[p, s, line]);
                 }
-                refs.push((start, sym));
+                refs.push((start, id));
             }
         }
         let mut described: FxHashSet<&str> = FxHashSet::default();
@@ -139,12 +145,15 @@ impl Emitter {
                 symbol(g, kinds, &mut texts, &info.symbol, Some(info));
             }
         }
-        let mut undescribed: Vec<&str> = defined.difference(&described).copied().collect();
+        let mut undescribed: Vec<&str> = defined_symbols
+            .into_iter()
+            .filter(|s| !described.contains(s))
+            .collect();
         undescribed.sort_unstable();
         for sym in undescribed {
             symbol(g, kinds, &mut texts, sym, None);
         }
-        uses(g, &mut texts, &mut enclosing, &mut refs);
+        uses(g, &mut enclosing, &mut refs);
     }
 
     /// The facts of external symbol number `number`, owned by `unit`.
@@ -247,12 +256,7 @@ fn kind_name(kinds: &mut FxHashMap<i32, Option<Box<str>>>, value: i32) -> Option
 
 /// `uses(from, to)`: each reference inside the enclosing range of a definition, the
 /// innermost enclosing definition of a global symbol winning.
-fn uses<'d>(
-    g: &mut FactGroup,
-    texts: &mut Texts<'d>,
-    enclosing: &mut [(Pos, Pos, &'d str)],
-    refs: &mut [(Pos, &'d str)],
-) {
+fn uses(g: &mut FactGroup, enclosing: &mut [(Pos, Pos, u32)], refs: &mut [(Pos, u32)]) {
     if enclosing.is_empty() {
         return;
     }
@@ -260,8 +264,8 @@ fn uses<'d>(
     // keeping the stack of ranges open at the reference.
     enclosing.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     refs.sort_unstable();
-    let mut seen: FxHashSet<(&str, &str)> = FxHashSet::default();
-    let mut open: Vec<(Pos, &str)> = Vec::new();
+    let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
+    let mut open: Vec<(Pos, u32)> = Vec::new();
     let mut next = 0;
     for &(pos, to) in refs.iter() {
         while next < enclosing.len() && enclosing[next].0 <= pos {
@@ -278,8 +282,7 @@ fn uses<'d>(
         if let Some(&(_, from)) = open.last()
             && seen.insert((from, to))
         {
-            let cells = [texts.text(g, from), texts.text(g, to)];
-            g.add(Rel::Uses as usize, &cells);
+            g.add(Rel::Uses as usize, &[Cell::Text(from), Cell::Text(to)]);
         }
     }
 }
