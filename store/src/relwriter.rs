@@ -148,7 +148,13 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let key = (self.meta.id, unit);
-                let stored = match self.owners.get(key)? {
+                // A relation that never held a row has no owners stored.
+                let found = if self.had_rows {
+                    self.owners.get(key)?
+                } else {
+                    None
+                };
+                let stored = match found {
                     Some(v) => Some(index::open_owners(self.seal, key, v.value())?.to_vec()),
                     None => None,
                 };
@@ -178,7 +184,13 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let key = (self.meta.id, col, block);
-                let terms = match self.blocks.get(key)? {
+                // A relation that never held a row has no blocks stored.
+                let found = if self.had_rows {
+                    self.blocks.get(key)?
+                } else {
+                    None
+                };
+                let terms = match found {
                     Some(v) => {
                         column::decode(column::open(self.seal, key, v.value(), &self.meta.name)?)?
                     }

@@ -295,14 +295,16 @@ pub(super) fn add_pending(
     let arity = p.columns.len();
     let tuples = std::mem::take(&mut p.tuples);
     let units = std::mem::take(&mut p.units);
-    if arity <= 2 {
-        // Pack each statement as one u128 (columns, then unit) and sort those.
+    if arity <= 3 {
+        // Pack each statement as one u128 (columns from the top, then unit) and sort those.
         let mut packed: Vec<u128> = (0..units.len())
             .map(|i| {
                 let t = &tuples[i * arity..(i + 1) * arity];
-                let a = t.first().map_or(0, |&x| u128::from(x));
-                let b = t.get(1).map_or(0, |&x| u128::from(x));
-                a << 96 | b << 64 | u128::from(units[i])
+                let mut key = 0u128;
+                for (c, &x) in t.iter().enumerate() {
+                    key |= u128::from(x) << (96 - 32 * c);
+                }
+                key | u128::from(units[i])
             })
             .collect();
         drop(tuples);
@@ -310,14 +312,15 @@ pub(super) fn add_pending(
         packed.sort_unstable();
         let mut i = 0;
         let mut us = Vec::new();
-        let mut tuple = [0u32; 2];
+        let mut tuple = [0u32; 3];
         while i < packed.len() {
-            let key = packed[i] >> 64;
-            tuple[0] = (key >> 32) as u32;
-            tuple[1] = key as u32;
+            let key = packed[i] >> 32;
+            for (c, x) in tuple.iter_mut().enumerate() {
+                *x = (key >> (64 - 32 * c)) as u32;
+            }
             us.clear();
             let mut j = i;
-            while j < packed.len() && packed[j] >> 64 == key {
+            while j < packed.len() && packed[j] >> 32 == key {
                 let u = packed[j] as u32;
                 if us.last() != Some(&u) {
                     us.push(u);
