@@ -17,6 +17,9 @@ use crate::{column, index};
 
 type Key3 = (u32, u16, u32);
 
+/// A value to write at a key, or `None` to remove the key.
+type Change<K> = (K, Option<Vec<u8>>);
+
 /// A cached bitmap: its value, whether it was stored before, whether it changed.
 struct Cached {
     bitmap: RoaringBitmap,
@@ -396,8 +399,8 @@ pub(crate) struct Encode {
 pub(crate) struct Encoded {
     meta: RelationMeta,
     blocks: Vec<(Key3, Vec<u8>)>,
-    postings: Vec<(Key3, Option<Vec<u8>>)>,
-    owners: Vec<((u32, u32), Option<Vec<u8>>)>,
+    postings: Vec<Change<Key3>>,
+    owners: Vec<Change<(u32, u32)>>,
     dead: Option<Vec<u8>>,
     units: Vec<(u32, bool)>,
 }
@@ -406,8 +409,8 @@ pub(crate) struct Encoded {
 #[derive(Default)]
 struct Parts {
     blocks: Vec<(Key3, Vec<u8>)>,
-    postings: Vec<(Key3, Option<Vec<u8>>)>,
-    owners: Vec<((u32, u32), Option<Vec<u8>>)>,
+    postings: Vec<Change<Key3>>,
+    owners: Vec<Change<(u32, u32)>>,
     dead: Option<Vec<u8>>,
     units: Vec<(u32, bool)>,
 }

@@ -132,7 +132,7 @@ impl Batch<'_> {
     /// after another, `arity` a fact. Answers whether the batch had gathered the relation
     /// before.
     fn gather(&mut self, fact: &Fact<'_>, terms: &[u32], arity: usize, unit: u32) -> Result<bool> {
-        let n = if arity == 0 { 1 } else { terms.len() / arity };
+        let n = terms.len().checked_div(arity).unwrap_or(1);
         let label = &self.label;
         let existed = match self.rels.get_mut(fact.relation) {
             Some(p) => {

@@ -56,15 +56,16 @@ impl<'d> Texts<'d> {
     }
 
     /// A text that may borrow from the message or be made for it.
-    fn cow(&mut self, group: &mut FactGroup, s: &Cow<'d, str>) -> Cell {
+    fn cow(&mut self, group: &mut FactGroup, s: Cow<'d, str>) -> Cell {
         match s {
             Cow::Borrowed(b) => self.text(group, b),
-            Cow::Owned(o) => Cell::Text(group.add_text(o)),
+            Cow::Owned(o) => Cell::Text(group.add_text(&o)),
         }
     }
 
     fn opt(&mut self, group: &mut FactGroup, s: &Option<Cow<'d, str>>) -> Cell {
-        s.as_ref().map_or(Cell::Absent, |s| self.cow(group, s))
+        s.as_ref()
+            .map_or(Cell::Absent, |s| self.cow(group, s.clone()))
     }
 }
 
@@ -202,7 +203,7 @@ fn symbol<'d>(
         Some(d) => texts.text(g, d),
         None => parsed
             .as_ref()
-            .map_or(Cell::Absent, |p| texts.cow(g, &p.name)),
+            .map_or(Cell::Absent, |p| texts.cow(g, p.name.clone())),
     };
     g.add(Rel::Symbol as usize, &[s, kind, display]);
     if let Some(info) = info {
