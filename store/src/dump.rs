@@ -17,6 +17,9 @@ use strata_eval::canonical_number;
 
 use crate::error::IngestError;
 
+mod group;
+pub use group::{Cell, FactGroup, GroupRelation};
+
 type Result<T, E = IngestError> = std::result::Result<T, E>;
 
 /// The format of a dump file.
@@ -165,6 +168,11 @@ pub struct Fact<'a> {
 pub trait FactSink {
     /// Takes one fact; an error stops the read.
     fn fact(&mut self, fact: &Fact<'_>) -> Result<()>;
+    /// Takes the facts of one unit at once (a SCIP document's); an error stops the read.
+    /// The default hands each to [`FactSink::fact`].
+    fn group(&mut self, group: &FactGroup) -> Result<()> {
+        group.each(&mut |f| self.fact(f))
+    }
     /// Told every few thousand lines how many bytes and facts were read so far.
     fn progress(&mut self, _bytes: u64, _facts: u64) {}
     /// For a reader that skips units whose content is unchanged (a SCIP index read while the

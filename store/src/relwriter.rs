@@ -1,7 +1,9 @@
 //! Writing one relation's data within a write transaction: appending rows, removing a unit's
 //! rows, and keeping postings, owners and counts in step.
 
+use std::collections::VecDeque;
 use std::collections::hash_map::Entry;
+use std::sync::mpsc::{Receiver, Sender};
 
 use redb::{ReadableTable, Table, WriteTransaction};
 use roaring::RoaringBitmap;
@@ -14,6 +16,9 @@ use crate::seal::Seal;
 use crate::{column, index};
 
 type Key3 = (u32, u16, u32);
+
+/// A value to write at a key, or `None` to remove the key.
+type Change<K> = (K, Option<Vec<u8>>);
 
 /// A cached bitmap: its value, whether it was stored before, whether it changed.
 struct Cached {
@@ -146,7 +151,13 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let key = (self.meta.id, unit);
-                let stored = match self.owners.get(key)? {
+                // A relation that never held a row has no owners stored.
+                let found = if self.had_rows {
+                    self.owners.get(key)?
+                } else {
+                    None
+                };
+                let stored = match found {
                     Some(v) => Some(index::open_owners(self.seal, key, v.value())?.to_vec()),
                     None => None,
                 };
@@ -176,7 +187,13 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let key = (self.meta.id, col, block);
-                let terms = match self.blocks.get(key)? {
+                // A relation that never held a row has no blocks stored.
+                let found = if self.had_rows {
+                    self.blocks.get(key)?
+                } else {
+                    None
+                };
+                let terms = match found {
                     Some(v) => {
                         column::decode(column::open(self.seal, key, v.value(), &self.meta.name)?)?
                     }
@@ -331,8 +348,82 @@ impl<'t> RelWriter<'t> {
         }
     }
 
-    /// Writes a changed postings chunk (or removes it when empty), keeping `distinct` true.
-    fn write_chunk(&mut self, col: u16, chunk: u32, mut c: ChunkCache) -> Result<()> {
+    /// Ends the relation's writing in the transaction: reads what the encoding of its changes
+    /// needs from the store (the stored postings chunks its new rows go into) and hands the
+    /// rest to an [`Encode`], which needs no transaction (so it can run on another thread);
+    /// [`Encoded::write`] then writes the result.
+    pub(crate) fn prepare(mut self) -> Result<Encode> {
+        if self.had_rows {
+            for col in 0..self.arity {
+                let c16 = col as u16;
+                let mut chunks: Vec<u32> = self.appended[col]
+                    .iter()
+                    .map(|p| index::chunk_of((p >> 32) as u32).0)
+                    .collect();
+                chunks.sort_unstable();
+                chunks.dedup();
+                for chunk in chunks {
+                    self.chunk(c16, chunk)?;
+                }
+            }
+        }
+        Ok(Encode {
+            meta: self.meta,
+            arity: self.arity,
+            block_cache: self.block_cache,
+            chunks: self.chunks,
+            owner_cache: self.owner_cache,
+            dead: self.dead,
+            appended: self.appended,
+            had_rows: self.had_rows,
+            seal: self.seal,
+        })
+    }
+}
+
+/// A relation's changes in a batch, to encode: what [`RelWriter::prepare`] leaves.
+pub(crate) struct Encode {
+    meta: RelationMeta,
+    arity: usize,
+    block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
+    chunks: FxHashMap<(u16, u32), ChunkCache>,
+    owner_cache: FxHashMap<u32, Cached>,
+    dead: Option<Cached>,
+    appended: Vec<Vec<u64>>,
+    had_rows: bool,
+    seal: Seal,
+}
+
+/// A relation's changes encoded, to write into its transaction: values to insert (`None`:
+/// to remove) by key.
+pub(crate) struct Encoded {
+    meta: RelationMeta,
+    blocks: Vec<(Key3, Vec<u8>)>,
+    postings: Vec<Change<Key3>>,
+    owners: Vec<Change<(u32, u32)>>,
+    dead: Option<Vec<u8>>,
+    units: Vec<(u32, bool)>,
+}
+
+/// What [`Encode::run`] gathers, before the catalog entry is final.
+#[derive(Default)]
+struct Parts {
+    blocks: Vec<(Key3, Vec<u8>)>,
+    postings: Vec<Change<Key3>>,
+    owners: Vec<Change<(u32, u32)>>,
+    dead: Option<Vec<u8>>,
+    units: Vec<(u32, bool)>,
+}
+
+impl Encode {
+    /// Encodes a changed postings chunk (or removes it when empty), keeping `distinct` true.
+    fn write_chunk(
+        &mut self,
+        out: &mut Parts,
+        col: u16,
+        chunk: u32,
+        mut c: ChunkCache,
+    ) -> Result<()> {
         let rel = self.meta.id;
         c.postings.retain(|_, b| !b.is_empty());
         let d = &mut self.meta.distinct[col as usize];
@@ -346,25 +437,26 @@ impl<'t> RelWriter<'t> {
             })?;
         if c.postings.is_empty() {
             if c.before > 0 {
-                self.postings.remove((rel, col, chunk))?;
+                out.postings.push(((rel, col, chunk), None));
             }
         } else {
             let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
             let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
-            self.postings.insert((rel, col, chunk), bytes.as_slice())?;
+            out.postings.push(((rel, col, chunk), Some(bytes)));
         }
         Ok(())
     }
 
-    /// Writes everything this batch changed and returns the updated catalog entry, with each
-    /// unit whose rows changed and whether it still owns any row of the relation.
-    pub(crate) fn finish(mut self) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
+    /// Encodes everything this batch changed, with the updated catalog entry and each unit
+    /// whose rows changed and whether it still owns any row of the relation.
+    pub(crate) fn run(mut self) -> Result<Encoded> {
         let rel = self.meta.id;
+        let mut out = Parts::default();
         for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
             if dirty {
                 let key = (rel, col, block);
                 let bytes = column::seal(self.seal, key, column::encode(&terms)?);
-                self.blocks.insert(key, bytes.as_slice())?;
+                out.blocks.push((key, bytes));
             }
         }
         // Appended rows: merge each chunk's new rows into its postings.
@@ -398,51 +490,160 @@ impl<'t> RelWriter<'t> {
                     self.meta.distinct[col] += postings.len() as u64;
                     let bytes = index::encode_chunk(postings.iter_mut().map(|(l, b)| (*l, b)));
                     let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
-                    self.postings.insert((rel, c16, chunk), bytes.as_slice())?;
+                    out.postings.push(((rel, c16, chunk), Some(bytes)));
                 } else {
-                    self.chunk(c16, chunk)?;
-                    // Merge, write and let go of the chunk at once: holding every decoded
+                    // Merge, encode and let go of the chunk at once: holding every decoded
                     // chunk of a large relation until the end would cost more memory than
-                    // the facts themselves.
-                    if let Some(mut c) = self.chunks.remove(&(c16, chunk)) {
-                        c.dirty = true;
-                        for (low, rows) in postings {
-                            *c.postings.entry(low).or_default() |= rows;
-                        }
-                        self.write_chunk(c16, chunk, c)?;
+                    // the facts themselves. (`prepare` read the stored ones.)
+                    let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
+                    c.dirty = true;
+                    for (low, rows) in postings {
+                        *c.postings.entry(low).or_default() |= rows;
                     }
+                    self.write_chunk(&mut out, c16, chunk, c)?;
                 }
                 i = j;
             }
         }
         for ((col, chunk), c) in std::mem::take(&mut self.chunks) {
             if c.dirty {
-                self.write_chunk(col, chunk, c)?;
+                self.write_chunk(&mut out, col, chunk, c)?;
             }
         }
-        let mut units = Vec::new();
         for (unit, mut c) in std::mem::take(&mut self.owner_cache) {
             if !c.dirty {
                 continue;
             }
-            units.push((unit, !c.bitmap.is_empty()));
+            out.units.push((unit, !c.bitmap.is_empty()));
             if c.bitmap.is_empty() {
                 if c.stored {
-                    self.owners.remove((rel, unit))?;
+                    out.owners.push(((rel, unit), None));
                 }
             } else {
                 let bytes =
                     index::seal_owners(self.seal, (rel, unit), index::encode(&mut c.bitmap));
-                self.owners.insert((rel, unit), bytes.as_slice())?;
+                out.owners.push(((rel, unit), Some(bytes)));
             }
         }
         if let Some(mut d) = self.dead.take()
             && d.dirty
         {
-            let bytes = index::seal_dead(self.seal, rel, index::encode(&mut d.bitmap));
-            self.dead_table.insert(rel, bytes.as_slice())?;
+            out.dead = Some(index::seal_dead(
+                self.seal,
+                rel,
+                index::encode(&mut d.bitmap),
+            ));
         }
-        units.sort_unstable();
-        Ok((self.meta, units))
+        out.units.sort_unstable();
+        Ok(Encoded {
+            meta: self.meta,
+            blocks: out.blocks,
+            postings: out.postings,
+            owners: out.owners,
+            dead: out.dead,
+            units: out.units,
+        })
+    }
+}
+
+impl Encoded {
+    /// Writes the encoded changes into `txn`; answers the updated catalog entry and each unit
+    /// whose rows changed and whether it still owns any row of the relation.
+    pub(crate) fn write(self, txn: &WriteTransaction) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
+        let rel = self.meta.id;
+        let mut blocks = txn.open_table(layout::BLOCKS)?;
+        for (key, bytes) in &self.blocks {
+            blocks.insert(*key, bytes.as_slice())?;
+        }
+        let mut postings = txn.open_table(layout::POSTINGS)?;
+        for (key, bytes) in &self.postings {
+            match bytes {
+                Some(b) => postings.insert(*key, b.as_slice())?,
+                None => postings.remove(*key)?,
+            };
+        }
+        let mut owners = txn.open_table(layout::OWNERS)?;
+        for (key, bytes) in &self.owners {
+            match bytes {
+                Some(b) => owners.insert(*key, b.as_slice())?,
+                None => owners.remove(*key)?,
+            };
+        }
+        if let Some(bytes) = &self.dead {
+            txn.open_table(layout::DEAD)?
+                .insert(rel, bytes.as_slice())?;
+        }
+        Ok((self.meta, self.units))
+    }
+}
+
+/// Encodes relations' changes ([`Encode::run`]), on a thread of its own when given a scope
+/// to run one in (then the caller gathers the next relation meanwhile), else at once.
+pub(crate) struct Encoder {
+    thread: Option<(Sender<Encode>, Receiver<Result<Encoded>>)>,
+    in_flight: usize,
+    ready: VecDeque<Result<Encoded>>,
+}
+
+impl Encoder {
+    /// An encoder with a thread in `scope`, or without one.
+    pub(crate) fn new<'scope>(scope: Option<&'scope std::thread::Scope<'scope, '_>>) -> Encoder {
+        let thread = scope.map(|s| {
+            let (jobs, jobs_rx) = std::sync::mpsc::channel::<Encode>();
+            let (done_tx, done) = std::sync::mpsc::channel();
+            s.spawn(move || {
+                for job in jobs_rx {
+                    if done_tx.send(job.run()).is_err() {
+                        return;
+                    }
+                }
+            });
+            (jobs, done)
+        });
+        Encoder {
+            thread,
+            in_flight: 0,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// Hands over a relation's changes.
+    pub(crate) fn send(&mut self, job: Encode) {
+        if let Some((jobs, _)) = &self.thread {
+            match jobs.send(job) {
+                Ok(()) => self.in_flight += 1,
+                // Only a panic stops the thread; the scope passes it on.
+                Err(e) => self.ready.push_back(e.0.run()),
+            }
+        } else {
+            self.ready.push_back(job.run());
+        }
+    }
+
+    /// An encoding done, if one is (without waiting).
+    pub(crate) fn ready(&mut self) -> Option<Result<Encoded>> {
+        if let Some(r) = self.ready.pop_front() {
+            return Some(r);
+        }
+        let (_, done) = self.thread.as_ref()?;
+        let r = done.try_recv().ok()?;
+        self.in_flight -= 1;
+        Some(r)
+    }
+
+    /// The next encoding, waiting for it; `None` when all are answered.
+    pub(crate) fn next(&mut self) -> Option<Result<Encoded>> {
+        if let Some(r) = self.ready.pop_front() {
+            return Some(r);
+        }
+        if self.in_flight == 0 {
+            return None;
+        }
+        let (_, done) = self.thread.as_ref()?;
+        self.in_flight -= 1;
+        Some(
+            done.recv()
+                .unwrap_or_else(|_| Err(damaged("the encoding thread stopped"))),
+        )
     }
 }

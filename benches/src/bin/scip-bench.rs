@@ -2,6 +2,10 @@
 //! same index with the same crate and doing nothing, and a re-ingest after a one-document
 //! change against reading the index once.
 //!
+//! Each figure is wall time; the ingest reads on two threads (one decodes), so its CPU time
+//! (user and system, all threads) is printed beside it: on a machine other work shares, the
+//! wall-time ratio to the floor moves with the load, the CPU-time ratio much less.
+//!
 //! The index is made from a real one (`target/scip/rxjs.scip`, from
 //! `store/tests/scip/make-indexes.sh`) by repeating its documents `--copies` times, each copy
 //! under its own path prefix and package name (so symbols and paths grow as with more code),
@@ -182,7 +186,27 @@ fn ingest(path: &Path, db: &Path, replace: bool) -> BenchResult<(u64, String)> {
     Ok((summary.facts_read, note))
 }
 
-/// The child: runs one measurement and prints `seconds facts peak_kib note`.
+/// The CPU time (user and system, all threads) this process used so far, in seconds, from
+/// `/proc/self/stat` (Linux's clock ticks, 100 a second); 0 where that cannot be read.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // The fields after the command name (which may hold spaces), from field 3 on.
+    let Some((_, rest)) = stat.rsplit_once(") ") else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The child: runs one measurement and prints `seconds cpu_seconds facts peak_kib note`.
 fn child(args: &[String]) -> BenchResult<()> {
     let (what, path) = (args[0].as_str(), Path::new(&args[1]));
     let start = Instant::now();
@@ -193,14 +217,24 @@ fn child(args: &[String]) -> BenchResult<()> {
     };
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{secs} {facts} {} {note}",
+        "{secs} {} {facts} {} {note}",
+        cpu_seconds(),
         peak_rss_kib().unwrap_or_default()
     );
     Ok(())
 }
 
-/// Runs a child; answers (seconds, facts, peak KiB, note).
-fn run(args: &[&str]) -> BenchResult<(f64, u64, u64, String)> {
+/// What one child measured.
+struct Measured {
+    seconds: f64,
+    cpu: f64,
+    facts: u64,
+    peak_kib: u64,
+    note: String,
+}
+
+/// Runs a child; answers what it measured.
+fn run(args: &[&str]) -> BenchResult<Measured> {
     let out = Command::new(std::env::current_exe()?)
         .arg("--child")
         .args(args)
@@ -213,9 +247,15 @@ fn run(args: &[&str]) -> BenchResult<(f64, u64, u64, String)> {
         .into());
     }
     let text = String::from_utf8(out.stdout)?;
-    let mut f = text.trim().splitn(4, ' ');
+    let mut f = text.trim().splitn(5, ' ');
     let mut next = || f.next().unwrap_or_default().to_owned();
-    Ok((next().parse()?, next().parse()?, next().parse()?, next()))
+    Ok(Measured {
+        seconds: next().parse()?,
+        cpu: next().parse()?,
+        facts: next().parse()?,
+        peak_kib: next().parse()?,
+        note: next(),
+    })
 }
 
 fn copy_dir(from: &Path, to: &Path) -> BenchResult<()> {
@@ -253,34 +293,40 @@ fn main_inner() -> BenchResult<()> {
     );
     let tmp = tempfile::tempdir()?;
     let (mut floor_t, mut ingest_t, mut re_t) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut floor_c, mut ingest_c) = (Vec::new(), Vec::new());
     let (mut floor_peak, mut ingest_peak, mut re_peak) = (0, 0, 0);
     let (mut docs, mut facts, mut re_facts, mut re_note) = (0, 0, 0, String::new());
     for r in 0..runs {
-        let (t, n, peak, _) = run(&["floor", &large.display().to_string()])?;
-        floor_t.push(t);
-        floor_peak = floor_peak.max(peak);
-        docs = n;
+        let m = run(&["floor", &large.display().to_string()])?;
+        floor_t.push(m.seconds);
+        floor_c.push(m.cpu);
+        floor_peak = floor_peak.max(m.peak_kib);
+        docs = m.facts;
         let db = tmp.path().join(format!("db{r}"));
-        let (t, n, peak, note) = run(&[
+        let m = run(&[
             "ingest",
             &large.display().to_string(),
             &db.display().to_string(),
         ])?;
-        ingest_t.push(t);
-        ingest_peak = ingest_peak.max(peak);
-        facts = n;
-        println!("  run {r}: ingest {t:.3} s ({note})");
+        ingest_t.push(m.seconds);
+        ingest_c.push(m.cpu);
+        ingest_peak = ingest_peak.max(m.peak_kib);
+        facts = m.facts;
+        println!(
+            "  run {r}: ingest {:.3} s, cpu {:.2} s ({})",
+            m.seconds, m.cpu, m.note
+        );
         let again = tmp.path().join(format!("again{r}"));
         copy_dir(&db, &again)?;
-        let (t, n, peak, note) = run(&[
+        let m = run(&[
             "reingest",
             &changed.display().to_string(),
             &again.display().to_string(),
         ])?;
-        re_t.push(t);
-        re_peak = re_peak.max(peak);
-        re_facts = n;
-        re_note = note;
+        re_t.push(m.seconds);
+        re_peak = re_peak.max(m.peak_kib);
+        re_facts = m.facts;
+        re_note = m.note;
         std::fs::remove_dir_all(&db)?;
         std::fs::remove_dir_all(&again)?;
     }
@@ -289,20 +335,23 @@ fn main_inner() -> BenchResult<()> {
         median(&mut ingest_t),
         median(&mut re_t),
     );
+    let (fc, ic) = (median(&mut floor_c), median(&mut ingest_c));
     let mib = |k: u64| k as f64 / 1024.0;
     println!("median of {runs} runs, each in its own process:");
     println!(
-        "  floor (decode {docs} documents, keep nothing): {f:.3} s, {:.1} MB/s, peak {:.0} MiB",
+        "  floor (decode {docs} documents, keep nothing): {f:.3} s, cpu {fc:.2} s, {:.1} MB/s, \
+         peak {:.0} MiB",
         mb / f,
         mib(floor_peak)
     );
     println!(
-        "  ingest ({facts} facts):                        {i:.3} s, {:.1} MB/s, {:.0} facts/s, \
-         peak {:.0} MiB, {:.2}x the floor",
+        "  ingest ({facts} facts):                        {i:.3} s, cpu {ic:.2} s, {:.1} MB/s, \
+         {:.0} facts/s, peak {:.0} MiB, {:.2}x the floor (cpu {:.2}x)",
         mb / i,
         facts as f64 / i,
         mib(ingest_peak),
-        i / f
+        i / f,
+        ic / fc.max(0.01)
     );
     println!(
         "  re-ingest, one document changed ({re_facts} facts read; {re_note}): {re:.3} s, \

@@ -7,12 +7,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::bloom::Bloom;
-use super::pending::add_pending;
+use super::pending::{Pending, add_pending};
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
 use crate::layout::{self, DEFAULT_TIER};
-use crate::relwriter::RelWriter;
+use crate::relwriter::{Encoded, Encoder, RelWriter};
 
 /// A batch's open transactions and running state between flushes.
 pub(super) struct Writing {
@@ -198,28 +198,59 @@ impl Batch<'_> {
                 let (db, txn, _) = &w.tiers.0[tier];
                 (txn, db.seal)
             };
-            for name in names {
-                let meta = metas
-                    .remove(name)
-                    .ok_or_else(|| damaged(format!("relation {name} vanished during commit")))?;
-                let rel = meta.id;
-                let fresh = w.fresh.contains(name);
-                let mut rw = RelWriter::new(txn, seal, meta)?;
-                for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
-                    w.summary.removed += rw.remove_unit(u)?;
+            // Each relation's changes are encoded on a thread of their own (for a flush large
+            // enough to pay for one) while the next relation's facts are added, and written
+            // as they come back.
+            let rows: usize = names
+                .iter()
+                .filter_map(|n| self.rels.get(n))
+                .map(Pending::len)
+                .sum();
+            std::thread::scope(|scope| -> Result<()> {
+                let mut encoder = Encoder::new((rows >= PARALLEL_ROWS).then_some(scope));
+                for name in names {
+                    let meta = metas.remove(name).ok_or_else(|| {
+                        damaged(format!("relation {name} vanished during commit"))
+                    })?;
+                    let fresh = w.fresh.contains(name);
+                    let mut rw = RelWriter::new(txn, seal, meta)?;
+                    for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
+                        w.summary.removed += rw.remove_unit(u)?;
+                    }
+                    if let Some(p) = self.rels.get_mut(name) {
+                        let seen = if fresh { self.seen.as_mut() } else { None };
+                        add_pending(&mut rw, p, &mut w.summary, seen)?;
+                        w.relations.insert(name.clone());
+                    }
+                    encoder.send(rw.prepare()?);
+                    while let Some(encoded) = encoder.ready() {
+                        write(encoded?, txn, &mut w.unit_rel_changes, &mut w.metas)?;
+                    }
                 }
-                if let Some(p) = self.rels.get_mut(name) {
-                    let seen = if fresh { self.seen.as_mut() } else { None };
-                    add_pending(&mut rw, p, &mut w.summary, seen)?;
-                    w.relations.insert(name.clone());
+                while let Some(encoded) = encoder.next() {
+                    write(encoded?, txn, &mut w.unit_rel_changes, &mut w.metas)?;
                 }
-                let (meta, units) = rw.finish()?;
-                w.unit_rel_changes
-                    .extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
-                w.metas.insert(name.clone(), meta);
-            }
+                Ok(())
+            })?;
         }
         self.rels.clear();
         Ok(())
     }
+}
+
+/// Below this many facts in a flush, relations are encoded on the flushing thread.
+const PARALLEL_ROWS: usize = 1 << 14;
+
+/// Writes a relation's encoded changes into `txn`, noting its units and catalog entry.
+fn write(
+    encoded: Encoded,
+    txn: &WriteTransaction,
+    unit_rel_changes: &mut Vec<(u32, u32, bool)>,
+    metas: &mut BTreeMap<String, RelationMeta>,
+) -> Result<()> {
+    let (meta, units) = encoded.write(txn)?;
+    let rel = meta.id;
+    unit_rel_changes.extend(units.into_iter().map(|(u, owns)| (u, rel, owns)));
+    metas.insert(meta.name.clone(), meta);
+    Ok(())
 }

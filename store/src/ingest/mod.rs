@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap;
 
 use crate::catalog::Catalog;
 use crate::db::Store;
-use crate::dump::{self, DumpSpec, Fact, FactSink, Field, Origin, reserved_name};
+use crate::dump::{self, DumpSpec, Fact, FactGroup, FactSink, Field, Origin, reserved_name};
 use crate::error::{CommitError, IngestError, Result};
 use crate::layout::{self, DEFAULT_TIER};
 use bloom::Bloom;
@@ -132,6 +132,9 @@ pub struct Batch<'s> {
     /// What the SCIP indexes read held and what replacing reads did with their documents;
     /// `None` while the batch read no index.
     documents: Option<crate::scip::DocumentChanges>,
+    /// Scratch for [`FactGroup`]s: their texts' terms, and one relation's terms.
+    group_texts: Vec<u32>,
+    group_row: Vec<u32>,
 }
 
 impl Store {
@@ -215,6 +218,8 @@ impl Store {
             writing: None,
             seen: None,
             documents: Default::default(),
+            group_texts: Vec::new(),
+            group_row: Vec::new(),
         })
     }
 
@@ -392,6 +397,10 @@ struct Sink<'b, 's> {
 impl FactSink for Sink<'_, '_> {
     fn fact(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {
         crate::guard::faults(|| self.batch.fact(fact)).map_err(|f| self.batch.fault(f))
+    }
+
+    fn group(&mut self, group: &FactGroup) -> Result<(), IngestError> {
+        crate::guard::faults(|| self.batch.group(group)).map_err(|f| self.batch.fault(f))
     }
 
     fn declare(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use super::bloom::Bloom;
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
-use crate::dump::{Fact, Origin};
+use crate::dump::{Cell, Fact, FactGroup, Field, Origin};
 use crate::error::{Fault, IngestError, Result};
 use crate::relwriter::RelWriter;
+use strata_eval::Term;
 
 /// A relation's facts gathered by a batch, as terms.
 pub(super) struct Pending {
@@ -24,6 +25,11 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// How many facts it holds.
+    pub(super) fn len(&self) -> usize {
+        self.units.len()
+    }
+
     /// The relation of `fact`, first seen in `file`, with no facts yet.
     fn of(fact: &Fact<'_>, file: &str) -> Pending {
         Pending {
@@ -64,7 +70,53 @@ impl Batch<'_> {
             }
             &long
         };
-        let unit = match fact.unit {
+        let unit = self.fact_unit(fact.unit)?;
+        if self.gather(fact, terms, terms.len(), unit)?
+            && self.pending_facts >= self.options.buffer_facts.max(1)
+        {
+            self.flush(true)?;
+        }
+        Ok(())
+    }
+
+    /// The facts of one unit at once: each distinct text interned once, each relation found
+    /// once.
+    pub(super) fn group(&mut self, group: &FactGroup) -> Result<()> {
+        let mut texts = std::mem::take(&mut self.group_texts);
+        let mut row = std::mem::take(&mut self.group_row);
+        texts.clear();
+        for s in group.texts() {
+            texts.push(Term::text(self.intern_text(s)?).0);
+        }
+        let unit = self.fact_unit(Some(group.unit()))?;
+        for (r, rel) in group.relations().iter().enumerate() {
+            let cells = group.rows(r);
+            if cells.is_empty() {
+                continue;
+            }
+            row.clear();
+            for c in cells {
+                row.push(match *c {
+                    Cell::Absent => Term::ABSENT.0,
+                    Cell::Text(i) => texts[i as usize],
+                    Cell::Number(n) => self.term(&Field::Number(n))?,
+                });
+            }
+            let arity = rel.columns.len().max(1);
+            self.facts_read += (cells.len() / arity) as u64;
+            self.gather(&group.fact(r, &[]), &row, rel.columns.len(), unit)?;
+        }
+        self.group_texts = texts;
+        self.group_row = row;
+        if self.pending_facts >= self.options.buffer_facts.max(1) {
+            self.flush(true)?;
+        }
+        Ok(())
+    }
+
+    /// The id of a fact's unit (0 for none), which the batch replaces when it replaces.
+    fn fact_unit(&mut self, unit: Option<&str>) -> Result<u32> {
+        Ok(match unit {
             Some(u) => {
                 let id = self.intern_unit(u)?;
                 if self.options.replace {
@@ -73,9 +125,16 @@ impl Batch<'_> {
                 id
             }
             None => 0,
-        };
+        })
+    }
+
+    /// Gathers facts of `fact`'s relation stated by `unit`: `terms` holds their terms one
+    /// after another, `arity` a fact. Answers whether the batch had gathered the relation
+    /// before.
+    fn gather(&mut self, fact: &Fact<'_>, terms: &[u32], arity: usize, unit: u32) -> Result<bool> {
+        let n = terms.len().checked_div(arity).unwrap_or(1);
         let label = &self.label;
-        match self.rels.get_mut(fact.relation) {
+        let existed = match self.rels.get_mut(fact.relation) {
             Some(p) => {
                 // Spellings that lower-case alike (`IMPORTS`, `imports`) name one relation,
                 // which keeps the first; only the origin must agree.
@@ -94,33 +153,31 @@ impl Batch<'_> {
                     );
                     return Err(self.clash(&file, line, msg));
                 }
-                if p.columns.len() != terms.len() {
+                if p.columns.len() != arity {
                     let msg = format!(
                         "relation \"{}\" has {} columns at {}:{}, but {} here",
                         fact.relation,
                         p.columns.len(),
                         p.file,
                         p.line,
-                        terms.len()
+                        arity
                     );
                     return Err(self.clash(&label.clone(), fact.line, msg));
                 }
                 p.tuples.extend_from_slice(terms);
-                p.units.push(unit);
-                self.pending_facts += 1;
-                if self.pending_facts >= self.options.buffer_facts.max(1) {
-                    self.flush(true)?;
-                }
+                p.units.extend(std::iter::repeat_n(unit, n));
+                true
             }
             None => {
                 let mut p = Pending::of(fact, label);
                 p.tuples.extend_from_slice(terms);
-                p.units.push(unit);
+                p.units.extend(std::iter::repeat_n(unit, n));
                 self.rels.insert(fact.relation.to_owned(), p);
-                self.pending_facts += 1;
+                false
             }
-        }
-        Ok(())
+        };
+        self.pending_facts += n;
+        Ok(existed)
     }
 
     /// Declares the relation of `fact` with no facts, unless the batch gathered some or the
@@ -238,14 +295,16 @@ pub(super) fn add_pending(
     let arity = p.columns.len();
     let tuples = std::mem::take(&mut p.tuples);
     let units = std::mem::take(&mut p.units);
-    if arity <= 2 {
-        // Pack each statement as one u128 (columns, then unit) and sort those.
+    if arity <= 3 {
+        // Pack each statement as one u128 (columns from the top, then unit) and sort those.
         let mut packed: Vec<u128> = (0..units.len())
             .map(|i| {
                 let t = &tuples[i * arity..(i + 1) * arity];
-                let a = t.first().map_or(0, |&x| u128::from(x));
-                let b = t.get(1).map_or(0, |&x| u128::from(x));
-                a << 96 | b << 64 | u128::from(units[i])
+                let mut key = 0u128;
+                for (c, &x) in t.iter().enumerate() {
+                    key |= u128::from(x) << (96 - 32 * c);
+                }
+                key | u128::from(units[i])
             })
             .collect();
         drop(tuples);
@@ -253,14 +312,15 @@ pub(super) fn add_pending(
         packed.sort_unstable();
         let mut i = 0;
         let mut us = Vec::new();
-        let mut tuple = [0u32; 2];
+        let mut tuple = [0u32; 3];
         while i < packed.len() {
-            let key = packed[i] >> 64;
-            tuple[0] = (key >> 32) as u32;
-            tuple[1] = key as u32;
+            let key = packed[i] >> 32;
+            for (c, x) in tuple.iter_mut().enumerate() {
+                *x = (key >> (64 - 32 * c)) as u32;
+            }
             us.clear();
             let mut j = i;
-            while j < packed.len() && packed[j] >> 64 == key {
+            while j < packed.len() && packed[j] >> 32 == key {
                 let u = packed[j] as u32;
                 if us.last() != Some(&u) {
                     us.push(u);

@@ -2,6 +2,7 @@
 //! [`super::RELATIONS`].
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use protobuf::{Enum, EnumFull};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -11,10 +12,7 @@ use scip::types::{
 
 use super::Rel;
 use super::symbol::{self, is_local};
-use crate::dump::{Fact, FactSink, Field, Origin};
-use crate::error::IngestError;
-
-type Result<T, E = IngestError> = std::result::Result<T, E>;
+use crate::dump::{Cell, FactGroup, GroupRelation};
 
 /// The `Definition` bit of `Occurrence.symbol_roles`.
 const DEFINITION: i32 = 1;
@@ -22,85 +20,93 @@ const DEFINITION: i32 = 1;
 /// A position in a document: 0-based line and character, as SCIP gives them.
 type Pos = (i32, i32);
 
-/// Writes facts into a sink, with the relations' column names and docs.
-pub(crate) struct Emitter<'k> {
-    pub(crate) sink: &'k mut dyn FactSink,
-    columns: Vec<Vec<String>>,
-    /// SCIP kind names by enum value, looked up once each.
-    kinds: FxHashMap<i32, Option<String>>,
-    /// Facts emitted so far.
-    pub(crate) facts: u64,
-    /// The number of the document (or external symbol) being read, the "line" of its facts.
-    pub(crate) line: u64,
+/// The relations of [`super::RELATIONS`] as a [`FactGroup`] names them (by [`Rel`]).
+pub(crate) fn group_relations() -> Arc<[GroupRelation]> {
+    super::RELATIONS
+        .iter()
+        .map(|r| GroupRelation {
+            name: r.name.to_owned(),
+            columns: r.columns.iter().map(|c| (*c).to_owned()).collect(),
+            doc: Some(r.doc.to_owned()),
+        })
+        .collect()
 }
 
-impl<'k> Emitter<'k> {
-    /// Emits into `sink`.
-    pub(crate) fn new(sink: &'k mut dyn FactSink) -> Self {
-        Emitter {
-            sink,
-            columns: super::RELATIONS
-                .iter()
-                .map(|r| r.columns.iter().map(|c| (*c).to_owned()).collect())
-                .collect(),
-            kinds: FxHashMap::default(),
-            facts: 0,
-            line: 0,
+/// The texts of a group that borrow from the message being read, by their number in the
+/// group, so that a symbol repeated in many occurrences is one text.
+struct Texts<'d> {
+    ids: FxHashMap<&'d str, u32>,
+}
+
+impl<'d> Texts<'d> {
+    fn new() -> Self {
+        Texts {
+            ids: FxHashMap::default(),
         }
     }
 
-    fn emit(&mut self, rel: Rel, fields: &[Field<'_>], unit: &str) -> Result<()> {
-        let def = &super::RELATIONS[rel as usize];
-        self.facts += 1;
-        self.sink.fact(&Fact {
-            spelled: def.name,
-            relation: def.name,
-            origin: Origin::Facts,
-            columns: &self.columns[rel as usize],
-            doc: Some(def.doc),
-            fields,
-            unit: Some(unit),
-            line: self.line,
-        })
+    /// The number of `s` in `group`.
+    fn id(&mut self, group: &mut FactGroup, s: &'d str) -> u32 {
+        *self.ids.entry(s).or_insert_with(|| group.add_text(s))
     }
 
-    /// Declares every relation of [`super::RELATIONS`], so that each exists (maybe empty)
-    /// once the batch commits: the `code` module reads `uses` and `implements`, which an
-    /// indexer without enclosing ranges or relationships gives no fact of.
-    pub(crate) fn declare_all(&mut self) -> Result<()> {
-        for (i, def) in super::RELATIONS.iter().enumerate() {
-            self.sink.declare(&Fact {
-                spelled: def.name,
-                relation: def.name,
-                origin: Origin::Facts,
-                columns: &self.columns[i],
-                doc: Some(def.doc),
-                fields: &[],
-                unit: None,
-                line: self.line,
-            })?;
+    /// `s` as a cell of `group`.
+    fn text(&mut self, group: &mut FactGroup, s: &'d str) -> Cell {
+        Cell::Text(self.id(group, s))
+    }
+
+    /// A text that may borrow from the message or be made for it.
+    fn cow(&mut self, group: &mut FactGroup, s: Cow<'d, str>) -> Cell {
+        match s {
+            Cow::Borrowed(b) => self.text(group, b),
+            Cow::Owned(o) => Cell::Text(group.add_text(&o)),
         }
-        Ok(())
     }
 
-    /// The facts of one document whose path (and unit) is `path` and content hash `hash`.
-    pub(crate) fn document(&mut self, doc: &Document, path: &str, hash: &str) -> Result<()> {
+    fn opt(&mut self, group: &mut FactGroup, s: &Option<Cow<'d, str>>) -> Cell {
+        s.as_ref()
+            .map_or(Cell::Absent, |s| self.cow(group, s.clone()))
+    }
+}
+
+/// Gathers the facts of one document (or one external symbol) at a time into a
+/// [`FactGroup`] (emptied first by each call).
+#[derive(Default)]
+pub(crate) struct Emitter {
+    /// SCIP kind names by enum value, looked up once each.
+    kinds: FxHashMap<i32, Option<Box<str>>>,
+}
+
+impl Emitter {
+    /// The facts of document number `number`, whose path (and unit) is `path` and content
+    /// hash `hash`.
+    pub(crate) fn document(
+        &mut self,
+        g: &mut FactGroup,
+        doc: &Document,
+        path: &str,
+        hash: &str,
+        number: u64,
+    ) {
+        let kinds = &mut self.kinds;
+        g.clear(path, number);
+        let mut texts = Texts::new();
+        let p = Cell::Text(g.add_text(path));
         let language = if doc.language.is_empty() {
-            language_of(&doc.relative_path).map(Cow::Borrowed)
+            language_of(&doc.relative_path).map_or(Cell::Absent, |l| texts.text(g, l))
         } else {
-            Some(Cow::Borrowed(doc.language.as_str()))
+            texts.text(g, &doc.language)
         };
-        self.emit(
-            Rel::Document,
-            &[text(path), language.map_or(Field::Absent, Field::Text)],
-            path,
-        )?;
-        self.emit(Rel::DocumentHash, &[text(path), text(hash)], path)?;
-        let mut defined: FxHashSet<&str> = FxHashSet::default();
-        let mut referenced: FxHashSet<&str> = FxHashSet::default();
-        let mut at: FxHashSet<(bool, &str, i32)> = FxHashSet::default();
-        let mut enclosing: Vec<(Pos, Pos, &str)> = Vec::new();
-        let mut refs: Vec<(Pos, &str)> = Vec::new();
+        g.add(Rel::Document as usize, &[p, language]);
+        let h = Cell::Text(g.add_text(hash));
+        g.add(Rel::DocumentHash as usize, &[p, h]);
+        // Symbols by their number in the group: each occurrence's symbol is hashed once.
+        let mut defined: FxHashSet<u32> = FxHashSet::default();
+        let mut defined_symbols: Vec<&str> = Vec::new();
+        let mut referenced: FxHashSet<u32> = FxHashSet::default();
+        let mut at: FxHashSet<(bool, u32, i32)> = FxHashSet::default();
+        let mut enclosing: Vec<(Pos, Pos, u32)> = Vec::new();
+        let mut refs: Vec<(Pos, u32)> = Vec::new();
         for occ in &doc.occurrences {
             let sym = occ.symbol.as_str();
             if sym.is_empty() || is_local(sym) {
@@ -109,166 +115,177 @@ impl<'k> Emitter<'k> {
             let Some((start, _)) = range(occ) else {
                 continue;
             };
-            let line = Field::Number(f64::from(start.0) + 1.0);
+            let id = texts.id(g, sym);
+            let s = Cell::Text(id);
+            let line = Cell::Number(f64::from(start.0) + 1.0);
             if occ.symbol_roles & DEFINITION != 0 {
-                if defined.insert(sym) {
-                    self.emit(Rel::Defines, &[text(path), text(sym)], path)?;
+                if defined.insert(id) {
+                    defined_symbols.push(sym);
+                    g.add(Rel::Defines as usize, &[p, s]);
                 }
-                if at.insert((true, sym, start.0)) {
-                    self.emit(Rel::DefinitionAt, &[text(sym), text(path), line], path)?;
+                if at.insert((true, id, start.0)) {
+                    g.add(Rel::DefinitionAt as usize, &[s, p, line]);
                 }
                 if let Some((s, e)) = enclosing_range(occ) {
-                    enclosing.push((s, e, sym));
+                    enclosing.push((s, e, id));
                 }
             } else {
-                if referenced.insert(sym) {
-                    self.emit(Rel::References, &[text(path), text(sym)], path)?;
+                if referenced.insert(id) {
+                    g.add(Rel::References as usize, &[p, s]);
                 }
-                if at.insert((false, sym, start.0)) {
-                    self.emit(Rel::ReferenceAt, &[text(path), text(sym), line], path)?;
+                if at.insert((false, id, start.0)) {
+                    g.add(Rel::ReferenceAt as usize, &[p, s, line]);
                 }
-                refs.push((start, sym));
+                refs.push((start, id));
             }
         }
         let mut described: FxHashSet<&str> = FxHashSet::default();
         for info in &doc.symbols {
             if !info.symbol.is_empty() && !is_local(&info.symbol) {
                 described.insert(&info.symbol);
-                self.symbol(&info.symbol, Some(info), path)?;
+                symbol(g, kinds, &mut texts, &info.symbol, Some(info));
             }
         }
-        let mut undescribed: Vec<&str> = defined.difference(&described).copied().collect();
+        let mut undescribed: Vec<&str> = defined_symbols
+            .into_iter()
+            .filter(|s| !described.contains(s))
+            .collect();
         undescribed.sort_unstable();
         for sym in undescribed {
-            self.symbol(sym, None, path)?;
+            symbol(g, kinds, &mut texts, sym, None);
         }
-        self.uses(&mut enclosing, &mut refs, path)
+        uses(g, &mut enclosing, &mut refs);
     }
 
-    /// An external symbol's facts, owned by `unit`.
-    pub(crate) fn external(&mut self, info: &SymbolInformation, unit: &str) -> Result<()> {
-        if info.symbol.is_empty() || is_local(&info.symbol) {
-            return Ok(());
-        }
-        self.symbol(&info.symbol, Some(info), unit)
-    }
-
-    /// `symbol`, `documentation`, the relationships, `member_of` and `package` of one global
-    /// symbol.
-    fn symbol(&mut self, sym: &str, info: Option<&SymbolInformation>, unit: &str) -> Result<()> {
-        let parsed = symbol::parse(sym);
-        let given_kind = info.and_then(|i| self.kind_name(i.kind.value()));
-        let kind = given_kind
-            .map(Cow::Owned)
-            .or_else(|| parsed.as_ref().map(|p| Cow::Borrowed(p.suffix.kind())));
-        let display = info
-            .map(|i| i.display_name.as_str())
-            .filter(|d| !d.is_empty())
-            .map(Cow::Borrowed)
-            .or_else(|| parsed.as_ref().map(|p| p.name.clone()));
-        self.emit(
-            Rel::Symbol,
-            &[
-                text(sym),
-                kind.map_or(Field::Absent, Field::Text),
-                display.map_or(Field::Absent, Field::Text),
-            ],
-            unit,
-        )?;
-        if let Some(info) = info {
-            if let Some(doc) = first_paragraph(&info.documentation) {
-                self.emit(
-                    Rel::Documentation,
-                    &[text(sym), Field::Text(doc.into())],
-                    unit,
-                )?;
-            }
-            for r in &info.relationships {
-                if r.symbol.is_empty() || is_local(&r.symbol) {
-                    continue;
-                }
-                for (on, rel) in [
-                    (r.is_implementation, Rel::Implements),
-                    (r.is_type_definition, Rel::TypeDefinition),
-                    (r.is_reference, Rel::ReferencesSymbol),
-                    (r.is_definition, Rel::DefinitionOf),
-                ] {
-                    if on {
-                        self.emit(rel, &[text(sym), text(&r.symbol)], unit)?;
-                    }
-                }
-            }
-        }
-        if let Some(p) = parsed {
-            if let Some(owner) = p.owner {
-                self.emit(Rel::MemberOf, &[text(sym), text(owner)], unit)?;
-            }
-            self.emit(
-                Rel::Package,
-                &[text(sym), opt(p.manager), opt(p.package), opt(p.version)],
-                unit,
-            )?;
-        }
-        Ok(())
-    }
-
-    /// `uses(from, to)`: each reference inside the enclosing range of a definition, the
-    /// innermost enclosing definition of a global symbol winning.
-    fn uses(
+    /// The facts of external symbol number `number`, owned by `unit`.
+    pub(crate) fn external(
         &mut self,
-        enclosing: &mut [(Pos, Pos, &str)],
-        refs: &mut [(Pos, &str)],
-        path: &str,
-    ) -> Result<()> {
-        if enclosing.is_empty() {
-            return Ok(());
+        g: &mut FactGroup,
+        info: &SymbolInformation,
+        unit: &str,
+        number: u64,
+    ) {
+        g.clear(unit, number);
+        if info.symbol.is_empty() || is_local(&info.symbol) {
+            return;
         }
-        // Outer ranges before the ranges they contain; then sweep the references in order,
-        // keeping the stack of ranges open at the reference.
-        enclosing.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-        refs.sort_unstable();
-        let mut seen: FxHashSet<(&str, &str)> = FxHashSet::default();
-        let mut open: Vec<(Pos, &str)> = Vec::new();
-        let mut next = 0;
-        for &(pos, to) in refs.iter() {
-            while next < enclosing.len() && enclosing[next].0 <= pos {
-                let (start, end, from) = enclosing[next];
-                while open.last().is_some_and(|&(e, _)| e <= start) {
-                    open.pop();
-                }
-                open.push((end, from));
-                next += 1;
+        symbol(
+            g,
+            &mut self.kinds,
+            &mut Texts::new(),
+            &info.symbol,
+            Some(info),
+        );
+    }
+}
+
+/// `symbol`, `documentation`, the relationships, `member_of` and `package` of one global
+/// symbol.
+fn symbol<'d>(
+    g: &mut FactGroup,
+    kinds: &mut FxHashMap<i32, Option<Box<str>>>,
+    texts: &mut Texts<'d>,
+    sym: &'d str,
+    info: Option<&'d SymbolInformation>,
+) {
+    let parsed = symbol::parse(sym);
+    let s = texts.text(g, sym);
+    let kind = match info.and_then(|i| kind_name(kinds, i.kind.value())) {
+        Some(k) => Cell::Text(g.add_text(k)),
+        None => parsed
+            .as_ref()
+            .map_or(Cell::Absent, |p| texts.text(g, p.suffix.kind())),
+    };
+    let display = match info
+        .map(|i| i.display_name.as_str())
+        .filter(|d| !d.is_empty())
+    {
+        Some(d) => texts.text(g, d),
+        None => parsed
+            .as_ref()
+            .map_or(Cell::Absent, |p| texts.cow(g, p.name.clone())),
+    };
+    g.add(Rel::Symbol as usize, &[s, kind, display]);
+    if let Some(info) = info {
+        if let Some(doc) = first_paragraph(&info.documentation) {
+            let d = Cell::Text(g.add_text(&doc));
+            g.add(Rel::Documentation as usize, &[s, d]);
+        }
+        for r in &info.relationships {
+            if r.symbol.is_empty() || is_local(&r.symbol) {
+                continue;
             }
-            while open.last().is_some_and(|&(e, _)| e <= pos) {
+            for (on, rel) in [
+                (r.is_implementation, Rel::Implements),
+                (r.is_type_definition, Rel::TypeDefinition),
+                (r.is_reference, Rel::ReferencesSymbol),
+                (r.is_definition, Rel::DefinitionOf),
+            ] {
+                if on {
+                    let t = texts.text(g, &r.symbol);
+                    g.add(rel as usize, &[s, t]);
+                }
+            }
+        }
+    }
+    if let Some(p) = parsed {
+        if let Some(owner) = p.owner {
+            let o = texts.text(g, owner);
+            g.add(Rel::MemberOf as usize, &[s, o]);
+        }
+        let cells = [
+            s,
+            texts.opt(g, &p.manager),
+            texts.opt(g, &p.package),
+            texts.opt(g, &p.version),
+        ];
+        g.add(Rel::Package as usize, &cells);
+    }
+}
+
+/// The SCIP name of a kind, looked up once per value.
+fn kind_name(kinds: &mut FxHashMap<i32, Option<Box<str>>>, value: i32) -> Option<&str> {
+    kinds
+        .entry(value)
+        .or_insert_with(|| {
+            let kind = scip::types::symbol_information::Kind::from_i32(value)?;
+            let name = kind.descriptor().name().into();
+            (value != 0).then_some(name)
+        })
+        .as_deref()
+}
+
+/// `uses(from, to)`: each reference inside the enclosing range of a definition, the
+/// innermost enclosing definition of a global symbol winning.
+fn uses(g: &mut FactGroup, enclosing: &mut [(Pos, Pos, u32)], refs: &mut [(Pos, u32)]) {
+    if enclosing.is_empty() {
+        return;
+    }
+    // Outer ranges before the ranges they contain; then sweep the references in order,
+    // keeping the stack of ranges open at the reference.
+    enclosing.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    refs.sort_unstable();
+    let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
+    let mut open: Vec<(Pos, u32)> = Vec::new();
+    let mut next = 0;
+    for &(pos, to) in refs.iter() {
+        while next < enclosing.len() && enclosing[next].0 <= pos {
+            let (start, end, from) = enclosing[next];
+            while open.last().is_some_and(|&(e, _)| e <= start) {
                 open.pop();
             }
-            if let Some(&(_, from)) = open.last()
-                && seen.insert((from, to))
-            {
-                self.emit(Rel::Uses, &[text(from), text(to)], path)?;
-            }
+            open.push((end, from));
+            next += 1;
         }
-        Ok(())
+        while open.last().is_some_and(|&(e, _)| e <= pos) {
+            open.pop();
+        }
+        if let Some(&(_, from)) = open.last()
+            && seen.insert((from, to))
+        {
+            g.add(Rel::Uses as usize, &[Cell::Text(from), Cell::Text(to)]);
+        }
     }
-
-    fn kind_name(&mut self, value: i32) -> Option<String> {
-        self.kinds
-            .entry(value)
-            .or_insert_with(|| {
-                let kind = scip::types::symbol_information::Kind::from_i32(value)?;
-                let name = kind.descriptor().name().to_owned();
-                (value != 0).then_some(name)
-            })
-            .clone()
-    }
-}
-
-fn opt(v: Option<Cow<'_, str>>) -> Field<'_> {
-    v.map_or(Field::Absent, Field::Text)
-}
-
-fn text(s: &str) -> Field<'_> {
-    Field::Text(Cow::Borrowed(s))
 }
 
 /// An occurrence's range: start and end positions (the typed range first, else the

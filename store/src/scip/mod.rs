@@ -45,17 +45,18 @@ mod facts;
 mod fresh;
 mod symbol;
 mod wire;
+mod worker;
 
 use std::io::BufRead;
 
 use protobuf::Message;
-use scip::types::{Document, Metadata, SymbolInformation};
+use scip::types::Metadata;
 
 pub use error::{Place, Problem, ScipError};
-use facts::Emitter;
 pub use fresh::DocumentChanges;
 use fresh::Fresh;
 use wire::{FieldHead, Fields, LEN, WireError};
+use worker::{Field, Pipe};
 
 use crate::dump::{DumpSpec, FactSink};
 use crate::error::IngestError;
@@ -205,6 +206,10 @@ const DOCUMENT_FIELDS: &[(u64, u8, &str)] = &[
 
 /// Reads a whole SCIP index into `sink`; returns the number of facts read. A malformed index
 /// stops the read with a [`ScipError`] naming the document.
+///
+/// The index is framed and each document's content hash checked on this thread; a worker
+/// thread decodes the documents and gathers their facts (see `worker`), which are written
+/// into `sink` here, in the index's order.
 pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
     let mut reader = Reader {
         file: spec.label.clone(),
@@ -218,63 +223,49 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
     })?;
     let mut fresh = stored.map(Fresh::new);
     let mut fields = Fields::new(input);
-    let mut emit = Emitter::new(sink);
-    loop {
-        let at = fields.offset();
-        let head = match fields.next_head() {
-            Ok(Some(head)) => head,
-            Ok(None) => break,
-            Err(e) => return Err(reader.index_err(Place::Byte(at), e).into()),
-        };
-        match head.number {
-            METADATA => {
-                reader.payload(&mut fields, head, Place::Metadata)?;
-                let meta = Metadata::parse_from_bytes(&fields.payload).map_err(|cause| {
-                    reader.index_problem(Place::Metadata, decode("Metadata", cause))
-                })?;
-                if reader.repo.is_none() {
-                    reader.repo = repository(&meta.project_root);
-                }
-            }
-            DOCUMENTS => {
-                reader.documents += 1;
-                reader.document(&mut fields, head, &mut emit, fresh.as_mut())?;
-                emit.sink.progress(fields.offset(), emit.facts);
-            }
-            EXTERNAL_SYMBOLS => {
-                reader.externals += 1;
-                let place = Place::ExternalSymbol(reader.externals);
-                reader.payload(&mut fields, head, place)?;
-                let info =
-                    SymbolInformation::parse_from_bytes(&fields.payload).map_err(|cause| {
-                        reader.index_problem(place, decode("SymbolInformation", cause))
-                    })?;
-                let Some(repo) = reader.repo.clone() else {
-                    return Err(reader.index_problem(place, Problem::NoRepository).into());
-                };
-                emit.line = reader.externals;
-                emit.external(&info, &repo)?;
-            }
-            _ => fields
-                .skip(head)
-                .map_err(|e| reader.index_err(Place::Byte(head.offset), e))?,
+    std::thread::scope(|scope| {
+        let mut pipe = Pipe::start(scope, spec.label.clone(), sink);
+        let read = reader.fields(&mut fields, &mut pipe, fresh.as_mut());
+        if let Err(e) = read {
+            return Err(pipe.stop(e));
         }
-    }
-    let mut changes = DocumentChanges::default();
-    if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
-        let gone = fresh
-            .missing(repo)
-            .map_err(|cause| reader.stored_err(cause))?;
-        for path in gone {
-            emit.sink.retract_unit(&path)?;
+        pipe.finish()?;
+        let mut changes = DocumentChanges::default();
+        if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
+            let gone = fresh
+                .missing(repo)
+                .map_err(|cause| reader.stored_err(cause))?;
+            for path in gone {
+                pipe.sink().retract_unit(&path)?;
+            }
+            changes = fresh.changes;
         }
-        changes = fresh.changes;
+        changes.read = reader.documents;
+        pipe.sink().documents(&changes);
+        declare_all(pipe.sink(), reader.documents + reader.externals)?;
+        let facts = pipe.facts;
+        pipe.sink().progress(fields.offset(), facts);
+        Ok(facts)
+    })
+}
+
+/// Declares every relation of [`RELATIONS`], so that each exists (maybe empty) once the batch
+/// commits: the `code` module reads `uses` and `implements`, which an indexer without
+/// enclosing ranges or relationships gives no fact of.
+fn declare_all(sink: &mut dyn FactSink, line: u64) -> Result<()> {
+    for r in facts::group_relations().iter() {
+        sink.declare(&crate::dump::Fact {
+            spelled: &r.name,
+            relation: &r.name,
+            origin: crate::dump::Origin::Facts,
+            columns: &r.columns,
+            doc: r.doc.as_deref(),
+            fields: &[],
+            unit: None,
+            line,
+        })?;
     }
-    changes.read = reader.documents;
-    emit.sink.documents(&changes);
-    emit.declare_all()?;
-    emit.sink.progress(fields.offset(), emit.facts);
-    Ok(emit.facts)
+    Ok(())
 }
 
 /// What is known of the index being read.
@@ -286,6 +277,72 @@ struct Reader {
 }
 
 impl Reader {
+    /// Frames the index's top-level fields and hands each document and external symbol to
+    /// the worker.
+    fn fields<R: BufRead>(
+        &mut self,
+        fields: &mut Fields<R>,
+        pipe: &mut Pipe<'_>,
+        mut fresh: Option<&mut Fresh>,
+    ) -> Result<()> {
+        loop {
+            let at = fields.offset();
+            let head = match fields.next_head() {
+                Ok(Some(head)) => head,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(self.index_err(Place::Byte(at), e).into()),
+            };
+            match head.number {
+                METADATA => {
+                    self.payload(fields, head, Place::Metadata)?;
+                    let meta = Metadata::parse_from_bytes(&fields.payload).map_err(|cause| {
+                        self.index_problem(Place::Metadata, decode("Metadata", cause))
+                    })?;
+                    if self.repo.is_none() {
+                        self.repo = repository(&meta.project_root);
+                    }
+                }
+                DOCUMENTS => {
+                    self.documents += 1;
+                    fields.payload = pipe.buffer();
+                    let hash = self.document(fields, head, fresh.as_deref_mut())?;
+                    let payload = std::mem::take(&mut fields.payload);
+                    match hash {
+                        Some(hash) => pipe.send(
+                            Field::Document(hash),
+                            self.documents,
+                            self.repo.clone(),
+                            payload,
+                            fields.offset(),
+                        )?,
+                        None => {
+                            pipe.give_back(payload);
+                            let facts = pipe.facts;
+                            pipe.sink().progress(fields.offset(), facts);
+                        }
+                    }
+                }
+                EXTERNAL_SYMBOLS => {
+                    self.externals += 1;
+                    let place = Place::ExternalSymbol(self.externals);
+                    fields.payload = pipe.buffer();
+                    self.payload(fields, head, place)?;
+                    let payload = std::mem::take(&mut fields.payload);
+                    pipe.send(
+                        Field::External,
+                        self.externals,
+                        self.repo.clone(),
+                        payload,
+                        fields.offset(),
+                    )?;
+                }
+                _ => fields
+                    .skip(head)
+                    .map_err(|e| self.index_err(Place::Byte(head.offset), e))?,
+            }
+        }
+    }
+
     /// Reads a length-delimited top-level field's payload.
     fn payload<R: BufRead>(
         &self,
@@ -299,13 +356,15 @@ impl Reader {
             .map_err(|e| self.index_err(place, e))
     }
 
+    /// Reads a document's bytes into `fields.payload`. Answers `None` for a document stored
+    /// with the same bytes, which is skipped before it is even decoded, else the content
+    /// hash when this read compares with the store.
     fn document<R: BufRead>(
         &self,
         fields: &mut Fields<R>,
         head: FieldHead,
-        emit: &mut Emitter<'_>,
         fresh: Option<&mut Fresh>,
-    ) -> Result<()> {
+    ) -> Result<Option<Option<String>>> {
         let number = self.documents;
         let err = |fields: &Fields<R>, problem: Problem| ScipError::Document {
             file: self.file.clone(),
@@ -326,35 +385,23 @@ impl Reader {
                 .into());
             }
         }
-        // A document stored with the same bytes is skipped before it is even decoded.
-        let hash = match (&self.repo, wire::peek_string(&fields.payload, 1)) {
+        let Some(fresh) = fresh else {
+            return Ok(Some(None));
+        };
+        match (&self.repo, wire::peek_string(&fields.payload, 1)) {
             (Some(repo), Some(relative)) if !relative.is_empty() => {
                 let path = format!("{repo}/{relative}");
                 let hash = fresh::content_hash(&path, &fields.payload);
-                if let Some(fresh) = fresh
-                    && fresh
-                        .unchanged(repo, &path, &hash)
-                        .map_err(|cause| self.stored_err(cause))?
+                if fresh
+                    .unchanged(repo, &path, &hash)
+                    .map_err(|cause| self.stored_err(cause))?
                 {
-                    return Ok(());
+                    return Ok(None);
                 }
-                Some(hash)
+                Ok(Some(Some(hash)))
             }
-            _ => None,
-        };
-        wire::check_fields(&fields.payload, DOCUMENT_FIELDS).map_err(|p| err(fields, p))?;
-        let doc = Document::parse_from_bytes(&fields.payload)
-            .map_err(|cause| err(fields, decode("Document", cause)))?;
-        if doc.relative_path.is_empty() {
-            return Err(err(fields, Problem::NoPath).into());
+            _ => Ok(Some(None)),
         }
-        let Some(repo) = &self.repo else {
-            return Err(err(fields, Problem::NoRepository).into());
-        };
-        let path = format!("{repo}/{}", doc.relative_path);
-        let hash = hash.unwrap_or_else(|| fresh::content_hash(&path, &fields.payload));
-        emit.line = number;
-        emit.document(&doc, &path, &hash)
     }
 
     fn stored_err(&self, cause: strata_eval::SourceError) -> ScipError {

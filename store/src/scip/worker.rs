@@ -1,0 +1,252 @@
+//! The decoding worker: a thread beside the one that frames an index and writes its facts.
+//! It checks and decodes each document (and external symbol) the reader hands it and
+//! gathers its facts into a [`FactGroup`], which goes back to the reader in the order the
+//! index holds them. At most [`DEPTH`] documents are on their way at a time, so memory
+//! stays bounded by a few documents, not by the index.
+
+use std::sync::mpsc::{Receiver, Sender};
+
+use protobuf::Message;
+use scip::types::{Document, SymbolInformation};
+
+use super::error::{Place, Problem, ScipError};
+use super::facts::Emitter;
+use super::{DOCUMENT_FIELDS, decode, fresh, wire};
+use crate::dump::{FactGroup, FactSink};
+use crate::error::IngestError;
+
+/// How many documents may be handed to the worker and not yet written.
+const DEPTH: usize = 4;
+
+/// What the worker reads: a top-level field's bytes.
+pub(super) struct Work {
+    /// What the bytes are.
+    pub(super) what: Field,
+    /// The number of the document or external symbol among its kind, from 1.
+    pub(super) number: u64,
+    /// The repository its paths are qualified by, if known yet.
+    pub(super) repo: Option<String>,
+    /// The bytes.
+    pub(super) payload: Vec<u8>,
+    /// Where the index was read up to, for progress.
+    pub(super) offset: u64,
+    /// A group to gather into (emptied first).
+    pub(super) group: FactGroup,
+}
+
+/// The kind of field a [`Work`] holds.
+pub(super) enum Field {
+    /// A document, with its content hash when the reader computed it.
+    Document(Option<String>),
+    /// An external symbol.
+    External,
+}
+
+/// What the worker answers for one [`Work`]: its facts, or what is wrong with its bytes.
+struct Done {
+    result: Result<(), ScipError>,
+    payload: Vec<u8>,
+    offset: u64,
+    group: FactGroup,
+}
+
+/// Runs the worker until the reader hangs up.
+fn run(file: &str, work: Receiver<Work>, done: Sender<Done>) {
+    let mut emit = Emitter::default();
+    for mut w in work {
+        let result = match std::mem::replace(&mut w.what, Field::External) {
+            Field::Document(hash) => document(file, &mut emit, &mut w, hash.as_deref()),
+            Field::External => external(file, &mut emit, &mut w),
+        };
+        let answer = Done {
+            result,
+            payload: w.payload,
+            offset: w.offset,
+            group: w.group,
+        };
+        if done.send(answer).is_err() {
+            return;
+        }
+    }
+}
+
+fn document(
+    file: &str,
+    emit: &mut Emitter,
+    w: &mut Work,
+    hash: Option<&str>,
+) -> Result<(), ScipError> {
+    let bytes = &w.payload;
+    let err = |problem: Problem| ScipError::Document {
+        file: file.to_owned(),
+        number: w.number,
+        path: wire::peek_string(bytes, 1).unwrap_or_else(|| "no path".to_owned()),
+        problem,
+    };
+    wire::check_fields(bytes, DOCUMENT_FIELDS).map_err(err)?;
+    let doc = Document::parse_from_bytes(bytes).map_err(|cause| err(decode("Document", cause)))?;
+    if doc.relative_path.is_empty() {
+        return Err(err(Problem::NoPath));
+    }
+    let Some(repo) = &w.repo else {
+        return Err(err(Problem::NoRepository));
+    };
+    let path = format!("{repo}/{}", doc.relative_path);
+    let made;
+    let hash = match hash {
+        Some(h) => h,
+        None => {
+            made = fresh::content_hash(&path, bytes);
+            &made
+        }
+    };
+    emit.document(&mut w.group, &doc, &path, hash, w.number);
+    Ok(())
+}
+
+fn external(file: &str, emit: &mut Emitter, w: &mut Work) -> Result<(), ScipError> {
+    let place = Place::ExternalSymbol(w.number);
+    let problem = |problem| ScipError::Index {
+        file: file.to_owned(),
+        place,
+        problem,
+    };
+    let info = SymbolInformation::parse_from_bytes(&w.payload)
+        .map_err(|cause| problem(decode("SymbolInformation", cause)))?;
+    let Some(repo) = &w.repo else {
+        return Err(problem(Problem::NoRepository));
+    };
+    emit.external(&mut w.group, &info, repo, w.number);
+    Ok(())
+}
+
+/// The reader's end of the worker: hands it work and writes what comes back into a sink,
+/// in order.
+pub(super) struct Pipe<'k> {
+    sink: &'k mut dyn FactSink,
+    work: Sender<Work>,
+    done: Receiver<Done>,
+    in_flight: usize,
+    payloads: Vec<Vec<u8>>,
+    groups: Vec<FactGroup>,
+    relations: std::sync::Arc<[crate::dump::GroupRelation]>,
+    /// Facts written so far.
+    pub(super) facts: u64,
+}
+
+impl<'k> Pipe<'k> {
+    /// Starts a worker in `scope` for the index `file`, writing into `sink`.
+    pub(super) fn start<'scope>(
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        file: String,
+        sink: &'k mut dyn FactSink,
+    ) -> Pipe<'k> {
+        let (work, work_rx) = std::sync::mpsc::channel();
+        let (done_tx, done) = std::sync::mpsc::channel();
+        scope.spawn(move || run(&file, work_rx, done_tx));
+        Pipe {
+            sink,
+            work,
+            done,
+            in_flight: 0,
+            payloads: Vec::new(),
+            groups: Vec::new(),
+            relations: super::facts::group_relations(),
+            facts: 0,
+        }
+    }
+
+    /// The sink facts are written into.
+    pub(super) fn sink(&mut self) -> &mut dyn FactSink {
+        self.sink
+    }
+
+    /// A buffer for the next field's bytes (one the worker is done with, when there is one).
+    pub(super) fn buffer(&mut self) -> Vec<u8> {
+        self.payloads.pop().unwrap_or_default()
+    }
+
+    /// Gives back a buffer that was not handed to the worker.
+    pub(super) fn give_back(&mut self, buffer: Vec<u8>) {
+        self.payloads.push(buffer);
+    }
+
+    /// Hands the worker a field's bytes; writes what it answered for earlier ones.
+    pub(super) fn send(
+        &mut self,
+        what: Field,
+        number: u64,
+        repo: Option<String>,
+        payload: Vec<u8>,
+        offset: u64,
+    ) -> Result<(), IngestError> {
+        let group = self
+            .groups
+            .pop()
+            .unwrap_or_else(|| FactGroup::new(self.relations.clone()));
+        let w = Work {
+            what,
+            number,
+            repo,
+            payload,
+            offset,
+            group,
+        };
+        if self.work.send(w).is_err() {
+            // The worker stopped: its answer (or its panic) says why.
+            return self.wait();
+        }
+        self.in_flight += 1;
+        while self.in_flight >= DEPTH {
+            self.wait()?;
+        }
+        while let Ok(d) = self.done.try_recv() {
+            self.write(d)?;
+        }
+        Ok(())
+    }
+
+    /// Writes everything handed to the worker.
+    pub(super) fn finish(&mut self) -> Result<(), IngestError> {
+        while self.in_flight > 0 {
+            self.wait()?;
+        }
+        Ok(())
+    }
+
+    /// The error that stops the read when the reader found `e`: the error of a document
+    /// before it, if any, else `e`. Nothing more is written.
+    pub(super) fn stop(&mut self, e: IngestError) -> IngestError {
+        while self.in_flight > 0 {
+            self.in_flight -= 1;
+            match self.done.recv() {
+                Ok(Done { result: Err(x), .. }) => return x.into(),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        e
+    }
+
+    fn wait(&mut self) -> Result<(), IngestError> {
+        match self.done.recv() {
+            Ok(d) => self.write(d),
+            Err(_) => {
+                // Only a panic stops the worker early; the scope passes it on.
+                self.in_flight = 0;
+                Ok(())
+            }
+        }
+    }
+
+    fn write(&mut self, d: Done) -> Result<(), IngestError> {
+        self.in_flight -= 1;
+        self.payloads.push(d.payload);
+        d.result?;
+        self.sink.group(&d.group)?;
+        self.facts += d.group.facts();
+        self.groups.push(d.group);
+        self.sink.progress(d.offset, self.facts);
+        Ok(())
+    }
+}
