@@ -29,6 +29,7 @@
 
 #[doc(hidden)]
 pub mod backend;
+mod bits;
 pub mod catalog;
 pub mod check;
 pub mod column;

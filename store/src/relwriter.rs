@@ -23,13 +23,13 @@ struct Cached {
 }
 
 impl Cached {
-    /// The bitmap read from its stored bytes, or an empty one when none are stored.
-    fn load(stored: Option<&[u8]>) -> Result<Cached> {
-        Ok(Cached {
-            bitmap: stored.map_or(Ok(RoaringBitmap::new()), index::decode)?,
+    /// The bitmap decoded from its stored bytes, or an empty one when none are stored.
+    fn load(stored: Option<RoaringBitmap>) -> Cached {
+        Cached {
             stored: stored.is_some(),
+            bitmap: stored.unwrap_or_default(),
             dirty: false,
-        })
+        }
     }
 }
 
@@ -147,10 +147,14 @@ impl<'t> RelWriter<'t> {
             Entry::Vacant(e) => {
                 let key = (self.meta.id, unit);
                 let stored = match self.owners.get(key)? {
-                    Some(v) => Some(index::open_owners(self.seal, key, v.value())?.to_vec()),
+                    Some(v) => Some(index::decode(index::open_owners(
+                        self.seal,
+                        key,
+                        v.value(),
+                    )?)?),
                     None => None,
                 };
-                let c = Cached::load(stored.as_deref())?;
+                let c = Cached::load(stored);
                 Ok(e.insert(c))
             }
         }
@@ -160,10 +164,10 @@ impl<'t> RelWriter<'t> {
         if self.dead.is_none() {
             let rel = self.meta.id;
             let stored = match self.dead_table.get(rel)? {
-                Some(v) => Some(index::open_dead(self.seal, rel, v.value())?.to_vec()),
+                Some(v) => Some(index::decode(index::open_dead(self.seal, rel, v.value())?)?),
                 None => None,
             };
-            self.dead = Some(Cached::load(stored.as_deref())?);
+            self.dead = Some(Cached::load(stored));
         }
         // Set just above.
         self.dead
@@ -313,7 +317,7 @@ impl<'t> RelWriter<'t> {
                     if entry.0.len() == BLOCK_ROWS as usize {
                         // A full block is final for this batch: write it and free it.
                         let key = (rel, c as u16, block);
-                        let bytes = column::seal(seal, key, column::encode(&entry.0)?);
+                        let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
                         self.block_cache.remove(&(c as u16, block));
                         self.blocks.insert(key, bytes.as_slice())?;
                     }
@@ -349,7 +353,8 @@ impl<'t> RelWriter<'t> {
                 self.postings.remove((rel, col, chunk))?;
             }
         } else {
-            let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
+            let bytes =
+                index::encode_chunk(self.seal.codec, c.postings.iter_mut().map(|(l, b)| (*l, b)));
             let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
             self.postings.insert((rel, col, chunk), bytes.as_slice())?;
         }
@@ -363,7 +368,7 @@ impl<'t> RelWriter<'t> {
         for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
             if dirty {
                 let key = (rel, col, block);
-                let bytes = column::seal(self.seal, key, column::encode(&terms)?);
+                let bytes = column::seal(self.seal, key, column::encode(self.seal.codec, &terms)?);
                 self.blocks.insert(key, bytes.as_slice())?;
             }
         }
@@ -396,7 +401,10 @@ impl<'t> RelWriter<'t> {
                 }
                 if fresh {
                     self.meta.distinct[col] += postings.len() as u64;
-                    let bytes = index::encode_chunk(postings.iter_mut().map(|(l, b)| (*l, b)));
+                    let bytes = index::encode_chunk(
+                        self.seal.codec,
+                        postings.iter_mut().map(|(l, b)| (*l, b)),
+                    );
                     let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
                     self.postings.insert((rel, c16, chunk), bytes.as_slice())?;
                 } else {
@@ -431,15 +439,22 @@ impl<'t> RelWriter<'t> {
                     self.owners.remove((rel, unit))?;
                 }
             } else {
-                let bytes =
-                    index::seal_owners(self.seal, (rel, unit), index::encode(&mut c.bitmap));
+                let bytes = index::seal_owners(
+                    self.seal,
+                    (rel, unit),
+                    index::encode(self.seal.codec, &mut c.bitmap),
+                );
                 self.owners.insert((rel, unit), bytes.as_slice())?;
             }
         }
         if let Some(mut d) = self.dead.take()
             && d.dirty
         {
-            let bytes = index::seal_dead(self.seal, rel, index::encode(&mut d.bitmap));
+            let bytes = index::seal_dead(
+                self.seal,
+                rel,
+                index::encode(self.seal.codec, &mut d.bitmap),
+            );
             self.dead_table.insert(rel, bytes.as_slice())?;
         }
         units.sort_unstable();

@@ -335,7 +335,7 @@ impl Snapshot {
                             meta.name
                         )))
                     })?;
-                    values[c].push(t.to_native());
+                    values[c].push(t);
                 }
             }
             for (k, _) in pending.iter().enumerate() {
@@ -432,14 +432,8 @@ impl Snapshot {
             }
             expect += 1;
             let bytes = intern::chunk_bytes(self.store.inner.base.seal, chunk, v.value())?;
-            // The chunk's text count (u16 LE); `text_in_chunk` checks the rest.
-            let n = match bytes {
-                [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
-                _ => {
-                    return Err(damaged("a dictionary chunk is malformed"));
-                }
-            };
-            for slot in 0..n {
+            let mut texts = intern::TextChunk::parse(bytes)?;
+            for slot in 0..texts.len() {
                 let id = (chunk << TEXT_CHUNK_BITS) | (slot as u32 & mask);
                 if id < first {
                     continue;
@@ -447,7 +441,7 @@ impl Snapshot {
                 if id > count {
                     return Ok(());
                 }
-                if visit(id, intern::text_in_chunk(bytes, slot)?) == ControlFlow::Break(()) {
+                if visit(id, texts.text(slot)?) == ControlFlow::Break(()) {
                     return Ok(());
                 }
             }
