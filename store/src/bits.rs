@@ -141,19 +141,47 @@ pub(crate) fn pack(out: &mut Vec<u8>, values: impl Iterator<Item = u32>, width: 
 
 /// Value `i` of values packed at `width` bits (at most 32) in `packed`; bits past the end of
 /// `packed` read as 0 (callers check lengths first).
+#[inline]
 pub(crate) fn unpack(packed: &[u8], width: u8, i: usize) -> u32 {
     if width == 0 {
         return 0;
     }
     let bit = i * usize::from(width);
     let at = bit / 8;
-    let mut word = [0u8; 8];
-    if let Some(tail) = packed.get(at..) {
-        let n = tail.len().min(8);
-        word[..n].copy_from_slice(&tail[..n]);
+    let word = match packed.get(at..at + 8) {
+        Some(w) => u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]),
+        None => {
+            let mut word = [0u8; 8];
+            for (k, b) in packed.iter().skip(at).take(8).enumerate() {
+                word[k] = *b;
+            }
+            u64::from_le_bytes(word)
+        }
+    };
+    ((word >> (bit % 8)) & ((1u64 << width) - 1)) as u32
+}
+
+/// Appends values `0 .. n` packed at `width` bits in `packed` to `out`, each plus `base`
+/// (wrapping).
+pub(crate) fn unpack_all(packed: &[u8], width: u8, n: usize, base: u32, out: &mut Vec<u32>) {
+    out.reserve(n);
+    if width == 0 {
+        out.extend(std::iter::repeat_n(base, n));
+        return;
     }
-    let v = u64::from_le_bytes(word) >> (bit % 8);
-    (v & ((1u64 << width) - 1)) as u32
+    let mask = (1u64 << width) - 1;
+    let (mut acc, mut held, mut at) = (0u64, 0u32, 0usize);
+    for _ in 0..n {
+        while held < u32::from(width) {
+            let b = packed.get(at).copied().unwrap_or(0);
+            acc |= u64::from(b) << held;
+            held += 8;
+            at += 1;
+        }
+        out.push(base.wrapping_add((acc & mask) as u32));
+        acc >>= width;
+        held -= u32::from(width);
+    }
 }
 
 #[cfg(test)]
@@ -192,6 +220,10 @@ mod tests {
             for (i, &v) in vals.iter().enumerate() {
                 assert_eq!(unpack(&out, w, i), v, "width {w} value {i}");
             }
+            let mut all = Vec::new();
+            unpack_all(&out, w, vals.len(), 3, &mut all);
+            let plus: Vec<u32> = vals.iter().map(|v| v.wrapping_add(3)).collect();
+            assert_eq!(all, plus, "width {w}");
         }
         assert_eq!(width(0), 0);
         assert_eq!(width(1), 1);

@@ -1,12 +1,15 @@
 //! The dictionary's encoding: texts by id in chunks, ids by a stable hash of the text.
 //!
-//! `text_by_id` maps `id >> TEXT_CHUNK_BITS` to a chunk of up to 256 consecutive texts:
-//! `n` (u16 LE), `n` end offsets (u32 LE) into the UTF-8 bytes that follow, then the bytes.
+//! `text_by_id` maps `id >> TEXT_CHUNK_BITS` to a chunk of up to 256 consecutive texts. Plain
+//! (format versions 1 and 2): `n` (u16 LE), `n` end offsets (u32 LE) into the UTF-8 bytes
+//! that follow, then the bytes. Compact (version 3): `n` (u16 LE), then for each frame of
+//! [`TEXT_FRAME`] texts its length in bytes as a varint, then the frames back to back; a
+//! frame front-codes its texts, each as two varints, the bytes it shares with the text
+//! before in the frame (0 for the first) and the length of the rest, then the rest. Ids are
+//! handed out in order of first appearance, so neighbours share paths (`sym:a/b.rs#f`).
 //! Slot 0 of chunk 0 is id 0, which no text has (it is `absent`): it holds the empty string.
 //! `id_by_text` maps [`text_hash`] of a text to its id; a text whose hash another text took
 //! first is found in `text_collisions` by the text itself.
-
-use std::io::Write;
 
 use redb::ReadableTable;
 
@@ -28,11 +31,8 @@ pub fn text_hash(s: &str) -> u64 {
     h
 }
 
-/// Texts per deflated frame of a compact chunk.
-pub const TEXT_FRAME: usize = 32;
-
-/// How hard a compact chunk's frames are deflated (flate2's 0 to 9).
-const DEFLATE_LEVEL: u32 = 6;
+/// Texts per frame of a compact chunk: reading a text expands at most this many.
+pub const TEXT_FRAME: usize = 16;
 
 /// Encodes a chunk of texts in `codec`.
 pub fn encode_text_chunk<'a>(
@@ -61,21 +61,17 @@ pub fn encode_text_chunk<'a>(
             let mut frames = Vec::new();
             dir.extend_from_slice(&(n as u16).to_le_bytes());
             for frame in texts.chunks(TEXT_FRAME) {
-                let mut raw = Vec::new();
+                let start = frames.len();
+                let mut prev: &[u8] = &[];
                 for t in frame {
-                    bits::put_varint(&mut raw, t.len() as u64);
-                    raw.extend_from_slice(t.as_bytes());
+                    let t = t.as_bytes();
+                    let shared = prev.iter().zip(t).take_while(|(a, b)| a == b).count();
+                    bits::put_varint(&mut frames, shared as u64);
+                    bits::put_varint(&mut frames, (t.len() - shared) as u64);
+                    frames.extend_from_slice(&t[shared..]);
+                    prev = t;
                 }
-                let mut z = flate2::write::DeflateEncoder::new(
-                    Vec::new(),
-                    flate2::Compression::new(DEFLATE_LEVEL),
-                );
-                // Writing into a Vec cannot fail.
-                let _ = z.write_all(&raw);
-                let packed = z.finish().unwrap_or_default();
-                bits::put_varint(&mut dir, raw.len() as u64);
-                bits::put_varint(&mut dir, packed.len() as u64);
-                frames.extend_from_slice(&packed);
+                bits::put_varint(&mut dir, (frames.len() - start) as u64);
             }
             dir.extend_from_slice(&frames);
             dir
@@ -95,7 +91,7 @@ pub fn decode_text_chunk<'a>(payload: impl Into<Payload<'a>>) -> Result<Vec<Stri
         .collect()
 }
 
-/// A chunk of texts read in place; a compact chunk's frames are inflated as texts in them
+/// A chunk of texts read in place; a compact chunk's frames are expanded as texts in them
 /// are asked for, the last one kept.
 pub struct TextChunk<'a> {
     n: usize,
@@ -106,9 +102,9 @@ enum Body<'a> {
     /// End offsets (u32 LE) and the bytes.
     Plain { ends: &'a [u8], data: &'a [u8] },
     Compact {
-        /// Each frame's inflated length and deflated bytes.
-        frames: Vec<(usize, &'a [u8])>,
-        /// The inflated frame held, by number.
+        /// Each frame's front-coded bytes.
+        frames: Vec<&'a [u8]>,
+        /// The expanded frame held, by number.
         held: Option<usize>,
         raw: Vec<u8>,
         /// Where each text of the held frame starts and ends in `raw`.
@@ -135,17 +131,11 @@ impl<'a> TextChunk<'a> {
                 let mut r = Reader::new(&bytes[2..], "a dictionary chunk");
                 let mut sizes = Vec::new();
                 for _ in 0..n.div_ceil(TEXT_FRAME) {
-                    let raw = r.varint()?;
-                    let packed = r.varint()?;
-                    // Deflate expands by at most about 1032 times.
-                    if raw > packed.saturating_mul(1032).saturating_add(64) {
-                        return Err(corrupt());
-                    }
-                    sizes.push((raw as usize, packed as usize));
+                    sizes.push(usize::try_from(r.varint()?).map_err(|_| corrupt())?);
                 }
                 let mut frames = Vec::with_capacity(sizes.len());
-                for (raw, packed) in sizes {
-                    frames.push((raw, r.take(packed)?));
+                for len in sizes {
+                    frames.push(r.take(len)?);
                 }
                 if !r.is_done() {
                     return Err(corrupt());
@@ -194,20 +184,8 @@ impl<'a> TextChunk<'a> {
                 let f = i / TEXT_FRAME;
                 if *held != Some(f) {
                     *held = None;
-                    let (len, packed) = frames[f];
-                    inflate(packed, len, raw)?;
                     let count = TEXT_FRAME.min(self.n - f * TEXT_FRAME);
-                    spans.clear();
-                    let mut r = Reader::new(raw, "a dictionary chunk");
-                    for _ in 0..count {
-                        let n = usize::try_from(r.varint()?).map_err(|_| corrupt())?;
-                        let start = r.position();
-                        r.take(n)?;
-                        spans.push((start, start + n));
-                    }
-                    if !r.is_done() {
-                        return Err(corrupt());
-                    }
+                    expand(frames[f], count, raw, spans)?;
                     *held = Some(f);
                 }
                 let (a, b) = spans[i % TEXT_FRAME];
@@ -218,18 +196,30 @@ impl<'a> TextChunk<'a> {
     }
 }
 
-/// Inflates `packed` into `out`, which must come to exactly `len` bytes.
-fn inflate(packed: &[u8], len: usize, out: &mut Vec<u8>) -> Result<(), Damage> {
-    out.clear();
-    out.reserve(len);
-    let mut z = flate2::Decompress::new(false);
-    let status = z
-        .decompress_vec(packed, out, flate2::FlushDecompress::Finish)
-        .map_err(|_| corrupt())?;
-    if status != flate2::Status::StreamEnd
-        || out.len() != len
-        || z.total_in() != packed.len() as u64
-    {
+/// Expands a front-coded frame of `count` texts into `raw`, each text's span in `spans`.
+fn expand(
+    frame: &[u8],
+    count: usize,
+    raw: &mut Vec<u8>,
+    spans: &mut Vec<(usize, usize)>,
+) -> Result<(), Damage> {
+    raw.clear();
+    spans.clear();
+    let mut r = Reader::new(frame, "a dictionary chunk");
+    let mut prev = (0, 0);
+    for _ in 0..count {
+        let shared = usize::try_from(r.varint()?).map_err(|_| corrupt())?;
+        let len = usize::try_from(r.varint()?).map_err(|_| corrupt())?;
+        if shared > prev.1 - prev.0 {
+            return Err(corrupt());
+        }
+        let start = raw.len();
+        raw.extend_from_within(prev.0..prev.0 + shared);
+        raw.extend_from_slice(r.take(len)?);
+        prev = (start, raw.len());
+        spans.push(prev);
+    }
+    if !r.is_done() {
         return Err(corrupt());
     }
     Ok(())
@@ -343,7 +333,7 @@ mod tests {
         let bytes = encode_text_chunk(Codec::Compact, texts.iter().map(String::as_str));
         let plain = encode_text_chunk(Codec::Plain, texts.iter().map(String::as_str));
         assert!(
-            bytes.len() * 4 < plain.len(),
+            bytes.len() * 2 < plain.len(),
             "{} vs {}",
             bytes.len(),
             plain.len()

@@ -24,8 +24,8 @@ pub enum Codec {
     /// bitmaps, roaring `dead` and `owners`, texts as they are.
     Plain,
     /// Format version 3: bit-packed blocks (frame of reference, or runs), postings and row
-    /// sets as delta-coded varints or runs (roaring where it is smaller), texts deflated in
-    /// frames of 32.
+    /// sets as delta-coded varints or runs (roaring where it is smaller), texts front-coded in
+    /// frames of 16.
     Compact,
 }
 

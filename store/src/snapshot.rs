@@ -328,8 +328,19 @@ impl Snapshot {
                     .and_then(column::view)
                     .map_err(|e| tier.err(e))?;
                 values[c].clear();
+                // Many rows of a block: unpack it whole, once.
+                let whole = if pending.len() >= 64 {
+                    Some(block.to_vec().map_err(|e| tier.err(e))?)
+                } else {
+                    None
+                };
                 for &r in &pending {
-                    let t = block.get((r % BLOCK_ROWS) as usize).ok_or_else(|| {
+                    let i = (r % BLOCK_ROWS) as usize;
+                    let t = match &whole {
+                        Some(all) => all.get(i).copied(),
+                        None => block.get(i),
+                    };
+                    let t = t.ok_or_else(|| {
                         tier.err(damaged(format!(
                             "relation {}: row {r} is past the end of its block",
                             meta.name
