@@ -290,7 +290,7 @@ fn decode_rows(bytes: &[u8], first: First) -> Result<RoaringBitmap, Damage> {
                 };
                 let row = row.ok_or_else(|| r.bad())?;
                 rows.push(row);
-                next = row.checked_add(1).unwrap_or(u32::MAX);
+                next = row.saturating_add(1);
                 if row == u32::MAX && i + 1 < count {
                     return Err(r.bad());
                 }

@@ -115,15 +115,18 @@ pub const TIER_SEQ: TableDefinition<'_, &str, u64> = TableDefinition::new("tier_
 
 // ---- tables of every tier file (the default tier's are in the base file) -----------------
 
-/// `blocks`: (relation id, column, block number) → an rkyv-archived `Vec<u32>` of terms.
+/// `blocks`: (relation id, column, block number) → the block's terms (see [`crate::column`]
+/// for their encoding in each [`Codec`]).
 pub const BLOCKS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("blocks");
 /// `postings`: (relation id, column, `term >> 6`) → a chunk of the postings of up to 64
 /// terms: for each, the live rows whose column holds it (see [`crate::index`]). Terms with
 /// no live row have no posting; a chunk with no posting is not stored.
 pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("postings");
-/// `dead`: relation id → roaring bitmap of row ids whose fact was removed.
+/// `dead`: relation id → the row ids whose fact was removed (a set of rows, see
+/// [`crate::index`]).
 pub const DEAD: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("dead");
-/// `owners`: (relation id, unit id) → roaring bitmap of the live rows the unit states.
+/// `owners`: (relation id, unit id) → the live rows the unit states (a set of rows, see
+/// [`crate::index`]).
 pub const OWNERS: TableDefinition<'_, (u32, u32), &[u8]> = TableDefinition::new("owners");
 /// `shared`: (relation id, row) → how many units (counting "no unit") state the row, for
 /// rows stated by two or more. A row absent here has exactly one owner.
