@@ -105,37 +105,37 @@ pub fn from_stored(key: (u32, u16, u32), bytes: &[u8]) -> Result<Vec<u32>, Damag
     decode(open(Seal::newest(), key, bytes, "?")?)
 }
 
+/// Values packed at one width, each plus a base.
+#[derive(Clone, Copy)]
+pub struct Packed<'a> {
+    n: usize,
+    base: u32,
+    width: u8,
+    bytes: &'a [u8],
+}
+
+impl Packed<'_> {
+    /// Value `i` (`i < n`).
+    fn get(&self, i: usize) -> u32 {
+        self.base
+            .wrapping_add(bits::unpack(self.bytes, self.width, i))
+    }
+}
+
 /// A block read in place.
 pub enum BlockView<'a> {
     /// A plain block's archive.
     Plain(&'a ArchivedBlock),
-    /// A compact block, frame of reference.
-    Frame {
-        /// Rows.
-        n: usize,
-        /// The least term.
-        base: u32,
-        /// Bits per term.
-        width: u8,
-        /// `n` terms less `base`, packed.
-        packed: &'a [u8],
-    },
+    /// A compact block, frame of reference: each row's term.
+    Frame(Packed<'a>),
     /// A compact block, runs.
     Runs {
         /// Rows.
-        n: usize,
-        /// Runs.
-        runs: usize,
-        /// The least term.
-        base: u32,
-        /// Bits per run's term.
-        width: u8,
-        /// Each run's term less `base`, packed.
-        terms: &'a [u8],
-        /// Bits per run start.
-        start_width: u8,
-        /// The first row of each run but the first, packed.
-        starts: &'a [u8],
+        rows: usize,
+        /// Each run's term.
+        terms: Packed<'a>,
+        /// The first row of each run but the first.
+        starts: Packed<'a>,
     },
 }
 
@@ -144,7 +144,8 @@ impl BlockView<'_> {
     pub fn len(&self) -> usize {
         match self {
             BlockView::Plain(a) => a.len(),
-            BlockView::Frame { n, .. } | BlockView::Runs { n, .. } => *n,
+            BlockView::Frame(p) => p.n,
+            BlockView::Runs { rows, .. } => *rows,
         }
     }
 
@@ -155,37 +156,28 @@ impl BlockView<'_> {
 
     /// The term of row `i` of the block, if it holds that many.
     pub fn get(&self, i: usize) -> Option<u32> {
-        match *self {
+        match self {
             BlockView::Plain(a) => a.get(i).map(|t| t.to_native()),
-            BlockView::Frame {
-                n,
-                base,
-                width,
-                packed,
-            } => (i < n).then(|| base.wrapping_add(bits::unpack(packed, width, i))),
+            BlockView::Frame(p) => (i < p.n).then(|| p.get(i)),
             BlockView::Runs {
-                n,
-                runs,
-                base,
-                width,
+                rows,
                 terms,
-                start_width,
                 starts,
             } => {
-                if i >= n {
+                if i >= *rows {
                     return None;
                 }
-                // The runs starting at or before row i: starts[..k] are <= i.
-                let (mut lo, mut hi) = (0, runs - 1);
+                // The run holding row i: the number of run starts at or before it.
+                let (mut lo, mut hi) = (0, starts.n);
                 while lo < hi {
                     let mid = (lo + hi) / 2;
-                    if bits::unpack(starts, start_width, mid) as usize <= i {
+                    if starts.get(mid) as usize <= i {
                         lo = mid + 1;
                     } else {
                         hi = mid;
                     }
                 }
-                Some(base.wrapping_add(bits::unpack(terms, width, lo)))
+                Some(terms.get(lo))
             }
         }
     }
@@ -193,41 +185,31 @@ impl BlockView<'_> {
     /// Every term, in row order; a runs block whose run starts are out of order is damage
     /// (a view checks only what reading one row needs).
     pub fn to_vec(&self) -> Result<Vec<u32>, Damage> {
-        Ok(match *self {
+        Ok(match self {
             BlockView::Plain(a) => a.iter().map(|t| t.to_native()).collect(),
-            BlockView::Frame {
-                n,
-                base,
-                width,
-                packed,
-            } => {
+            BlockView::Frame(p) => {
                 let mut out = Vec::new();
-                bits::unpack_all(packed, width, n, base, &mut out);
+                bits::unpack_all(p.bytes, p.width, p.n, p.base, &mut out);
                 out
             }
             BlockView::Runs {
-                n,
-                runs,
-                base,
-                width,
+                rows,
                 terms,
-                start_width,
                 starts,
             } => {
-                let mut out = Vec::with_capacity(n);
-                for r in 0..runs {
-                    let end = if r + 1 < runs {
-                        bits::unpack(starts, start_width, r) as usize
+                let mut out = Vec::with_capacity(*rows);
+                for r in 0..terms.n {
+                    let end = if r < starts.n {
+                        starts.get(r) as usize
                     } else {
-                        n
+                        *rows
                     };
-                    if end <= out.len() || end > n {
+                    if end <= out.len() || end > *rows {
                         return Err(Damage::Format(
                             "a column block's runs are out of order".to_owned(),
                         ));
                     }
-                    let t = base.wrapping_add(bits::unpack(terms, width, r));
-                    out.resize(end, t);
+                    out.resize(end, terms.get(r));
                 }
                 out
             }
@@ -260,13 +242,13 @@ fn view_compact(bytes: &[u8]) -> Result<BlockView<'_>, Damage> {
             if width > 32 {
                 return Err(r.bad());
             }
-            let packed = r.take(bits::packed_len(n, width))?;
-            BlockView::Frame {
+            let bytes = r.take(bits::packed_len(n, width))?;
+            BlockView::Frame(Packed {
                 n,
                 base,
                 width,
-                packed,
-            }
+                bytes,
+            })
         }
         1 => {
             let runs = usize::from(r.u16()?);
@@ -275,16 +257,22 @@ fn view_compact(bytes: &[u8]) -> Result<BlockView<'_>, Damage> {
             if width > 32 || runs == 0 || runs > n {
                 return Err(r.bad());
             }
-            let terms = r.take(bits::packed_len(runs, width))?;
-            let start_width = bits::width(n as u32 - 1);
-            let starts = r.take(bits::packed_len(runs - 1, start_width))?;
-            BlockView::Runs {
-                n,
-                runs,
+            let terms = Packed {
+                n: runs,
                 base,
                 width,
+                bytes: r.take(bits::packed_len(runs, width))?,
+            };
+            let start_width = bits::width(n as u32 - 1);
+            let starts = Packed {
+                n: runs - 1,
+                base: 0,
+                width: start_width,
+                bytes: r.take(bits::packed_len(runs - 1, start_width))?,
+            };
+            BlockView::Runs {
+                rows: n,
                 terms,
-                start_width,
                 starts,
             }
         }
