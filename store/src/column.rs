@@ -1,4 +1,4 @@
-//! Column blocks: up to [`BLOCK_ROWS`](crate::layout::BLOCK_ROWS) terms of one column.
+//! Column blocks: up to [`BLOCK_ROWS`] terms of one column.
 //!
 //! In files of format versions 1 and 2 ([`Codec::Plain`]) a block is an rkyv-archived
 //! `Vec<u32>`. The workspace builds rkyv with its `unaligned` and `little_endian` features, so
