@@ -1,9 +1,12 @@
-//! Ingest throughput and lookup speed of the store, for comparing builds:
-//! `cargo run --release -p strata-store --example speed [EDGES]`.
+//! Ingest throughput and lookup speed of the store, for comparing builds and formats:
+//! `cargo run --release -p strata-store --example speed [EDGES] [--format V] [--dump FILE]`.
 //!
 //! Ingests EDGES (default 1,000,000) `IMPORTS` edges between 50,000 nodes, each with one of
-//! 100 units, as one batch; then looks up 200,000 nodes by source and by target through
-//! `FactSource::lookup`, and scans the relation. Each is run three times; the best is shown.
+//! 100 units, as one batch (or, with `--dump`, the edges dump FILE, whose `imports` are then
+//! looked up), into a database of format version V (default: the newest); then looks up
+//! 200,000 nodes by source and by target through `FactSource::lookup`, reads their texts
+//! one by one through `FactSource::value`, and scans the relation. Each is run three
+//! times; the best is shown, with the base file's size.
 
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
@@ -17,11 +20,17 @@ fn best(mut f: impl FnMut() -> Duration) -> Duration {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let edges: u64 = std::env::args()
-        .nth(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(1_000_000);
+    let mut edges = 1_000_000u64;
+    let mut format_version = strata_store::layout::FORMAT_VERSION;
+    let mut file = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--format" => format_version = args.next().ok_or("--format V")?.parse()?,
+            "--dump" => file = Some(args.next().ok_or("--dump FILE")?),
+            n => edges = n.parse()?,
+        }
+    }
     let nodes = 50_000u64;
     let mut dump = String::new();
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -31,9 +40,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         x ^= x << 17;
         x
     };
-    for i in 0..edges {
-        let (a, b) = (next() % nodes, next() % nodes);
-        dump.push_str(&format!("n{a}\tIMPORTS\tn{b}\tu{}\n", i % 100));
+    if let Some(f) = &file {
+        dump = std::fs::read_to_string(f)?;
+        edges = dump.lines().count() as u64;
+    } else {
+        for i in 0..edges {
+            let (a, b) = (next() % nodes, next() % nodes);
+            dump.push_str(&format!("n{a}\tIMPORTS\tn{b}\tu{}\n", i % 100));
+        }
     }
     let spec = DumpSpec {
         label: "speed.edges.tsv".into(),
@@ -50,6 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &dir,
             OpenOptions {
                 create: true,
+                format_version,
                 ..OpenOptions::default()
             },
         )
@@ -62,8 +77,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let store = Store::open(root.path().join("db1"), OpenOptions::default())?;
     let snap = store.snapshot()?;
+    let texts = u64::from(snap.text_count());
     let probes: Vec<Term> = (0..200_000u64)
         .filter_map(|_| {
+            if file.is_some() {
+                return Some(Term::text(1 + (next() % texts) as u32));
+            }
             let v = Value::text(format!("n{}", next() % nodes));
             snap.term(&v).ok().flatten()
         })
@@ -80,6 +99,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         t.elapsed()
     });
+    let value = best(|| {
+        let t = Instant::now();
+        for &p in &probes {
+            snap.value(p).expect("value");
+        }
+        t.elapsed()
+    });
     let scan = best(|| {
         let t = Instant::now();
         snap.scan("imports", &mut |_| {
@@ -89,12 +115,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .expect("scan");
         t.elapsed()
     });
+    let bytes = std::fs::metadata(root.path().join("db1/strata.redb"))?.len();
     println!(
-        "ingest {edges} edges: {:.3} s ({:.0} facts/s); {} lookups: {:.0} ns each; scan: {:.1} ms ({rows} rows seen)",
+        "format {format_version}: ingest {edges} edges: {:.3} s ({:.0} facts/s); {} lookups: {:.0} ns each; values: {:.0} ns each; scan: {:.1} ms ({rows} rows seen); base file {bytes} bytes",
         ingest.as_secs_f64(),
         edges as f64 / ingest.as_secs_f64(),
         probes.len(),
         lookup.as_nanos() as f64 / probes.len() as f64,
+        value.as_nanos() as f64 / probes.len() as f64,
         scan.as_secs_f64() * 1e3,
     );
     Ok(())

@@ -1,25 +1,79 @@
-//! Column blocks: up to [`BLOCK_ROWS`](crate::layout::BLOCK_ROWS) terms of one column, stored
-//! as an rkyv-archived `Vec<u32>`.
+//! Column blocks: up to [`BLOCK_ROWS`] terms of one column.
 //!
-//! The workspace builds rkyv with its `unaligned` and `little_endian` features, so an archived
-//! block can be read in place from the unaligned byte slices redb hands back, and checked
-//! access validates it before use.
+//! In files of format versions 1 and 2 ([`Codec::Plain`]) a block is an rkyv-archived
+//! `Vec<u32>`. The workspace builds rkyv with its `unaligned` and `little_endian` features, so
+//! an archived block can be read in place from the unaligned byte slices redb hands back, and
+//! checked access validates it before use.
+//!
+//! From format version 3 ([`Codec::Compact`]) a block is bit-packed, in whichever of two
+//! forms is smaller, and read in place too:
+//!
+//! ```text
+//! n: u16 (rows) | form: u8
+//! form 0, frame of reference: base: u32 | width: u8 | n × (term - base), width bits each
+//! form 1, runs:  r: u16 (1 ..= n) | base: u32 | width: u8 | r × (term - base), width bits
+//!                | (r - 1) × the first row of runs 2 ..= r, ascending, width(n - 1) bits
+//! ```
+//!
+//! A run is a stretch of rows holding the same term (a clustered column's runs are long).
 
 use rkyv::rancor;
 use rkyv::vec::ArchivedVec;
 
+use crate::bits::{self, Reader};
 use crate::error::Damage;
+use crate::layout::{BLOCK_ROWS, Codec, Payload};
 use crate::seal::{Key, Seal, Table};
 
-/// The archived form of a block, read in place from stored bytes.
+/// The archived form of a plain block, read in place from stored bytes.
 pub type ArchivedBlock = ArchivedVec<rkyv::Archived<u32>>;
 
-/// Archives a block of terms.
-pub fn encode(terms: &[u32]) -> Result<Vec<u8>, Damage> {
-    let v: Vec<u32> = terms.to_vec();
-    let bytes = rkyv::to_bytes::<rancor::Error>(&v)
-        .map_err(|e| Damage::Format(format!("cannot archive a column block: {e}")))?;
-    Ok(bytes.into_vec())
+/// Encodes a block of terms in `codec`.
+pub fn encode(codec: Codec, terms: &[u32]) -> Result<Vec<u8>, Damage> {
+    match codec {
+        Codec::Plain => {
+            let v: Vec<u32> = terms.to_vec();
+            let bytes = rkyv::to_bytes::<rancor::Error>(&v)
+                .map_err(|e| Damage::Format(format!("cannot archive a column block: {e}")))?;
+            Ok(bytes.into_vec())
+        }
+        Codec::Compact => encode_compact(terms),
+    }
+}
+
+fn encode_compact(terms: &[u32]) -> Result<Vec<u8>, Damage> {
+    let n = u16::try_from(terms.len())
+        .ok()
+        .filter(|&n| u32::from(n) <= BLOCK_ROWS)
+        .ok_or_else(|| Damage::Format(format!("a block of {} rows", terms.len())))?;
+    let base = terms.iter().copied().min().unwrap_or(0);
+    let max = terms.iter().copied().max().unwrap_or(0);
+    let w = bits::width(max - base);
+    let starts: Vec<u32> = (1..terms.len())
+        .filter(|&i| terms[i] != terms[i - 1])
+        .map(|i| i as u32)
+        .collect();
+    let runs = starts.len() + usize::from(!terms.is_empty());
+    let sw = bits::width(u32::from(n).saturating_sub(1));
+    let for_len = 8 + bits::packed_len(terms.len(), w);
+    let runs_len = 10 + bits::packed_len(runs, w) + bits::packed_len(starts.len(), sw);
+    let mut out = Vec::with_capacity(for_len.min(runs_len));
+    out.extend_from_slice(&n.to_le_bytes());
+    if runs_len < for_len {
+        out.push(1);
+        out.extend_from_slice(&(runs as u16).to_le_bytes());
+        out.extend_from_slice(&base.to_le_bytes());
+        out.push(w);
+        let firsts = std::iter::once(0).chain(starts.iter().copied());
+        bits::pack(&mut out, firsts.map(|i| terms[i as usize] - base), w);
+        bits::pack(&mut out, starts.iter().copied(), sw);
+    } else {
+        out.push(0);
+        out.extend_from_slice(&base.to_le_bytes());
+        out.push(w);
+        bits::pack(&mut out, terms.iter().map(|t| t - base), w);
+    }
+    Ok(out)
 }
 
 /// The payload of the `blocks` entry `key` of relation `name`, its checksum verified.
@@ -28,7 +82,7 @@ pub(crate) fn open<'a>(
     key: (u32, u16, u32),
     stored: &'a [u8],
     name: &str,
-) -> Result<&'a [u8], Damage> {
+) -> Result<Payload<'a>, Damage> {
     seal.open(&Key::column(Table::Blocks, key), stored, || {
         format!("relation {name}, column {}: block {}", key.1, key.2)
     })
@@ -40,25 +94,199 @@ pub(crate) fn seal(seal: Seal, key: (u32, u16, u32), bytes: Vec<u8>) -> Vec<u8> 
 }
 
 /// The value a new database stores for the block `key` (relation, column, block) holding
-/// `terms`: the archive and its checksum (what tests that damage a database write).
+/// `terms`: the encoding and its checksum (what tests that damage a database write).
 pub fn stored(key: (u32, u16, u32), terms: &[u32]) -> Result<Vec<u8>, Damage> {
-    Ok(seal(Seal { on: true }, key, encode(terms)?))
+    let s = Seal::newest();
+    Ok(seal(s, key, encode(s.codec, terms)?))
 }
 
 /// The terms of the block `key` as a new database stores it (see [`stored`]).
 pub fn from_stored(key: (u32, u16, u32), bytes: &[u8]) -> Result<Vec<u32>, Damage> {
-    decode(open(Seal { on: true }, key, bytes, "?")?)
+    decode(open(Seal::newest(), key, bytes, "?")?)
+}
+
+/// Values packed at one width, each plus a base.
+#[derive(Clone, Copy)]
+pub struct Packed<'a> {
+    n: usize,
+    base: u32,
+    width: u8,
+    bytes: &'a [u8],
+}
+
+impl Packed<'_> {
+    /// Value `i` (`i < n`).
+    fn get(&self, i: usize) -> u32 {
+        self.base
+            .wrapping_add(bits::unpack(self.bytes, self.width, i))
+    }
+}
+
+/// A block read in place.
+pub enum BlockView<'a> {
+    /// A plain block's archive.
+    Plain(&'a ArchivedBlock),
+    /// A compact block, frame of reference: each row's term.
+    Frame(Packed<'a>),
+    /// A compact block, runs.
+    Runs {
+        /// Rows.
+        rows: usize,
+        /// Each run's term.
+        terms: Packed<'a>,
+        /// The first row of each run but the first.
+        starts: Packed<'a>,
+    },
+}
+
+impl BlockView<'_> {
+    /// How many rows the block holds.
+    pub fn len(&self) -> usize {
+        match self {
+            BlockView::Plain(a) => a.len(),
+            BlockView::Frame(p) => p.n,
+            BlockView::Runs { rows, .. } => *rows,
+        }
+    }
+
+    /// Whether the block holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The term of row `i` of the block, if it holds that many.
+    pub fn get(&self, i: usize) -> Option<u32> {
+        match self {
+            BlockView::Plain(a) => a.get(i).map(|t| t.to_native()),
+            BlockView::Frame(p) => (i < p.n).then(|| p.get(i)),
+            BlockView::Runs {
+                rows,
+                terms,
+                starts,
+            } => {
+                if i >= *rows {
+                    return None;
+                }
+                // The run holding row i: the number of run starts at or before it.
+                let (mut lo, mut hi) = (0, starts.n);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if starts.get(mid) as usize <= i {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                Some(terms.get(lo))
+            }
+        }
+    }
+
+    /// Every term, in row order; a runs block whose run starts are out of order is damage
+    /// (a view checks only what reading one row needs).
+    pub fn to_vec(&self) -> Result<Vec<u32>, Damage> {
+        Ok(match self {
+            BlockView::Plain(a) => a.iter().map(|t| t.to_native()).collect(),
+            BlockView::Frame(p) => {
+                let mut out = Vec::new();
+                bits::unpack_all(p.bytes, p.width, p.n, p.base, &mut out);
+                out
+            }
+            BlockView::Runs {
+                rows,
+                terms,
+                starts,
+            } => {
+                let mut out = Vec::with_capacity(*rows);
+                for r in 0..terms.n {
+                    let end = if r < starts.n {
+                        starts.get(r) as usize
+                    } else {
+                        *rows
+                    };
+                    if end <= out.len() || end > *rows {
+                        return Err(Damage::Format(
+                            "a column block's runs are out of order".to_owned(),
+                        ));
+                    }
+                    out.resize(end, terms.get(r));
+                }
+                out
+            }
+        })
+    }
 }
 
 /// Checks and views stored bytes as a block.
-pub fn view(bytes: &[u8]) -> Result<&ArchivedBlock, Damage> {
-    rkyv::access::<ArchivedBlock, rancor::Error>(bytes)
-        .map_err(|e| Damage::Format(format!("a column block does not validate: {e}")))
+pub fn view<'a>(payload: impl Into<Payload<'a>>) -> Result<BlockView<'a>, Damage> {
+    let payload = payload.into();
+    match payload.codec {
+        Codec::Plain => rkyv::access::<ArchivedBlock, rancor::Error>(payload.bytes)
+            .map(BlockView::Plain)
+            .map_err(|e| Damage::Format(format!("a column block does not validate: {e}"))),
+        Codec::Compact => view_compact(payload.bytes),
+    }
+}
+
+fn view_compact(bytes: &[u8]) -> Result<BlockView<'_>, Damage> {
+    let mut r = Reader::new(bytes, "a column block");
+    let n = usize::from(r.u16()?);
+    if n > BLOCK_ROWS as usize {
+        return Err(r.bad());
+    }
+    let form = r.u8()?;
+    let view = match form {
+        0 => {
+            let base = r.u32()?;
+            let width = r.u8()?;
+            if width > 32 {
+                return Err(r.bad());
+            }
+            let bytes = r.take(bits::packed_len(n, width))?;
+            BlockView::Frame(Packed {
+                n,
+                base,
+                width,
+                bytes,
+            })
+        }
+        1 => {
+            let runs = usize::from(r.u16()?);
+            let base = r.u32()?;
+            let width = r.u8()?;
+            if width > 32 || runs == 0 || runs > n {
+                return Err(r.bad());
+            }
+            let terms = Packed {
+                n: runs,
+                base,
+                width,
+                bytes: r.take(bits::packed_len(runs, width))?,
+            };
+            let start_width = bits::width(n as u32 - 1);
+            let starts = Packed {
+                n: runs - 1,
+                base: 0,
+                width: start_width,
+                bytes: r.take(bits::packed_len(runs - 1, start_width))?,
+            };
+            BlockView::Runs {
+                rows: n,
+                terms,
+                starts,
+            }
+        }
+        _ => return Err(r.bad()),
+    };
+    if !r.is_done() {
+        return Err(r.bad());
+    }
+    Ok(view)
 }
 
 /// Decodes stored bytes into an owned block.
-pub fn decode(bytes: &[u8]) -> Result<Vec<u32>, Damage> {
-    Ok(view(bytes)?.iter().map(|t| t.to_native()).collect())
+pub fn decode<'a>(payload: impl Into<Payload<'a>>) -> Result<Vec<u32>, Damage> {
+    view(payload)?.to_vec()
 }
 
 #[cfg(test)]
@@ -66,9 +294,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn compact_blocks_round_trip_in_both_forms() {
+        let spread: Vec<u32> = (0..4096)
+            .map(|i| i * 7919 % 100_003 + 0x4000_0000)
+            .collect();
+        let runs: Vec<u32> = (0..4096).map(|i| 0x4000_0000 + i / 9 * 3).collect();
+        let cases: [&[u32]; 6] = [&spread, &runs, &[], &[5], &[u32::MAX, 0, 7], &[9, 9, 9]];
+        for terms in cases {
+            let bytes = encode(Codec::Compact, terms).unwrap();
+            let p = Payload::new(Codec::Compact, &bytes);
+            let v = view(p).unwrap();
+            assert_eq!(v.len(), terms.len());
+            assert_eq!(v.to_vec().unwrap(), terms);
+            for (i, &t) in terms.iter().enumerate() {
+                assert_eq!(v.get(i), Some(t));
+            }
+            assert_eq!(v.get(terms.len()), None);
+            for cut in 0..bytes.len() {
+                assert!(view(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
+            }
+        }
+        // Runs out of order: a view reads rows without a panic; decoding it whole refuses.
+        let mut bad = encode(Codec::Compact, &runs).unwrap();
+        let at = bad.len() - 2;
+        bad[at] ^= 0xff;
+        let p = Payload::new(Codec::Compact, &bad);
+        let v = view(p).unwrap();
+        for i in 0..=v.len() {
+            let _ = v.get(i);
+        }
+        assert!(decode(p).is_err());
+        // The clustered block takes the runs form, and both beat the archive.
+        let plain = encode(Codec::Plain, &runs).unwrap().len();
+        let packed = encode(Codec::Compact, &runs).unwrap();
+        assert_eq!(packed[2], 1);
+        assert!(packed.len() * 10 < plain, "{} vs {plain}", packed.len());
+        assert_eq!(encode(Codec::Compact, &spread).unwrap()[2], 0);
+        assert!(encode(Codec::Compact, &spread).unwrap().len() * 3 / 2 < plain);
+    }
+
+    #[test]
     fn round_trip_at_every_alignment() {
         let terms: Vec<u32> = (0..1000).map(|i| i * 7 + 0x8000_0000 * (i % 2)).collect();
-        let bytes = encode(&terms).unwrap();
+        let bytes = encode(Codec::Plain, &terms).unwrap();
         for shift in 0..8 {
             let mut buf = vec![0u8; shift];
             buf.extend_from_slice(&bytes);
@@ -78,7 +346,7 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        assert!(decode(&[1, 2, 3]).is_err());
-        assert!(decode(&[0xff; 64]).is_err());
+        assert!(decode(&[1u8, 2, 3][..]).is_err());
+        assert!(decode(&[0xffu8; 64][..]).is_err());
     }
 }

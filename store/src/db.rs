@@ -33,6 +33,11 @@ pub struct OpenOptions {
     /// store with it); `None`, the default, opens each file by path with redb's own.
     #[doc(hidden)]
     pub backends: Option<crate::backend::Backends>,
+    /// The format version of the files this open creates (the base file, and tier files
+    /// created later): [`layout::FORMAT_VERSION`], the newest, by default; a value outside
+    /// [`layout::OLDEST_VERSION`] ..= [`layout::FORMAT_VERSION`] is taken as the nearest of
+    /// them. Files that exist keep their own version, whatever this says.
+    pub format_version: u32,
 }
 
 impl Default for OpenOptions {
@@ -42,6 +47,7 @@ impl Default for OpenOptions {
             cache_bytes: 256 << 20,
             verify: Verify::default(),
             backends: None,
+            format_version: FORMAT_VERSION,
         }
     }
 }
@@ -50,7 +56,8 @@ impl Default for OpenOptions {
 pub(crate) struct File {
     /// The redb database.
     pub(crate) db: Database,
-    /// Whether its values carry checksums (format version 2 and later).
+    /// Whether its values carry checksums (format version 2 and later) and how they are
+    /// encoded (format version 3 and later: compactly).
     pub(crate) seal: Seal,
     /// Stamps the file when it is closed. It must stay the last field: fields are dropped in
     /// order, and the stamp must see the file after redb's close has written it.
@@ -191,7 +198,7 @@ fn open_file(
             Verify::Never => false,
         };
         let db = open_redb(path, options, false, verify)?;
-        let version = init_file(&db, path, base).map_err(|f| f.open(path))?;
+        let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
         // A file verified now, or found as it was stamped, is trusted until it is closed.
         let trusted = verify || options.verify == Verify::Changed;
         return Ok(File::new(db, version, path, trusted));
@@ -214,7 +221,7 @@ fn open_file(
             open_redb(&tmp, options, true, false)
         }
     }?;
-    init_file(&made, &tmp, base).map_err(|f| f.open(&tmp))?;
+    init_file(&made, &tmp, base, options).map_err(|f| f.open(&tmp))?;
     drop(made);
     std::fs::rename(&tmp, path).map_err(|source| OpenError::Io {
         path: path.to_owned(),
@@ -230,7 +237,7 @@ fn open_file(
     }
     // Made by this process just now: trusted.
     let db = open_redb(path, options, false, false)?;
-    let version = init_file(&db, path, base).map_err(|f| f.open(path))?;
+    let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
     Ok(File::new(db, version, path, true))
 }
 
@@ -238,18 +245,17 @@ impl File {
     fn new(db: Database, version: u32, path: &Path, trusted: bool) -> File {
         File {
             db,
-            seal: Seal {
-                on: version >= layout::SEALED_VERSION,
-            },
+            seal: Seal::of_version(version),
             stamper: Stamper::new(path, trusted),
         }
     }
 }
 
 /// Creates the tables every file has, and the base file's own when `base`, and stamps the
-/// format version; refuses a file of a newer version. Returns the file's format version: a
-/// file of an older version keeps it (and is written in its format).
-fn init_file(db: &Database, path: &Path, base: bool) -> Result<u32> {
+/// format version (`options.format_version` for a new file); refuses a file of a newer
+/// version. Returns the file's format version: a file of an older version keeps it (and is
+/// written in its format).
+fn init_file(db: &Database, path: &Path, base: bool, options: &OpenOptions) -> Result<u32> {
     let version_table = if base {
         layout::META
     } else {
@@ -271,6 +277,9 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<u32> {
             }
         }
     }
+    let version = options
+        .format_version
+        .clamp(layout::OLDEST_VERSION, FORMAT_VERSION);
     let txn = db.begin_write()?;
     {
         txn.open_table(layout::BLOCKS)?;
@@ -295,10 +304,10 @@ fn init_file(db: &Database, path: &Path, base: bool) -> Result<u32> {
             txn.open_table(layout::TIER_SEQ)?;
         }
         let mut t = txn.open_table(version_table)?;
-        t.insert("format_version", FORMAT_VERSION.to_le_bytes().as_slice())?;
+        t.insert("format_version", version.to_le_bytes().as_slice())?;
     }
     txn.commit()?;
-    Ok(FORMAT_VERSION)
+    Ok(version)
 }
 
 impl Store {

@@ -7,7 +7,8 @@
 
 use crate::dump::{self, DumpSpec, Fact, FactSink, Format};
 use crate::error::IngestError;
-use crate::{column, index};
+use crate::layout::{Codec, Payload};
+use crate::{column, index, intern};
 
 /// The formats [`dump`] reads, by the first byte of its input.
 pub const DUMP_FORMATS: [Format; 5] = [
@@ -73,22 +74,39 @@ pub fn scip(data: &[u8]) {
     let _ = read_dump(Format::Scip, data, data.len().is_multiple_of(2));
 }
 
-/// The block and bitmap decoders: `data` as a column block (archived and sealed), a
-/// posting, a row bitmap and a postings chunk. Whatever decodes as a block encodes back to
-/// the same terms.
+/// The block, bitmap and dictionary decoders, in both encodings ([`Codec`]): `data` as a
+/// column block (and as one archived and sealed), a posting, a row set, a postings chunk
+/// and a dictionary chunk. Whatever decodes as a block encodes back to the same terms, and
+/// reads the same row by row.
 pub fn blocks(data: &[u8]) {
-    if let Ok(terms) = column::decode(data)
-        && let Ok(bytes) = column::encode(&terms)
-    {
-        assert_eq!(column::decode(&bytes).ok().as_ref(), Some(&terms));
+    for codec in [Codec::Plain, Codec::Compact] {
+        let p = Payload::new(codec, data);
+        if let Ok(view) = column::view(p) {
+            // Rows read one by one never panic; a block that decodes whole reads the same.
+            for i in 0..=view.len() {
+                let _ = view.get(i);
+            }
+            if let Ok(terms) = view.to_vec() {
+                assert_eq!(terms.len(), view.len());
+                for (i, &t) in terms.iter().enumerate() {
+                    assert_eq!(view.get(i), Some(t));
+                }
+                assert_eq!(view.get(terms.len()), None);
+                if let Ok(bytes) = column::encode(codec, &terms) {
+                    let again = column::decode(Payload::new(codec, &bytes));
+                    assert_eq!(again.ok().as_ref(), Some(&terms));
+                }
+            }
+        }
+        let _ = index::decode(p);
+        let _ = index::decode_posting(p);
+        if let Ok(chunk) = index::ChunkView::parse(p) {
+            for (low, posting) in chunk.iter() {
+                assert_eq!(chunk.get(low), Some(posting));
+                let _ = index::decode_posting(posting);
+            }
+        }
+        let _ = intern::decode_text_chunk(p);
     }
     let _ = column::from_stored((1, 0, 0), data);
-    let _ = index::decode(data);
-    let _ = index::decode_posting(data);
-    if let Ok(chunk) = index::ChunkView::parse(data) {
-        for (low, posting) in chunk.iter() {
-            assert_eq!(chunk.get(low), Some(posting));
-            let _ = index::decode_posting(posting);
-        }
-    }
 }

@@ -4,14 +4,30 @@
 //! chunk, keyed by `(relation, column, term >> CHUNK_BITS)`; most terms of a code graph occur
 //! in a handful of rows, and an entry per term would cost a B-tree insert per distinct value.
 //!
-//! A chunk's bytes: `n` (u8, 1 to 64), then `n` low bytes of the terms (`term & 63`,
-//! ascending), then `n` end offsets (u32 LE) of each posting within the data that follows,
-//! then the postings back to back. A posting is a tag byte and its rows: tag 0, up to
-//! [`RAW_MAX`] row ids as u32 LE, ascending; tag 1, a serialized roaring bitmap.
+//! [`Codec::Plain`] (format versions 1 and 2): a chunk's bytes are `n` (u8, 1 to 64), then
+//! `n` low bytes of the terms (`term & 63`, ascending), then `n` end offsets (u32 LE) of each
+//! posting within the data that follows, then the postings back to back. A posting is a tag
+//! byte and its rows: tag 0, up to [`RAW_MAX`] row ids as u32 LE, ascending; tag 1, a
+//! serialized roaring bitmap. `dead` and `owners` hold a serialized roaring bitmap.
+//!
+//! [`Codec::Compact`] (format version 3): a chunk's bytes are `n` (u8, 1 to 64), then the
+//! low bytes: `n` bytes, ascending, when `n < 8`, else a u64 LE mask with bit `low` set for
+//! each; then the postings back to back, each found by stepping over those before it. A
+//! posting (and a `dead` or `owners` value) is a varint `count << 2 | form`, then:
+//! form 0, `count` rows as varints, the first as "first row" below, each next as its
+//! distance from the one before less 1; form 1, `count` runs of consecutive rows, each as two
+//! varints: its first row (the first run's as "first row" below; a later run's less the
+//! previous run's last row less 2) and its length less 1; form 2, `count` bytes of a
+//! serialized roaring bitmap. The encoder takes the smallest. The first row: in a chunk, the
+//! zigzag-coded difference from the first row of the posting before (from 0 for the chunk's
+//! first posting; a roaring posting passes on the row it was written against); in `dead`
+//! and `owners`, the row as it is.
 
 use roaring::RoaringBitmap;
 
+use crate::bits::{self, Reader};
 use crate::error::Damage;
+use crate::layout::{Codec, Payload};
 use crate::seal::{Key, Seal, Table};
 
 /// log2 of the terms per chunk.
@@ -27,7 +43,7 @@ pub(crate) fn open_chunk<'a>(
     key: (u32, u16, u32),
     stored: &'a [u8],
     name: &str,
-) -> Result<&'a [u8], Damage> {
+) -> Result<Payload<'a>, Damage> {
     seal.open(&Key::column(Table::Postings, key), stored, || {
         format!(
             "relation {name}, column {}: postings chunk {}",
@@ -42,7 +58,7 @@ pub(crate) fn seal_chunk(seal: Seal, key: (u32, u16, u32), bytes: Vec<u8>) -> Ve
 }
 
 /// The payload of the `dead` entry of relation `rel`, its checksum verified.
-pub(crate) fn open_dead(seal: Seal, rel: u32, stored: &[u8]) -> Result<&[u8], Damage> {
+pub(crate) fn open_dead(seal: Seal, rel: u32, stored: &[u8]) -> Result<Payload<'_>, Damage> {
     seal.open(&Key::one(Table::Dead, rel), stored, || {
         format!("relation {rel}: the bitmap of removed rows")
     })
@@ -54,7 +70,11 @@ pub(crate) fn seal_dead(seal: Seal, rel: u32, bytes: Vec<u8>) -> Vec<u8> {
 }
 
 /// The payload of the `owners` entry (relation, unit), its checksum verified.
-pub(crate) fn open_owners(seal: Seal, key: (u32, u32), stored: &[u8]) -> Result<&[u8], Damage> {
+pub(crate) fn open_owners(
+    seal: Seal,
+    key: (u32, u32),
+    stored: &[u8],
+) -> Result<Payload<'_>, Damage> {
     seal.open(&Key::two(Table::Owners, key), stored, || {
         format!("relation {}: the rows of unit {}", key.0, key.1)
     })
@@ -72,7 +92,8 @@ pub fn stored_chunk<'a>(
     key: (u32, u16, u32),
     postings: impl Iterator<Item = (u8, &'a mut RoaringBitmap)>,
 ) -> Vec<u8> {
-    seal_chunk(Seal { on: true }, key, encode_chunk(postings))
+    let s = Seal::newest();
+    seal_chunk(s, key, encode_chunk(s.codec, postings))
 }
 
 /// The chunk a term's posting lives in, and its low byte within the chunk.
@@ -80,24 +101,268 @@ pub fn chunk_of(term: u32) -> (u32, u8) {
     (term >> CHUNK_BITS, (term & (CHUNK_TERMS - 1)) as u8)
 }
 
-/// Appends one posting's encoding to `out`.
-pub fn encode_posting(bitmap: &mut RoaringBitmap, out: &mut Vec<u8>) {
-    if bitmap.len() <= RAW_MAX {
-        out.push(0);
-        for r in bitmap.iter() {
-            out.extend_from_slice(&r.to_le_bytes());
+/// Appends one posting's encoding in `codec` to `out`.
+pub fn encode_posting(codec: Codec, bitmap: &mut RoaringBitmap, out: &mut Vec<u8>) {
+    match codec {
+        Codec::Plain if bitmap.len() <= RAW_MAX => {
+            out.push(0);
+            for r in bitmap.iter() {
+                out.extend_from_slice(&r.to_le_bytes());
+            }
         }
-    } else {
-        out.push(1);
-        bitmap.optimize();
-        // Writing into a Vec cannot fail.
-        let _ = bitmap.serialize_into(&mut *out);
+        Codec::Plain => {
+            out.push(1);
+            bitmap.optimize();
+            // Writing into a Vec cannot fail.
+            let _ = bitmap.serialize_into(&mut *out);
+        }
+        Codec::Compact => {
+            encode_rows(bitmap, out, First::Plain);
+        }
     }
 }
 
-/// Decodes one posting.
-pub fn decode_posting(bytes: &[u8]) -> Result<RoaringBitmap, Damage> {
-    match bytes.split_first() {
+/// Bytes of `v` as a varint.
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// How the first row of a compact set is written: as it is (a set on its own), or, in a
+/// chunk, as its zigzag-coded distance from the first row of the posting before (0 for the
+/// first): the postings of neighbouring terms start at neighbouring rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum First {
+    /// As it is.
+    Plain,
+    /// Relative to this row.
+    From(u32),
+}
+
+impl First {
+    fn put(self, row: u32) -> u64 {
+        match self {
+            First::Plain => u64::from(row),
+            First::From(base) => {
+                let d = i64::from(row) - i64::from(base);
+                ((d << 1) ^ (d >> 63)) as u64
+            }
+        }
+    }
+
+    fn get(self, v: u64) -> Option<u32> {
+        match self {
+            First::Plain => u32::try_from(v).ok(),
+            First::From(base) => {
+                let d = (v >> 1) as i64 ^ -((v & 1) as i64);
+                u32::try_from(i64::from(base).checked_add(d)?).ok()
+            }
+        }
+    }
+}
+
+/// The compact encoding of a set of rows: the smallest of a list, runs and roaring. Returns
+/// the set's first row as the next posting of a chunk is written against (`first`'s own
+/// row for a roaring set, which writes none).
+fn encode_rows(bitmap: &mut RoaringBitmap, out: &mut Vec<u8>, first: First) -> u32 {
+    let rows: Vec<u32> = bitmap.iter().collect();
+    let lead = |r: u32| varint_len(first.put(r));
+    // Sizes of the list and of the runs, in one pass.
+    let (mut list, mut runs_len, mut nruns) = (0usize, 0usize, 0u64);
+    let mut run_start = 0usize;
+    for (i, &r) in rows.iter().enumerate() {
+        let gap = if i == 0 { 0 } else { r - rows[i - 1] - 1 };
+        list += if i == 0 {
+            lead(r)
+        } else {
+            varint_len(u64::from(gap))
+        };
+        if i == 0 || gap > 0 {
+            if i > 0 {
+                runs_len += varint_len(u64::from(rows[i - 1] - rows[run_start]));
+            }
+            nruns += 1;
+            // A new run's first row, less the previous run's last row less 2.
+            runs_len += if i == 0 {
+                lead(r)
+            } else {
+                varint_len(u64::from(gap - 1))
+            };
+            run_start = i;
+        }
+    }
+    if let Some(&last) = rows.last() {
+        runs_len += varint_len(u64::from(last - rows[run_start]));
+    }
+    list += varint_len((rows.len() as u64) << 2);
+    runs_len += varint_len(nruns << 2 | 1);
+    // Roaring is weighed only for sets large enough for it to have a chance.
+    let roaring = if list.min(runs_len) > 64 {
+        bitmap.optimize();
+        let size = bitmap.serialized_size();
+        size + varint_len((size as u64) << 2 | 2)
+    } else {
+        usize::MAX
+    };
+    let put_first = |out: &mut Vec<u8>, r: u32| bits::put_varint(out, first.put(r));
+    if roaring < list.min(runs_len) {
+        bits::put_varint(out, (bitmap.serialized_size() as u64) << 2 | 2);
+        // Writing into a Vec cannot fail.
+        let _ = bitmap.serialize_into(&mut *out);
+        return match first {
+            First::Plain => 0,
+            First::From(base) => base,
+        };
+    }
+    if runs_len < list {
+        bits::put_varint(out, nruns << 2 | 1);
+        let mut i = 0;
+        while i < rows.len() {
+            let mut j = i;
+            while j + 1 < rows.len() && rows[j + 1] == rows[j] + 1 {
+                j += 1;
+            }
+            if i == 0 {
+                put_first(out, rows[0]);
+            } else {
+                bits::put_varint(out, u64::from(rows[i] - rows[i - 1] - 2));
+            }
+            bits::put_varint(out, u64::from(rows[j] - rows[i]));
+            i = j + 1;
+        }
+    } else {
+        bits::put_varint(out, (rows.len() as u64) << 2);
+        for (i, &r) in rows.iter().enumerate() {
+            if i == 0 {
+                put_first(out, r);
+            } else {
+                bits::put_varint(out, u64::from(r - rows[i - 1] - 1));
+            }
+        }
+    }
+    rows.first().copied().unwrap_or(match first {
+        First::Plain => 0,
+        First::From(base) => base,
+    })
+}
+
+/// Steps over one compact posting whose first row is written as `first` says; returns the
+/// first row the next posting is written against.
+fn skip_rows(r: &mut Reader<'_>, first: First) -> Result<u32, Damage> {
+    let h = r.varint()?;
+    let count = h >> 2;
+    let keep = match first {
+        First::Plain => 0,
+        First::From(base) => base,
+    };
+    match h & 3 {
+        0 | 1 if count == 0 => Ok(keep),
+        0 | 1 => {
+            let row = first.get(r.varint()?).ok_or_else(|| r.bad())?;
+            let rest = if h & 3 == 0 {
+                count - 1
+            } else {
+                count.checked_mul(2).ok_or_else(|| r.bad())? - 1
+            };
+            r.skip_varints(rest)?;
+            Ok(row)
+        }
+        2 => r
+            .take(usize::try_from(count).map_err(|_| r.bad())?)
+            .map(|_| keep),
+        _ => Err(r.bad()),
+    }
+}
+
+/// Decodes one compact posting, which must take all of `bytes`.
+fn decode_rows(bytes: &[u8], first: First) -> Result<RoaringBitmap, Damage> {
+    let mut r = Reader::new(bytes, "a set of rows");
+    let h = r.varint()?;
+    let count = h >> 2;
+    let out = match h & 3 {
+        0 => {
+            let mut rows = Vec::with_capacity((count as usize).min(bytes.len()));
+            let mut next = 0u32;
+            for i in 0..count {
+                let row = if i == 0 {
+                    first.get(r.varint()?)
+                } else {
+                    next.checked_add(r.varint_u32()?)
+                };
+                let row = row.ok_or_else(|| r.bad())?;
+                rows.push(row);
+                next = row.saturating_add(1);
+                if row == u32::MAX && i + 1 < count {
+                    return Err(r.bad());
+                }
+            }
+            RoaringBitmap::from_sorted_iter(rows).map_err(|_| r.bad())?
+        }
+        1 => {
+            let mut out = RoaringBitmap::new();
+            let mut end = 0u64;
+            for i in 0..count {
+                let start = if i == 0 {
+                    u64::from(first.get(r.varint()?).ok_or_else(|| r.bad())?)
+                } else {
+                    end + u64::from(r.varint_u32()?)
+                };
+                let last = start + u64::from(r.varint_u32()?);
+                if last > u64::from(u32::MAX) {
+                    return Err(r.bad());
+                }
+                out.insert_range(start as u32..=last as u32);
+                end = last + 2;
+            }
+            out
+        }
+        2 => {
+            let n = usize::try_from(count).map_err(|_| r.bad())?;
+            decode_roaring(r.take(n)?)?
+        }
+        _ => return Err(r.bad()),
+    };
+    if !r.is_done() {
+        return Err(r.bad());
+    }
+    Ok(out)
+}
+
+/// One posting's bytes as a chunk holds them: its payload, and for a compact chunk the row
+/// its first row is written against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Posting<'a> {
+    payload: Payload<'a>,
+    first: First,
+}
+
+impl<'a> From<Payload<'a>> for Posting<'a> {
+    fn from(payload: Payload<'a>) -> Posting<'a> {
+        Posting {
+            payload,
+            first: First::Plain,
+        }
+    }
+}
+
+impl<'a> From<&'a [u8]> for Posting<'a> {
+    fn from(bytes: &'a [u8]) -> Posting<'a> {
+        Payload::from(bytes).into()
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Posting<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Posting<'a> {
+        Payload::from(bytes).into()
+    }
+}
+
+/// Decodes one posting (a posting's bytes on their own: a compact one's first row as it is).
+pub fn decode_posting<'a>(posting: impl Into<Posting<'a>>) -> Result<RoaringBitmap, Damage> {
+    let Posting { payload, first } = posting.into();
+    if payload.codec == Codec::Compact {
+        return decode_rows(payload.bytes, first);
+    }
+    match payload.bytes.split_first() {
         Some((0, rows)) if rows.len() % 4 == 0 => {
             let it = rows
                 .chunks_exact(4)
@@ -105,103 +370,200 @@ pub fn decode_posting(bytes: &[u8]) -> Result<RoaringBitmap, Damage> {
             RoaringBitmap::from_sorted_iter(it)
                 .map_err(|_| Damage::Format("a posting's rows are out of order".to_owned()))
         }
-        Some((1, rest)) => decode(rest),
+        Some((1, rest)) => decode_roaring(rest),
         _ => Err(Damage::Format(
             "a posting has an unknown encoding".to_owned(),
         )),
     }
 }
 
-/// Serializes a bitmap on its own (dead rows, owners).
-pub fn encode(bitmap: &mut RoaringBitmap) -> Vec<u8> {
-    bitmap.optimize();
-    let mut out = Vec::with_capacity(bitmap.serialized_size());
-    // Writing into a Vec cannot fail.
-    let _ = bitmap.serialize_into(&mut out);
+/// Encodes a set of rows on its own (dead rows, owners) in `codec`.
+pub fn encode(codec: Codec, bitmap: &mut RoaringBitmap) -> Vec<u8> {
+    let mut out = Vec::new();
+    match codec {
+        Codec::Plain => {
+            bitmap.optimize();
+            out.reserve(bitmap.serialized_size());
+            // Writing into a Vec cannot fail.
+            let _ = bitmap.serialize_into(&mut out);
+        }
+        Codec::Compact => {
+            encode_rows(bitmap, &mut out, First::Plain);
+        }
+    }
     out
 }
 
-/// Deserializes and validates a bitmap written by [`encode`].
-pub fn decode(bytes: &[u8]) -> Result<RoaringBitmap, Damage> {
+/// Decodes and validates a set of rows written by [`encode`].
+pub fn decode<'a>(payload: impl Into<Payload<'a>>) -> Result<RoaringBitmap, Damage> {
+    let payload = payload.into();
+    match payload.codec {
+        Codec::Plain => decode_roaring(payload.bytes),
+        Codec::Compact => decode_rows(payload.bytes, First::Plain),
+    }
+}
+
+fn decode_roaring(bytes: &[u8]) -> Result<RoaringBitmap, Damage> {
     RoaringBitmap::deserialize_from(bytes)
         .map_err(|e| Damage::Format(format!("a row bitmap does not validate: {e}")))
 }
 
 /// A chunk of postings read in place.
 pub struct ChunkView<'a> {
-    lows: &'a [u8],
-    ends: &'a [u8],
+    codec: Codec,
+    n: usize,
+    lows: [u8; CHUNK_TERMS as usize],
+    /// Where each posting starts in `data`, and where the last ends.
+    starts: [u32; CHUNK_TERMS as usize + 1],
+    /// The row each compact posting's first row is written against.
+    bases: [u32; CHUNK_TERMS as usize],
     data: &'a [u8],
 }
 
 impl<'a> ChunkView<'a> {
     /// Checks a chunk's directory.
-    pub fn parse(bytes: &'a [u8]) -> Result<ChunkView<'a>, Damage> {
+    pub fn parse(payload: impl Into<Payload<'a>>) -> Result<ChunkView<'a>, Damage> {
+        let payload = payload.into();
         let bad = || Damage::Format("a postings chunk is malformed".to_owned());
+        let bytes = payload.bytes;
         let (&n, rest) = bytes.split_first().ok_or_else(bad)?;
         let n = n as usize;
-        if n == 0 || n > CHUNK_TERMS as usize || rest.len() < n * 5 {
+        if n == 0 || n > CHUNK_TERMS as usize {
             return Err(bad());
         }
-        let (lows, rest) = rest.split_at(n);
-        let (ends, data) = rest.split_at(n * 4);
-        let view = ChunkView { lows, ends, data };
-        let mut prev_end = 0;
-        for i in 0..n {
-            let end = view.end(i);
-            if end < prev_end || end > data.len() || (i > 0 && lows[i] <= lows[i - 1]) {
-                return Err(bad());
+        let mut view = ChunkView {
+            codec: payload.codec,
+            n,
+            lows: [0; CHUNK_TERMS as usize],
+            starts: [0; CHUNK_TERMS as usize + 1],
+            bases: [0; CHUNK_TERMS as usize],
+            data: &[],
+        };
+        match payload.codec {
+            Codec::Plain => {
+                if rest.len() < n * 5 {
+                    return Err(bad());
+                }
+                let (lows, rest) = rest.split_at(n);
+                let (ends, data) = rest.split_at(n * 4);
+                view.data = data;
+                view.lows[..n].copy_from_slice(lows);
+                for i in 0..n {
+                    let e = &ends[i * 4..i * 4 + 4];
+                    let end = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+                    if end < view.starts[i]
+                        || end as usize > data.len()
+                        || (i > 0 && lows[i] <= lows[i - 1])
+                    {
+                        return Err(bad());
+                    }
+                    view.starts[i + 1] = end;
+                }
             }
-            prev_end = end;
+            Codec::Compact => {
+                let data = if n < 8 {
+                    let lows = rest.get(..n).ok_or_else(bad)?;
+                    if lows.windows(2).any(|w| w[0] >= w[1]) || lows[n - 1] >= 64 {
+                        return Err(bad());
+                    }
+                    view.lows[..n].copy_from_slice(lows);
+                    &rest[n..]
+                } else {
+                    let m = rest.get(..8).ok_or_else(bad)?;
+                    let mask = u64::from_le_bytes([m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]]);
+                    if mask.count_ones() as usize != n {
+                        return Err(bad());
+                    }
+                    let mut k = 0;
+                    for low in 0..64u8 {
+                        if mask >> low & 1 == 1 {
+                            view.lows[k] = low;
+                            k += 1;
+                        }
+                    }
+                    &rest[8..]
+                };
+                view.data = data;
+                let mut r = Reader::new(data, "a postings chunk");
+                let mut base = 0;
+                for i in 0..n {
+                    view.bases[i] = base;
+                    base = skip_rows(&mut r, First::From(base))?;
+                    view.starts[i + 1] = r.position() as u32;
+                }
+                if !r.is_done() {
+                    return Err(bad());
+                }
+            }
         }
         Ok(view)
     }
 
-    fn end(&self, i: usize) -> usize {
-        let e = &self.ends[i * 4..i * 4 + 4];
-        u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize
-    }
-
-    fn posting(&self, i: usize) -> &'a [u8] {
-        let start = if i == 0 { 0 } else { self.end(i - 1) };
-        &self.data[start..self.end(i)]
+    fn posting(&self, i: usize) -> Posting<'a> {
+        let bytes = &self.data[self.starts[i] as usize..self.starts[i + 1] as usize];
+        Posting {
+            payload: Payload::new(self.codec, bytes),
+            first: match self.codec {
+                Codec::Plain => First::Plain,
+                Codec::Compact => First::From(self.bases[i]),
+            },
+        }
     }
 
     /// The encoded posting of the term with low byte `low`, if the chunk holds it.
-    pub fn get(&self, low: u8) -> Option<&'a [u8]> {
-        self.lows.binary_search(&low).ok().map(|i| self.posting(i))
+    pub fn get(&self, low: u8) -> Option<Posting<'a>> {
+        self.lows[..self.n]
+            .binary_search(&low)
+            .ok()
+            .map(|i| self.posting(i))
     }
 
     /// Each term's low byte with its encoded posting, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = (u8, &'a [u8])> + '_ {
-        (0..self.lows.len()).map(|i| (self.lows[i], self.posting(i)))
+    pub fn iter(&self) -> impl Iterator<Item = (u8, Posting<'a>)> + '_ {
+        (0..self.n).map(|i| (self.lows[i], self.posting(i)))
     }
 
     /// How many terms the chunk holds.
     pub fn len(&self) -> usize {
-        self.lows.len()
+        self.n
     }
 
     /// Whether the chunk is empty (a stored chunk never is).
     pub fn is_empty(&self) -> bool {
-        self.lows.is_empty()
+        self.n == 0
     }
 }
 
-/// Encodes a chunk from its non-empty postings, ascending by low byte.
-pub fn encode_chunk<'b>(entries: impl Iterator<Item = (u8, &'b mut RoaringBitmap)>) -> Vec<u8> {
+/// Encodes a chunk in `codec` from its non-empty postings, ascending by low byte.
+pub fn encode_chunk<'b>(
+    codec: Codec,
+    entries: impl Iterator<Item = (u8, &'b mut RoaringBitmap)>,
+) -> Vec<u8> {
     let mut lows = Vec::new();
     let mut ends = Vec::new();
     let mut data = Vec::new();
+    let mut base = 0;
     for (low, bitmap) in entries {
         lows.push(low);
-        encode_posting(bitmap, &mut data);
+        match codec {
+            Codec::Plain => encode_posting(codec, bitmap, &mut data),
+            Codec::Compact => base = encode_rows(bitmap, &mut data, First::From(base)),
+        }
         ends.extend_from_slice(&(data.len() as u32).to_le_bytes());
     }
-    let mut out = Vec::with_capacity(1 + lows.len() * 5 + data.len());
+    let mut out = Vec::with_capacity(9 + lows.len() * 5 + data.len());
     out.push(lows.len() as u8);
-    out.extend_from_slice(&lows);
-    out.extend_from_slice(&ends);
+    match codec {
+        Codec::Plain => {
+            out.extend_from_slice(&lows);
+            out.extend_from_slice(&ends);
+        }
+        Codec::Compact if lows.len() < 8 => out.extend_from_slice(&lows),
+        Codec::Compact => {
+            let mask = lows.iter().fold(0u64, |m, &l| m | 1 << (l & 63));
+            out.extend_from_slice(&mask.to_le_bytes());
+        }
+    }
     out.extend_from_slice(&data);
     out
 }
@@ -213,9 +575,56 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut b: RoaringBitmap = (0..100_000).step_by(3).chain(200_000..300_000).collect();
-        let bytes = encode(&mut b);
+        let bytes = encode(Codec::Plain, &mut b);
         assert_eq!(decode(&bytes).unwrap(), b);
         assert!(decode(&bytes[..bytes.len() / 2]).is_err());
+    }
+
+    #[test]
+    fn compact_sets_take_the_smallest_form_and_round_trip() {
+        let shapes: Vec<(RoaringBitmap, u64)> = vec![
+            (RoaringBitmap::new(), 0),
+            ([7].into_iter().collect(), 0),
+            ([3, 9, 4000, 4001, u32::MAX].into_iter().collect(), 0),
+            ((100..5000).chain(9000..9100).collect(), 1),
+            ((0..200_000).step_by(2).collect(), 2),
+            ([0, 1, 2, u32::MAX - 1, u32::MAX].into_iter().collect(), 1),
+        ];
+        for (mut b, form) in shapes {
+            let want = b.clone();
+            let bytes = encode(Codec::Compact, &mut b);
+            assert_eq!(u64::from(bytes[0] & 3), form, "{want:?}");
+            let p = Payload::new(Codec::Compact, &bytes);
+            assert_eq!(decode(p).unwrap(), want);
+            assert_eq!(decode_posting(p).unwrap(), want);
+            // Never more than roaring and its header.
+            let plain = encode(Codec::Plain, &mut want.clone());
+            assert!(bytes.len() <= plain.len() + 4, "{want:?}");
+            for cut in 0..bytes.len() {
+                assert!(decode(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn compact_chunks_round_trip() {
+        for n in [1u8, 7, 8, 64] {
+            let mut sets: Vec<(u8, RoaringBitmap)> = (0..n)
+                .map(|i| (i * (64 / n), (u32::from(i)..u32::from(i) * 3 + 1).collect()))
+                .collect();
+            let want = sets.clone();
+            let bytes = encode_chunk(Codec::Compact, sets.iter_mut().map(|(l, b)| (*l, b)));
+            let view = ChunkView::parse(Payload::new(Codec::Compact, &bytes)).unwrap();
+            assert_eq!(view.len(), n as usize);
+            for (low, b) in &want {
+                assert_eq!(decode_posting(view.get(*low).unwrap()).unwrap(), *b);
+            }
+            let lows: Vec<u8> = view.iter().map(|(l, _)| l).collect();
+            assert_eq!(lows, want.iter().map(|(l, _)| *l).collect::<Vec<_>>());
+            for cut in 0..bytes.len() {
+                assert!(ChunkView::parse(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
+            }
+        }
     }
 
     #[test]
@@ -224,7 +633,10 @@ mod tests {
         let mut big: RoaringBitmap = (0..1000).collect();
         let mut one: RoaringBitmap = [7].into_iter().collect();
         let (s, b, o) = (small.clone(), big.clone(), one.clone());
-        let bytes = encode_chunk([(0, &mut small), (5, &mut big), (63, &mut one)].into_iter());
+        let bytes = encode_chunk(
+            Codec::Plain,
+            [(0, &mut small), (5, &mut big), (63, &mut one)].into_iter(),
+        );
         let view = ChunkView::parse(&bytes).unwrap();
         assert_eq!(view.len(), 3);
         assert_eq!(decode_posting(view.get(0).unwrap()).unwrap(), s);

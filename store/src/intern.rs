@@ -1,14 +1,21 @@
 //! The dictionary's encoding: texts by id in chunks, ids by a stable hash of the text.
 //!
-//! `text_by_id` maps `id >> TEXT_CHUNK_BITS` to a chunk of up to 256 consecutive texts:
-//! `n` (u16 LE), `n` end offsets (u32 LE) into the UTF-8 bytes that follow, then the bytes.
+//! `text_by_id` maps `id >> TEXT_CHUNK_BITS` to a chunk of up to 256 consecutive texts. Plain
+//! (format versions 1 and 2): `n` (u16 LE), `n` end offsets (u32 LE) into the UTF-8 bytes
+//! that follow, then the bytes. Compact (version 3): `n` (u16 LE), then for each frame of
+//! [`TEXT_FRAME`] texts its length in bytes as a varint, then the frames back to back; a
+//! frame front-codes its texts, each as two varints, the bytes it shares with the text
+//! before in the frame (0 for the first) and the length of the rest, then the rest. Ids are
+//! handed out in order of first appearance, so neighbours share paths (`sym:a/b.rs#f`).
 //! Slot 0 of chunk 0 is id 0, which no text has (it is `absent`): it holds the empty string.
 //! `id_by_text` maps [`text_hash`] of a text to its id; a text whose hash another text took
 //! first is found in `text_collisions` by the text itself.
 
 use redb::ReadableTable;
 
+use crate::bits::{self, Reader};
 use crate::error::{Damage, Result};
+use crate::layout::{Codec, Payload};
 use crate::seal::{Key, Seal, Table};
 
 /// log2 of the texts per chunk.
@@ -24,21 +31,52 @@ pub fn text_hash(s: &str) -> u64 {
     h
 }
 
-/// Encodes a chunk of texts.
-pub fn encode_text_chunk<'a>(texts: impl ExactSizeIterator<Item = &'a str> + Clone) -> Vec<u8> {
+/// Texts per frame of a compact chunk: reading a text expands at most this many.
+pub const TEXT_FRAME: usize = 16;
+
+/// Encodes a chunk of texts in `codec`.
+pub fn encode_text_chunk<'a>(
+    codec: Codec,
+    texts: impl ExactSizeIterator<Item = &'a str> + Clone,
+) -> Vec<u8> {
     let n = texts.len();
-    let total: usize = texts.clone().map(str::len).sum();
-    let mut out = Vec::with_capacity(2 + n * 4 + total);
-    out.extend_from_slice(&(n as u16).to_le_bytes());
-    let mut end = 0u32;
-    for t in texts.clone() {
-        end += t.len() as u32;
-        out.extend_from_slice(&end.to_le_bytes());
+    match codec {
+        Codec::Plain => {
+            let total: usize = texts.clone().map(str::len).sum();
+            let mut out = Vec::with_capacity(2 + n * 4 + total);
+            out.extend_from_slice(&(n as u16).to_le_bytes());
+            let mut end = 0u32;
+            for t in texts.clone() {
+                end += t.len() as u32;
+                out.extend_from_slice(&end.to_le_bytes());
+            }
+            for t in texts {
+                out.extend_from_slice(t.as_bytes());
+            }
+            out
+        }
+        Codec::Compact => {
+            let texts: Vec<&str> = texts.collect();
+            let mut dir = Vec::new();
+            let mut frames = Vec::new();
+            dir.extend_from_slice(&(n as u16).to_le_bytes());
+            for frame in texts.chunks(TEXT_FRAME) {
+                let start = frames.len();
+                let mut prev: &[u8] = &[];
+                for t in frame {
+                    let t = t.as_bytes();
+                    let shared = prev.iter().zip(t).take_while(|(a, b)| a == b).count();
+                    bits::put_varint(&mut frames, shared as u64);
+                    bits::put_varint(&mut frames, (t.len() - shared) as u64);
+                    frames.extend_from_slice(&t[shared..]);
+                    prev = t;
+                }
+                bits::put_varint(&mut dir, (frames.len() - start) as u64);
+            }
+            dir.extend_from_slice(&frames);
+            dir
+        }
     }
-    for t in texts {
-        out.extend_from_slice(t.as_bytes());
-    }
-    out
 }
 
 fn corrupt() -> Damage {
@@ -46,42 +84,150 @@ fn corrupt() -> Damage {
 }
 
 /// The texts of a chunk.
-pub fn decode_text_chunk(bytes: &[u8]) -> Result<Vec<String>, Damage> {
-    let n = chunk_len(bytes)?;
-    (0..n)
-        .map(|i| text_in_chunk(bytes, i).map(str::to_owned))
+pub fn decode_text_chunk<'a>(payload: impl Into<Payload<'a>>) -> Result<Vec<String>, Damage> {
+    let mut chunk = TextChunk::parse(payload)?;
+    (0..chunk.len())
+        .map(|i| chunk.text(i).map(str::to_owned))
         .collect()
 }
 
-fn chunk_len(bytes: &[u8]) -> Result<usize, Damage> {
-    let n = bytes.get(..2).ok_or_else(corrupt)?;
-    let n = u16::from_le_bytes([n[0], n[1]]) as usize;
-    if bytes.len() < 2 + n * 4 {
-        return Err(corrupt());
-    }
-    Ok(n)
+/// A chunk of texts read in place; a compact chunk's frames are expanded as texts in them
+/// are asked for, the last one kept.
+pub struct TextChunk<'a> {
+    n: usize,
+    body: Body<'a>,
 }
 
-/// Slot `i` of a chunk.
-pub fn text_in_chunk(bytes: &[u8], i: usize) -> Result<&str, Damage> {
-    let n = chunk_len(bytes)?;
-    if i >= n {
+enum Body<'a> {
+    /// End offsets (u32 LE) and the bytes.
+    Plain { ends: &'a [u8], data: &'a [u8] },
+    Compact {
+        /// Each frame's front-coded bytes.
+        frames: Vec<&'a [u8]>,
+        /// The expanded frame held, by number.
+        held: Option<usize>,
+        raw: Vec<u8>,
+        /// Where each text of the held frame starts and ends in `raw`.
+        spans: Vec<(usize, usize)>,
+    },
+}
+
+impl<'a> TextChunk<'a> {
+    /// Checks a chunk's directory.
+    pub fn parse(payload: impl Into<Payload<'a>>) -> Result<TextChunk<'a>, Damage> {
+        let payload = payload.into();
+        let bytes = payload.bytes;
+        let n = bytes.get(..2).ok_or_else(corrupt)?;
+        let n = u16::from_le_bytes([n[0], n[1]]) as usize;
+        let body = match payload.codec {
+            Codec::Plain => {
+                if bytes.len() < 2 + n * 4 {
+                    return Err(corrupt());
+                }
+                let (ends, data) = bytes[2..].split_at(n * 4);
+                Body::Plain { ends, data }
+            }
+            Codec::Compact => {
+                let mut r = Reader::new(&bytes[2..], "a dictionary chunk");
+                let mut sizes = Vec::new();
+                for _ in 0..n.div_ceil(TEXT_FRAME) {
+                    sizes.push(usize::try_from(r.varint()?).map_err(|_| corrupt())?);
+                }
+                let mut frames = Vec::with_capacity(sizes.len());
+                for len in sizes {
+                    frames.push(r.take(len)?);
+                }
+                if !r.is_done() {
+                    return Err(corrupt());
+                }
+                Body::Compact {
+                    frames,
+                    held: None,
+                    raw: Vec::new(),
+                    spans: Vec::new(),
+                }
+            }
+        };
+        Ok(TextChunk { n, body })
+    }
+
+    /// How many texts the chunk holds.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether the chunk holds no text.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Slot `i` of the chunk.
+    pub fn text(&mut self, i: usize) -> Result<&str, Damage> {
+        if i >= self.n {
+            return Err(corrupt());
+        }
+        let slice = match &mut self.body {
+            Body::Plain { ends, data } => {
+                let end_at = |j: usize| {
+                    let e = &ends[j * 4..j * 4 + 4];
+                    u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize
+                };
+                let start = if i == 0 { 0 } else { end_at(i - 1) };
+                data.get(start..end_at(i)).ok_or_else(corrupt)?
+            }
+            Body::Compact {
+                frames,
+                held,
+                raw,
+                spans,
+            } => {
+                let f = i / TEXT_FRAME;
+                if *held != Some(f) {
+                    *held = None;
+                    let count = TEXT_FRAME.min(self.n - f * TEXT_FRAME);
+                    expand(frames[f], count, raw, spans)?;
+                    *held = Some(f);
+                }
+                let (a, b) = spans[i % TEXT_FRAME];
+                &raw[a..b]
+            }
+        };
+        std::str::from_utf8(slice).map_err(|_| corrupt())
+    }
+}
+
+/// Expands a front-coded frame of `count` texts into `raw`, each text's span in `spans`.
+fn expand(
+    frame: &[u8],
+    count: usize,
+    raw: &mut Vec<u8>,
+    spans: &mut Vec<(usize, usize)>,
+) -> Result<(), Damage> {
+    raw.clear();
+    spans.clear();
+    let mut r = Reader::new(frame, "a dictionary chunk");
+    let mut prev = (0, 0);
+    for _ in 0..count {
+        let shared = usize::try_from(r.varint()?).map_err(|_| corrupt())?;
+        let len = usize::try_from(r.varint()?).map_err(|_| corrupt())?;
+        if shared > prev.1 - prev.0 {
+            return Err(corrupt());
+        }
+        let start = raw.len();
+        raw.extend_from_within(prev.0..prev.0 + shared);
+        raw.extend_from_slice(r.take(len)?);
+        prev = (start, raw.len());
+        spans.push(prev);
+    }
+    if !r.is_done() {
         return Err(corrupt());
     }
-    let end_at = |j: usize| {
-        let e = &bytes[2 + j * 4..2 + j * 4 + 4];
-        u32::from_le_bytes([e[0], e[1], e[2], e[3]]) as usize
-    };
-    let data = &bytes[2 + n * 4..];
-    let start = if i == 0 { 0 } else { end_at(i - 1) };
-    let end = end_at(i);
-    let slice = data.get(start..end).ok_or_else(corrupt)?;
-    std::str::from_utf8(slice).map_err(|_| corrupt())
+    Ok(())
 }
 
 /// The value stored for chunk `chunk` of `text_by_id`, its checksum verified (`seal`: the
 /// base file's).
-pub(crate) fn chunk_bytes(seal: Seal, chunk: u32, stored: &[u8]) -> Result<&[u8], Damage> {
+pub(crate) fn chunk_bytes(seal: Seal, chunk: u32, stored: &[u8]) -> Result<Payload<'_>, Damage> {
     seal.open(&Key::one(Table::Texts, chunk), stored, || {
         format!("dictionary chunk {chunk}")
     })
@@ -105,9 +251,9 @@ pub(crate) fn read_text(
     let chunk = id >> TEXT_CHUNK_BITS;
     match by_id.get(chunk)? {
         Some(v) => {
-            let bytes = chunk_bytes(seal, chunk, v.value())?;
+            let mut texts = TextChunk::parse(chunk_bytes(seal, chunk, v.value())?)?;
             let slot = (id & ((1 << TEXT_CHUNK_BITS) - 1)) as usize;
-            Ok(Some(text_in_chunk(bytes, slot)?.to_owned()))
+            Ok(Some(texts.text(slot)?.to_owned()))
         }
         None => Err(corrupt().into()),
     }
@@ -134,10 +280,10 @@ pub(crate) fn read_texts(
         let Some(v) = by_id.get(chunk)? else {
             return Err(corrupt().into());
         };
-        let bytes = chunk_bytes(seal, chunk, v.value())?;
+        let mut texts = TextChunk::parse(chunk_bytes(seal, chunk, v.value())?)?;
         while i < ids.len() && known(ids[i]) {
             let slot = (ids[i] & ((1 << TEXT_CHUNK_BITS) - 1)) as usize;
-            out.push(Some(text_in_chunk(bytes, slot)?.to_owned()));
+            out.push(Some(texts.text(slot)?.to_owned()));
             i += 1;
         }
     }
@@ -169,12 +315,44 @@ mod tests {
     #[test]
     fn chunks_round_trip() {
         let texts = ["", "app", "ünïcode", "x\ty"];
-        let bytes = encode_text_chunk(texts.iter().copied());
+        let bytes = encode_text_chunk(Codec::Plain, texts.iter().copied());
         assert_eq!(decode_text_chunk(&bytes).unwrap(), texts);
-        assert_eq!(text_in_chunk(&bytes, 2).unwrap(), "ünïcode");
-        assert!(text_in_chunk(&bytes, 4).is_err());
+        let mut chunk = TextChunk::parse(&bytes).unwrap();
+        assert_eq!(chunk.text(2).unwrap(), "ünïcode");
+        assert!(chunk.text(4).is_err());
         for cut in 0..bytes.len() {
             let _ = decode_text_chunk(&bytes[..cut]);
+        }
+    }
+
+    #[test]
+    fn compact_chunks_round_trip_and_refuse_damage() {
+        let texts: Vec<String> = (0..256)
+            .map(|i| format!("sym:net_{}/src/plan/router_{i}.rs#update_file_{i}", i / 40))
+            .collect();
+        let bytes = encode_text_chunk(Codec::Compact, texts.iter().map(String::as_str));
+        let plain = encode_text_chunk(Codec::Plain, texts.iter().map(String::as_str));
+        assert!(
+            bytes.len() * 2 < plain.len(),
+            "{} vs {}",
+            bytes.len(),
+            plain.len()
+        );
+        let p = Payload::new(Codec::Compact, &bytes);
+        assert_eq!(decode_text_chunk(p).unwrap(), texts);
+        let mut chunk = TextChunk::parse(p).unwrap();
+        for i in [200, 3, 255, 31, 32, 0] {
+            assert_eq!(chunk.text(i).unwrap(), texts[i]);
+        }
+        assert!(chunk.text(256).is_err());
+        for cut in 0..bytes.len() {
+            assert!(decode_text_chunk(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
+        }
+        for at in 0..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x20;
+            // A flip is an error or other texts; never a panic.
+            let _ = decode_text_chunk(Payload::new(Codec::Compact, &bad));
         }
     }
 

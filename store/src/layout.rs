@@ -6,13 +6,68 @@
 use redb::TableDefinition;
 
 /// The format version this build writes into new files and the newest it reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The oldest format version this build reads (and writes into files of that version).
 pub const OLDEST_VERSION: u32 = 1;
 
 /// The first format version whose values carry checksums (see `docs/design.md`).
 pub const SEALED_VERSION: u32 = 2;
+
+/// The first format version whose values use the compact encodings (see [`Codec`]).
+pub const COMPACT_VERSION: u32 = 3;
+
+/// How a file encodes the values of `blocks`, `postings`, `dead`, `owners` and `text_by_id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    /// Format versions 1 and 2: rkyv-archived blocks, postings as u32 lists or roaring
+    /// bitmaps, roaring `dead` and `owners`, texts as they are.
+    Plain,
+    /// Format version 3: bit-packed blocks (frame of reference, or runs), postings and row
+    /// sets as delta-coded varints or runs (roaring where it is smaller), texts front-coded in
+    /// frames of 16.
+    Compact,
+}
+
+impl Codec {
+    /// The encoding of a file of format version `version`.
+    pub fn of_version(version: u32) -> Codec {
+        if version >= COMPACT_VERSION {
+            Codec::Compact
+        } else {
+            Codec::Plain
+        }
+    }
+}
+
+/// A stored value's payload (its checksum, if any, verified and taken off) with the
+/// encoding its file uses. Plain byte slices convert to it as [`Codec::Plain`] payloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Payload<'a> {
+    /// The bytes.
+    pub bytes: &'a [u8],
+    /// How they are encoded.
+    pub codec: Codec,
+}
+
+impl<'a> Payload<'a> {
+    /// `bytes` in the encoding `codec`.
+    pub fn new(codec: Codec, bytes: &'a [u8]) -> Payload<'a> {
+        Payload { bytes, codec }
+    }
+}
+
+impl<'a> From<&'a [u8]> for Payload<'a> {
+    fn from(bytes: &'a [u8]) -> Payload<'a> {
+        Payload::new(Codec::Plain, bytes)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Payload<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Payload<'a> {
+        Payload::new(Codec::Plain, bytes)
+    }
+}
 
 /// Rows per column block: row `r` lives in block `r / BLOCK_ROWS` at `r % BLOCK_ROWS`.
 pub const BLOCK_ROWS: u32 = 4096;
@@ -60,15 +115,18 @@ pub const TIER_SEQ: TableDefinition<'_, &str, u64> = TableDefinition::new("tier_
 
 // ---- tables of every tier file (the default tier's are in the base file) -----------------
 
-/// `blocks`: (relation id, column, block number) → an rkyv-archived `Vec<u32>` of terms.
+/// `blocks`: (relation id, column, block number) → the block's terms (see [`crate::column`]
+/// for their encoding in each [`Codec`]).
 pub const BLOCKS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("blocks");
 /// `postings`: (relation id, column, `term >> 6`) → a chunk of the postings of up to 64
 /// terms: for each, the live rows whose column holds it (see [`crate::index`]). Terms with
 /// no live row have no posting; a chunk with no posting is not stored.
 pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("postings");
-/// `dead`: relation id → roaring bitmap of row ids whose fact was removed.
+/// `dead`: relation id → the row ids whose fact was removed (a set of rows, see
+/// [`crate::index`]).
 pub const DEAD: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("dead");
-/// `owners`: (relation id, unit id) → roaring bitmap of the live rows the unit states.
+/// `owners`: (relation id, unit id) → the live rows the unit states (a set of rows, see
+/// [`crate::index`]).
 pub const OWNERS: TableDefinition<'_, (u32, u32), &[u8]> = TableDefinition::new("owners");
 /// `shared`: (relation id, row) → how many units (counting "no unit") state the row, for
 /// rows stated by two or more. A row absent here has exactly one owner.

@@ -3,8 +3,9 @@
 //! A database is a directory: `strata.redb` holds the catalog, the dictionary and the default
 //! tier's relations; every other tier is a redb file of its own (`tier-NAME.redb`), opened
 //! only when a read or a write needs one of its relations. Relations are stored by column in
-//! rkyv-archived blocks, with a roaring bitmap of rows per (column, value), so a lookup with
-//! any bound columns is a bitmap intersection. See `docs/design.md` for the byte layout.
+//! blocks of 4096 rows, with the rows of each (column, value) indexed, so a lookup with any
+//! bound columns is a bitmap intersection. See `docs/design.md` for the byte layout of each
+//! format version.
 //!
 //! ```
 //! use strata_store::{BatchOptions, OpenOptions, Store};
@@ -29,6 +30,7 @@
 
 #[doc(hidden)]
 pub mod backend;
+mod bits;
 pub mod catalog;
 pub mod check;
 pub mod column;

@@ -28,13 +28,13 @@ struct Cached {
 }
 
 impl Cached {
-    /// The bitmap read from its stored bytes, or an empty one when none are stored.
-    fn load(stored: Option<&[u8]>) -> Result<Cached> {
-        Ok(Cached {
-            bitmap: stored.map_or(Ok(RoaringBitmap::new()), index::decode)?,
+    /// The bitmap decoded from its stored bytes, or an empty one when none are stored.
+    fn load(stored: Option<RoaringBitmap>) -> Cached {
+        Cached {
             stored: stored.is_some(),
+            bitmap: stored.unwrap_or_default(),
             dirty: false,
-        })
+        }
     }
 }
 
@@ -158,10 +158,14 @@ impl<'t> RelWriter<'t> {
                     None
                 };
                 let stored = match found {
-                    Some(v) => Some(index::open_owners(self.seal, key, v.value())?.to_vec()),
+                    Some(v) => Some(index::decode(index::open_owners(
+                        self.seal,
+                        key,
+                        v.value(),
+                    )?)?),
                     None => None,
                 };
-                let c = Cached::load(stored.as_deref())?;
+                let c = Cached::load(stored);
                 Ok(e.insert(c))
             }
         }
@@ -171,10 +175,10 @@ impl<'t> RelWriter<'t> {
         if self.dead.is_none() {
             let rel = self.meta.id;
             let stored = match self.dead_table.get(rel)? {
-                Some(v) => Some(index::open_dead(self.seal, rel, v.value())?.to_vec()),
+                Some(v) => Some(index::decode(index::open_dead(self.seal, rel, v.value())?)?),
                 None => None,
             };
-            self.dead = Some(Cached::load(stored.as_deref())?);
+            self.dead = Some(Cached::load(stored));
         }
         // Set just above.
         self.dead
@@ -330,7 +334,7 @@ impl<'t> RelWriter<'t> {
                     if entry.0.len() == BLOCK_ROWS as usize {
                         // A full block is final for this batch: write it and free it.
                         let key = (rel, c as u16, block);
-                        let bytes = column::seal(seal, key, column::encode(&entry.0)?);
+                        let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
                         self.block_cache.remove(&(c as u16, block));
                         self.blocks.insert(key, bytes.as_slice())?;
                     }
@@ -440,7 +444,8 @@ impl Encode {
                 out.postings.push(((rel, col, chunk), None));
             }
         } else {
-            let bytes = index::encode_chunk(c.postings.iter_mut().map(|(l, b)| (*l, b)));
+            let bytes =
+                index::encode_chunk(self.seal.codec, c.postings.iter_mut().map(|(l, b)| (*l, b)));
             let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
             out.postings.push(((rel, col, chunk), Some(bytes)));
         }
@@ -455,7 +460,7 @@ impl Encode {
         for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
             if dirty {
                 let key = (rel, col, block);
-                let bytes = column::seal(self.seal, key, column::encode(&terms)?);
+                let bytes = column::seal(self.seal, key, column::encode(self.seal.codec, &terms)?);
                 out.blocks.push((key, bytes));
             }
         }
@@ -488,7 +493,10 @@ impl Encode {
                 }
                 if fresh {
                     self.meta.distinct[col] += postings.len() as u64;
-                    let bytes = index::encode_chunk(postings.iter_mut().map(|(l, b)| (*l, b)));
+                    let bytes = index::encode_chunk(
+                        self.seal.codec,
+                        postings.iter_mut().map(|(l, b)| (*l, b)),
+                    );
                     let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
                     out.postings.push(((rel, c16, chunk), Some(bytes)));
                 } else {
@@ -520,8 +528,11 @@ impl Encode {
                     out.owners.push(((rel, unit), None));
                 }
             } else {
-                let bytes =
-                    index::seal_owners(self.seal, (rel, unit), index::encode(&mut c.bitmap));
+                let bytes = index::seal_owners(
+                    self.seal,
+                    (rel, unit),
+                    index::encode(self.seal.codec, &mut c.bitmap),
+                );
                 out.owners.push(((rel, unit), Some(bytes)));
             }
         }
@@ -531,7 +542,7 @@ impl Encode {
             out.dead = Some(index::seal_dead(
                 self.seal,
                 rel,
-                index::encode(&mut d.bitmap),
+                index::encode(self.seal.codec, &mut d.bitmap),
             ));
         }
         out.units.sort_unstable();

@@ -6,18 +6,22 @@
 //! file of format version 2, with a CRC-32 (IEEE, `crc32fast`) of a tag naming its table, its
 //! key's bytes and its payload, and every read verifies it before decoding: a flipped byte (or
 //! a value found under another key) is [`Damage`], never a wrong answer. Files of version 1
-//! hold values without the trailer, and are read (and written) as they are.
+//! hold values without the trailer, and are read (and written) as they are. Version 3 keeps
+//! the scheme; only the payloads' encoding changed (see [`Codec`]).
 
 use crate::error::Damage;
+use crate::layout::{self, Codec, Payload};
 
 /// Bytes of the checksum at the end of a sealed value.
 pub(crate) const SUM_BYTES: usize = 4;
 
-/// Whether a file's values carry checksums.
+/// Whether a file's values carry checksums, and how their payloads are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Seal {
     /// Set for files of format version 2 and later.
     pub(crate) on: bool,
+    /// The payloads' encoding: [`Codec::Compact`] from format version 3.
+    pub(crate) codec: Codec,
 }
 
 /// The table a value is stored in, as the first byte its checksum covers.
@@ -88,6 +92,19 @@ impl Key {
 }
 
 impl Seal {
+    /// What a file of format version `version` stores.
+    pub(crate) fn of_version(version: u32) -> Seal {
+        Seal {
+            on: version >= layout::SEALED_VERSION,
+            codec: Codec::of_version(version),
+        }
+    }
+
+    /// What a new file stores.
+    pub(crate) fn newest() -> Seal {
+        Seal::of_version(layout::FORMAT_VERSION)
+    }
+
     /// The value to store for `payload` under `key`.
     pub(crate) fn close(self, key: &Key, mut payload: Vec<u8>) -> Vec<u8> {
         if self.on {
@@ -104,9 +121,9 @@ impl Seal {
         key: &Key,
         stored: &'a [u8],
         what: impl FnOnce() -> String,
-    ) -> Result<&'a [u8], Damage> {
+    ) -> Result<Payload<'a>, Damage> {
         if !self.on {
-            return Ok(stored);
+            return Ok(Payload::new(self.codec, stored));
         }
         let Some(split) = stored.len().checked_sub(SUM_BYTES) else {
             return Err(Damage::Format(format!(
@@ -121,7 +138,7 @@ impl Seal {
                 what()
             )));
         }
-        Ok(payload)
+        Ok(Payload::new(self.codec, payload))
     }
 }
 
@@ -131,11 +148,11 @@ mod tests {
 
     #[test]
     fn a_flip_anywhere_or_another_key_is_caught() {
-        let seal = Seal { on: true };
+        let seal = Seal::newest();
         let key = Key::column(Table::Blocks, (3, 1, 7));
         let stored = seal.close(&key, b"payload bytes".to_vec());
         assert_eq!(
-            seal.open(&key, &stored, String::new).unwrap(),
+            seal.open(&key, &stored, String::new).unwrap().bytes,
             b"payload bytes"
         );
         for i in 0..stored.len() {
@@ -152,9 +169,12 @@ mod tests {
 
     #[test]
     fn version_one_values_are_read_as_they_are() {
-        let seal = Seal { on: false };
+        let seal = Seal::of_version(1);
         let key = Key::one(Table::Dead, 1);
         assert_eq!(seal.close(&key, vec![1, 2]), vec![1, 2]);
-        assert_eq!(seal.open(&key, &[1, 2], String::new).unwrap(), &[1, 2]);
+        assert_eq!(
+            seal.open(&key, &[1, 2], String::new).unwrap().bytes,
+            &[1, 2]
+        );
     }
 }

@@ -328,14 +328,25 @@ impl Snapshot {
                     .and_then(column::view)
                     .map_err(|e| tier.err(e))?;
                 values[c].clear();
+                // Many rows of a block: unpack it whole, once.
+                let whole = if pending.len() >= 64 {
+                    Some(block.to_vec().map_err(|e| tier.err(e))?)
+                } else {
+                    None
+                };
                 for &r in &pending {
-                    let t = block.get((r % BLOCK_ROWS) as usize).ok_or_else(|| {
+                    let i = (r % BLOCK_ROWS) as usize;
+                    let t = match &whole {
+                        Some(all) => all.get(i).copied(),
+                        None => block.get(i),
+                    };
+                    let t = t.ok_or_else(|| {
                         tier.err(damaged(format!(
                             "relation {}: row {r} is past the end of its block",
                             meta.name
                         )))
                     })?;
-                    values[c].push(t.to_native());
+                    values[c].push(t);
                 }
             }
             for (k, _) in pending.iter().enumerate() {
@@ -437,14 +448,8 @@ impl Snapshot {
             }
             expect += 1;
             let bytes = intern::chunk_bytes(self.store.inner.base.seal, chunk, v.value())?;
-            // The chunk's text count (u16 LE); `text_in_chunk` checks the rest.
-            let n = match bytes {
-                [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
-                _ => {
-                    return Err(damaged("a dictionary chunk is malformed"));
-                }
-            };
-            for slot in 0..n {
+            let mut texts = intern::TextChunk::parse(bytes)?;
+            for slot in 0..texts.len() {
                 let id = (chunk << TEXT_CHUNK_BITS) | (slot as u32 & mask);
                 if id < first {
                     continue;
@@ -452,7 +457,7 @@ impl Snapshot {
                 if id > count {
                     return Ok(());
                 }
-                if visit(id, intern::text_in_chunk(bytes, slot)?) == ControlFlow::Break(()) {
+                if visit(id, texts.text(slot)?) == ControlFlow::Break(()) {
                     return Ok(());
                 }
             }

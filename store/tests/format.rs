@@ -1,5 +1,6 @@
-//! Format versions: a database of version 1 (values without checksums) still opens, answers
-//! and takes batches, in its own format; version 2 files verify what they read.
+//! Format versions: databases of version 1 (values without checksums) and 2 (plain
+//! encodings) still open, answer and take batches, in their own format; version 2 and 3 files
+//! verify what they read; version 3 files are smaller.
 
 #![allow(clippy::unwrap_used)]
 
@@ -37,9 +38,9 @@ fn answers(store: &Store) -> Vec<String> {
     out
 }
 
-/// The shared small database, with one retraction on top.
-fn build(dir: &Path) {
-    common::build_small(dir);
+/// The shared small database in format `version`, with one retraction on top.
+fn build(dir: &Path, version: u32) {
+    common::build_small_as(dir, version);
     let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
     store
         .retract(&["u3".to_owned()], strata_store::BatchOptions::default())
@@ -108,13 +109,18 @@ fn version(file: &Path, base: bool) -> u32 {
 #[test]
 fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
     let root = tempfile::tempdir().unwrap();
-    let (v1, v2) = (root.path().join("v1"), root.path().join("v2"));
-    build(&v1);
-    build(&v2);
+    let (v1, v2, v3) = (
+        root.path().join("v1"),
+        root.path().join("v2"),
+        root.path().join("v3"),
+    );
+    build(&v1, 2);
+    build(&v2, 2);
+    build(&v3, 3);
     to_version_1(&v1.join("strata.redb"), true);
     to_version_1(&v1.join("tier-big.redb"), false);
     let more = "a1\tIMPORTS\tz\tu1\nq\tCALLS\tr\nb3\tIMPORTS\tb3\n";
-    for dir in [&v1, &v2] {
+    for dir in [&v1, &v2, &v3] {
         let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
         assert!(store.check().unwrap().ok());
         read_into(
@@ -132,26 +138,101 @@ fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
         let report = store.check().unwrap();
         assert!(report.ok(), "{dir:?}: {report}");
     }
-    let (a1, a2) = (
+    let (a1, a2, a3) = (
         answers(&Store::open(&v1, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v2, strata_store::OpenOptions::default()).unwrap()),
+        answers(&Store::open(&v3, strata_store::OpenOptions::default()).unwrap()),
     );
     assert_eq!(a1, a2);
+    assert_eq!(a1, a3);
     assert!(a1.len() > 300);
     // Each file kept its version.
     assert_eq!(version(&v1.join("strata.redb"), true), 1);
     assert_eq!(version(&v1.join("tier-big.redb"), false), 1);
+    assert_eq!(version(&v2.join("strata.redb"), true), 2);
+    assert_eq!(version(&v2.join("tier-big.redb"), false), 2);
     assert_eq!(
-        version(&v2.join("strata.redb"), true),
+        version(&v3.join("strata.redb"), true),
         layout::FORMAT_VERSION
     );
+    assert_eq!(layout::FORMAT_VERSION, 3);
+}
+
+#[test]
+fn an_old_base_file_gains_a_tier_file_of_the_newest_version() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("db");
+    build(&dir, 2);
+    let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
+    read_into(
+        &store,
+        "fresh",
+        "f.edges.tsv",
+        Format::Edges,
+        b"x\tUSES\ty\nx\tUSES\tz\n",
+    )
+    .commit()
+    .unwrap();
+    assert!(store.check().unwrap().ok());
+    let snap = store.snapshot_with_tiers(&["fresh"]).unwrap();
+    let x = snap.term(&Value::text("x")).unwrap().unwrap();
+    let mut n = 0;
+    snap.lookup("uses", &[(0, x)], &mut |_| {
+        n += 1;
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(n, 2);
+    drop((snap, store));
+    assert_eq!(version(&dir.join("strata.redb"), true), 2);
+    assert_eq!(version(&dir.join("tier-fresh.redb"), false), 3);
+}
+
+/// Payload bytes of the values each encoding changed, and the base file's length.
+fn sizes(dir: &Path) -> (u64, u64) {
+    let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
+    let space = store.space().unwrap();
+    let base = &space.files[0];
+    let stored = base
+        .tables
+        .iter()
+        .filter(|t| {
+            ["blocks", "postings", "owners", "dead", "text_by_id"].contains(&t.name.as_str())
+        })
+        .map(|t| t.stored)
+        .sum();
+    (stored, base.bytes)
+}
+
+#[test]
+fn version_3_files_are_smaller_than_version_2_by_a_fixed_margin() {
+    use strata_fixtures::codegraph::{self, Config};
+    let root = tempfile::tempdir().unwrap();
+    let mut dump = Vec::new();
+    codegraph::write_edges(&Config::with_edges(60_000).seed(7).units(true), &mut dump).unwrap();
+    let mut got = Vec::new();
+    for v in [2, 3] {
+        let dir = root.path().join(format!("v{v}"));
+        let store = common::create_as(&dir, v);
+        read_into(&store, "default", "code.edges.tsv", Format::Edges, &dump)
+            .commit()
+            .unwrap();
+        assert!(store.check().unwrap().ok());
+        drop(store);
+        assert_eq!(version(&dir.join("strata.redb"), true), v);
+        got.push(sizes(&dir));
+    }
+    let ((stored2, file2), (stored3, file3)) = (got[0], got[1]);
+    eprintln!("version 2: {stored2} bytes stored, file {file2}; version 3: {stored3}, {file3}");
+    assert!(stored3 * 100 < stored2 * 40, "{stored3} vs {stored2}");
+    assert!(file3 * 100 < file2 * 60, "{file3} vs {file2}");
 }
 
 #[test]
 fn a_flipped_byte_in_a_block_or_posting_is_damage_naming_file_relation_and_block() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("db");
-    build(&dir);
+    build(&dir, layout::FORMAT_VERSION);
     let flip =
         |def: TableDefinition<'_, (u32, u16, u32), &[u8]>, key: (u32, u16, u32), at: usize| {
             let db = redb::Database::open(dir.join("strata.redb")).unwrap();

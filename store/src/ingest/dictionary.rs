@@ -132,7 +132,7 @@ impl Batch<'_> {
                 )));
             }
             texts.extend(new[i..j].iter().map(|(_, s)| (*s).to_owned()));
-            let bytes = encode_text_chunk(texts.iter().map(String::as_str));
+            let bytes = encode_text_chunk(seal.codec, texts.iter().map(String::as_str));
             by_id.insert(chunk, seal_chunk(seal, chunk, bytes).as_slice())?;
             i = j;
         }

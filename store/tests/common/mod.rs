@@ -11,10 +11,16 @@ use strata_store::{Batch, BatchOptions, OpenOptions, Store};
 
 /// Opens the database in `dir`, creating it.
 pub fn create(dir: &Path) -> Store {
+    create_as(dir, strata_store::layout::FORMAT_VERSION)
+}
+
+/// Opens the database in `dir`, creating its files in format version `version`.
+pub fn create_as(dir: &Path, version: u32) -> Store {
     Store::open(
         dir,
         OpenOptions {
             create: true,
+            format_version: version,
             ..OpenOptions::default()
         },
     )
@@ -51,7 +57,12 @@ pub fn read_into<'s>(
 
 /// A small database: two edge kinds in the base file, one attribute in tier `big`, units.
 pub fn build_small(dir: &Path) {
-    let store = create(dir);
+    build_small_as(dir, strata_store::layout::FORMAT_VERSION);
+}
+
+/// [`build_small`], its files in format version `version`.
+pub fn build_small_as(dir: &Path, version: u32) {
+    let store = create_as(dir, version);
     let mut edges = String::new();
     for i in 0..600 {
         edges.push_str(&format!("a{i}\tIMPORTS\tb{}\tu{}\n", i % 40, i % 7));
