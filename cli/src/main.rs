@@ -42,8 +42,10 @@ enum Command {
         #[arg(long)]
         space: bool,
     },
-    /// Give back the disk pages earlier batches freed (retractions, replaced units): each
-    /// file is rewritten without them. Needs the database to itself (stop `strata serve`).
+    /// Give back the disk pages earlier batches freed (retractions, replaced units) or left
+    /// half empty (chunks rewritten by later batches): each table is rewritten packed and
+    /// each file without the free pages. Needs the database to itself (stop `strata
+    /// serve`).
     Compact {
         /// The database directory.
         db: PathBuf,

@@ -2,13 +2,19 @@
 //! giving back the pages redb freed ([`compact`], `strata compact`).
 //!
 //! redb never shrinks a file on its own: pages a batch frees (a retraction, a block or
-//! postings chunk rewritten) are reused by later batches but stay in the file. Compaction
-//! moves the live pages towards the start and cuts the file after them.
+//! postings chunk rewritten) are reused by later batches but stay in the file. And a value
+//! rewritten in place of a smaller one (a postings chunk a later flush or batch grows)
+//! leaves its B-tree leaves mostly empty. Compaction first rewrites each of the store's
+//! tables in key order into a fresh one (packed leaves) in one transaction, then moves the
+//! live pages towards the start and cuts the file after them.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use redb::{ReadableDatabase, ReadableTableMetadata, TableDefinition, TableHandle};
+use redb::{
+    Key, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle,
+    Value, WriteTransaction,
+};
 
 use crate::db::{OpenOptions, Store};
 use crate::error::{CompactError, Fault, OpenError, ReadError};
@@ -201,6 +207,16 @@ pub fn compact(dir: &Path) -> Result<Vec<Compacted>, CompactError> {
             redb::DatabaseError::DatabaseAlreadyOpen => OpenError::InUse { path: path.clone() },
             other => Fault::from(other).open(&path),
         })?;
+        match faults(|| repack_file(&db)) {
+            Ok(()) => {}
+            Err(Fault::Engine(source)) => {
+                return Err(CompactError::Engine {
+                    path,
+                    source: Box::new(source),
+                });
+            }
+            Err(f) => return Err(f.open(&path).into()),
+        }
         loop {
             match faults(|| Ok(db.compact()?)) {
                 Ok(true) => {}
@@ -224,6 +240,71 @@ pub fn compact(dir: &Path) -> Result<Vec<Compacted>, CompactError> {
         });
     }
     Ok(out)
+}
+
+/// Rewrites every table of the store's layout that `db` holds, each in key order into a
+/// fresh table that then takes its name, in one write transaction: all of them or, if it
+/// fails, none. Keys appended in order fill each leaf before the next, where rewrites of
+/// grown values leave leaves mostly empty (the 1M-edge graph ingested as four batches:
+/// 3.5 MB of postings in 23.1 MB of pages).
+fn repack_file(db: &redb::Database) -> Result<(), Fault> {
+    let txn = db.begin_write()?;
+    let names: Vec<String> = txn.list_tables()?.map(|t| t.name().to_owned()).collect();
+    let has = |name: &str| names.iter().any(|n| n == name);
+    macro_rules! repack_tables {
+        ($($def:expr),* $(,)?) => {$(
+            if has($def.name()) {
+                repack(&txn, $def)?;
+            }
+        )*};
+    }
+    repack_tables!(
+        layout::META,
+        layout::TEXT_BY_ID,
+        layout::ID_BY_TEXT,
+        layout::TEXT_COLLISIONS,
+        layout::NUMBER_BY_ID,
+        layout::ID_BY_NUMBER,
+        layout::RELATIONS,
+        layout::RELATION_IDS,
+        layout::BATCHES,
+        layout::BATCH_IDS,
+        layout::UNIT_IDS,
+        layout::UNIT_NAMES,
+        layout::UNIT_RELATIONS,
+        layout::TIER_SEQ,
+        layout::BLOCKS,
+        layout::POSTINGS,
+        layout::DEAD,
+        layout::OWNERS,
+        layout::SHARED,
+        layout::TIER_META,
+    );
+    txn.commit()?;
+    Ok(())
+}
+
+/// Copies `def`'s table in key order into a fresh table, drops the old one and gives the
+/// fresh one its name.
+fn repack<K: Key + 'static, V: Value + 'static>(
+    txn: &WriteTransaction,
+    def: TableDefinition<'_, K, V>,
+) -> Result<(), Fault> {
+    let fresh_name = format!("{}.repack", def.name());
+    let fresh_def: TableDefinition<'_, K, V> = TableDefinition::new(&fresh_name);
+    // A table left by nothing (the transaction is all or none), but be sure it is empty.
+    txn.delete_table(fresh_def)?;
+    {
+        let old = txn.open_table(def)?;
+        let mut fresh = txn.open_table(fresh_def)?;
+        for entry in old.iter()? {
+            let (k, v) = entry?;
+            fresh.insert(k.value(), v.value())?;
+        }
+    }
+    txn.delete_table(def)?;
+    txn.rename_table(fresh_def, def)?;
+    Ok(())
 }
 
 fn len(path: &Path) -> Result<u64, OpenError> {
