@@ -475,6 +475,24 @@ pub fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[rank.clamp(1, v.len()) - 1]
 }
 
+/// Runs this bench binary again as `BIN --child ARGS...` (a measure in a process of its own,
+/// so its peak RSS and CPU time are its own) and answers what it printed; a child that
+/// failed is an error carrying its standard error.
+pub fn run_child(args: &[&str]) -> BenchResult<String> {
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .arg("--child")
+        .args(args)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "child {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

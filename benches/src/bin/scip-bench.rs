@@ -25,12 +25,12 @@
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use protobuf::Message;
 use scip::types::{Document, Index};
-use strata_benches::{BenchResult, median, peak_rss_kib};
+use strata_benches::{BenchResult, median, peak_rss_kib, run_child};
 use strata_store::dump::{DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 
@@ -235,18 +235,7 @@ struct Measured {
 
 /// Runs a child; answers what it measured.
 fn run(args: &[&str]) -> BenchResult<Measured> {
-    let out = Command::new(std::env::current_exe()?)
-        .arg("--child")
-        .args(args)
-        .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "child {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-        .into());
-    }
-    let text = String::from_utf8(out.stdout)?;
+    let text = run_child(args)?;
     let mut f = text.trim().splitn(5, ' ');
     let mut next = || f.next().unwrap_or_default().to_owned();
     Ok(Measured {

@@ -51,7 +51,7 @@ use strata_app::{App, Call, CypherRequest, Options, Page, QueryRequest};
 mod load;
 use strata_benches::{
     BenchResult, DEFAULT_SEED, cpu_seconds, data_root, edges_spec, ingest_file_timed, large,
-    peak_rss_kib,
+    peak_rss_kib, run_child,
 };
 use strata_eval::{Bind, Cancel, Cell, FactSource, PageToken, Term, Value};
 use strata_fixtures::codegraph::{self, Config};
@@ -267,22 +267,7 @@ fn bfs(db: &Path, node: &str, forward: bool) -> BenchResult<u64> {
 
 /// Runs a child; the lines it printed.
 fn run_lines(args: &[&str]) -> BenchResult<Vec<String>> {
-    let out = Command::new(std::env::current_exe()?)
-        .arg("--child")
-        .args(args)
-        .output()?;
-    if !out.status.success() {
-        return Err(format!(
-            "child {:?} failed: {}",
-            args.first(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
-        .into());
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect())
+    Ok(run_child(args)?.lines().map(str::to_owned).collect())
 }
 
 /// What one child measured: wall seconds, the count it answered, peak RSS in KiB, and CPU
