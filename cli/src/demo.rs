@@ -57,6 +57,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
                 max_bytes: strata_eval::ANSWER_BYTES,
                 witness_row: None,
                 max_memory: None,
+                cache: None,
             },
         },
         false,

@@ -69,6 +69,10 @@ pub(crate) struct RunFlags {
     /// saying where the memory went. Default: half the memory available when it starts.
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<strata_eval::ByteSize>,
+    /// The store's page cache: bytes, or a size with a binary unit, 64M, 1G. It holds the
+    /// pages read most lately, on top of the evaluation's memory. Default: 64M.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) cache: Option<strata_eval::ByteSize>,
 }
 
 impl RunFlags {
@@ -86,6 +90,7 @@ impl RunFlags {
                 self.max_memory
                     .map_or_else(|| strata_app::default_max_memory(1), |s| s.0),
             ),
+            cache_bytes: cache_bytes(self.cache),
             ..Options::default()
         };
         Ok(App::open(db, options)?)
@@ -105,6 +110,13 @@ impl RunFlags {
             max_memory: None,
         }
     }
+}
+
+/// The page cache `--cache` asks for, or the store's default.
+pub(crate) fn cache_bytes(cache: Option<strata_eval::ByteSize>) -> usize {
+    cache.map_or(strata_store::DEFAULT_CACHE_BYTES, |s| {
+        usize::try_from(s.0).unwrap_or(usize::MAX)
+    })
 }
 
 pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {

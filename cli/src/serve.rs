@@ -49,6 +49,11 @@ pub(crate) struct ServeArgs {
     /// start divided by the heavy calls plus one, so every heavy call at once still fits.
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<strata_eval::ByteSize>,
+    /// The store's page cache, shared by every call: bytes, or a size with a binary unit,
+    /// 64M, 1G. It holds the pages read most lately, on top of the calls' own memory.
+    /// Default: 64M.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) cache: Option<strata_eval::ByteSize>,
     /// The most heavy calls (query, cypher, explain, ask) evaluated at once; the rest wait
     /// (--admission-wait) and are then refused; schema, look, values and find never wait.
     /// Default: one fewer than the machine's cores, at least 2.
@@ -97,6 +102,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             .map_or_else(|| strata_app::default_max_memory(heavy), |s| s.0),
     );
     options.admission_wait = duration(&args.admission_wait).context("--admission-wait")?;
+    options.cache_bytes = crate::query::cache_bytes(args.cache);
     let token = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f)

@@ -1,6 +1,7 @@
 //! `strata query --max-memory` (issue 18): a runaway program stops at the cap with an exit
 //! code of 1 and an error naming the limit and where the memory went; with room it answers
-//! as without a cap; a size that is no size is refused before anything runs.
+//! as without a cap; a size that is no size is refused before anything runs. `--cache`,
+//! the store's page cache, takes a size too and changes no answer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -51,4 +52,21 @@ fn a_bad_size_is_refused_saying_how_to_write_one() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("\"lots\" is not a size"), "{err}");
     assert!(err.contains("512M"), "{err}");
+}
+
+#[test]
+fn the_page_cache_is_a_size_and_changes_no_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = common::db_with(tmp.path(), &calls(200));
+    let db = db.to_str().unwrap();
+    let (code, default, err) = strata(&["query", db, CROSS]);
+    assert_eq!(code, Some(0), "{err}");
+    for size in ["1M", "1G", "65536"] {
+        let (code, out, err) = strata(&["query", db, CROSS, "--cache", size]);
+        assert_eq!(code, Some(0), "--cache {size}: {err}");
+        assert_eq!(out, default, "--cache {size}");
+    }
+    let (code, _, err) = strata(&["query", db, CROSS, "--cache", "big"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("\"big\" is not a size"), "{err}");
 }

@@ -47,9 +47,14 @@ struct Inner {
 }
 
 impl App {
-    /// Opens the database in `dir` and its pack (`strata.toml`).
+    /// Opens the database in `dir` (with [`Options::cache_bytes`] of page cache) and its
+    /// pack (`strata.toml`).
     pub fn open(dir: &Path, options: Options) -> Result<App, OpenError> {
-        let store = Store::open(dir, OpenOptions::default()).map_err(StoreError::from)?;
+        let open = OpenOptions {
+            cache_bytes: options.cache_bytes,
+            ..OpenOptions::default()
+        };
+        let store = Store::open(dir, open).map_err(StoreError::from)?;
         let pack = Pack::load(dir)?;
         App::new(store, pack, options)
     }

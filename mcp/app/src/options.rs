@@ -41,6 +41,10 @@ pub struct Options {
     /// How long a heavy call waits for a slot before it is refused (never past its own
     /// deadline). Default [`crate::admission::WAIT`].
     pub admission_wait: Duration,
+    /// The page cache of each of the database's files that [`App::open`] opens, in bytes
+    /// (`strata_store::OpenOptions::cache_bytes`). Default
+    /// [`strata_store::DEFAULT_CACHE_BYTES`].
+    pub cache_bytes: usize,
 }
 
 impl Default for Options {
@@ -55,6 +59,7 @@ impl Default for Options {
             max_memory: None,
             heavy_calls: None,
             admission_wait: crate::admission::WAIT,
+            cache_bytes: strata_store::DEFAULT_CACHE_BYTES,
         }
     }
 }

@@ -36,7 +36,7 @@
 //! ingest on a 2-core machine, and a few more to build `find`'s index); the dumps and the
 //! database are kept under `target/bench-data/` and reused (`--reuse-db` keeps the
 //! database of the last run rather than ingesting again). `STRATA_BENCH_CACHE_MIB=M` opens
-//! the store of each query with an M MiB page cache (the store's default is 256 MiB), to
+//! the store of each query with an M MiB page cache (the store's default is 64 MiB), to
 //! tell the cache's share of a peak RSS from the query's.
 
 use std::collections::VecDeque;
@@ -176,17 +176,11 @@ fn child(args: &[String]) -> BenchResult<()> {
                 .find_map(|f| f.strip_prefix("offset="))
                 .map(str::parse::<u64>)
                 .transpose()?;
-            let app = match std::env::var("STRATA_BENCH_CACHE_MIB") {
-                Ok(mib) => {
-                    let open = OpenOptions {
-                        cache_bytes: mib.parse::<usize>()? << 20,
-                        ..OpenOptions::default()
-                    };
-                    let pack = strata_app::Pack::load(db)?;
-                    App::new(Store::open(db, open)?, pack, Options::default())?
-                }
-                Err(_) => App::open(db, Options::default())?,
-            };
+            let mut options = Options::default();
+            if let Ok(mib) = std::env::var("STRATA_BENCH_CACHE_MIB") {
+                options.cache_bytes = mib.parse::<usize>()? << 20;
+            }
+            let app = App::open(db, options)?;
             let page = Page {
                 limit: Some(10),
                 witnesses: flags.iter().any(|f| f == "witnesses"),
