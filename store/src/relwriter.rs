@@ -410,13 +410,7 @@ impl<'t> RelWriter<'t> {
 }
 
 /// Adds the postings of the stored chunk `bytes` (at `postings` key `key`) to `c`.
-fn merge_chunk(
-    seal: Seal,
-    key: Key3,
-    bytes: &[u8],
-    name: &str,
-    c: &mut ChunkCache,
-) -> Result<()> {
+fn merge_chunk(seal: Seal, key: Key3, bytes: &[u8], name: &str, c: &mut ChunkCache) -> Result<()> {
     let view = index::ChunkView::parse(index::open_chunk(seal, key, bytes, name)?)?;
     for (low, p) in view.iter() {
         *c.postings.entry(low).or_default() |= index::decode_posting(p)?;

@@ -91,7 +91,11 @@ fn compare(version: u32, batches: &[(usize, usize)], small: usize) {
         let a = ingest(one.path(), version, usize::MAX, &text);
         // Only the last batch flushes several times: the earlier ones lay down what it
         // grows.
-        let buffer = if i + 1 == batches.len() { small } else { usize::MAX };
+        let buffer = if i + 1 == batches.len() {
+            small
+        } else {
+            usize::MAX
+        };
         let b = ingest(many.path(), version, buffer, &text);
         assert_eq!((a.new, a.duplicates), (b.new, b.duplicates));
     }
@@ -100,7 +104,9 @@ fn compare(version: u32, batches: &[(usize, usize)], small: usize) {
     assert_eq!(answers(&one), answers(&many));
     assert!(many.check().unwrap().ok());
     let (p1, pn) = (pages(&one, "postings"), pages(&many, "postings"));
-    eprintln!("version {version}, {batches:?}: postings {p1} bytes of pages in one flush, {pn} in flushes of {small}");
+    eprintln!(
+        "version {version}, {batches:?}: postings {p1} bytes of pages in one flush, {pn} in flushes of {small}"
+    );
     // Rewritten by each flush, a fresh batch's chunks took 1.39x the pages in version 3
     // (1,179,648 bytes against 847,872) and 1.27x in version 2; written once, 1.02x.
     assert!(
@@ -120,7 +126,11 @@ fn compare(version: u32, batches: &[(usize, usize)], small: usize) {
 
 #[test]
 fn issue18_a_fresh_batch_of_many_flushes_writes_each_chunk_once() {
-    compare(strata_store::layout::FORMAT_VERSION, &[(0, 240_000)], 20_000);
+    compare(
+        strata_store::layout::FORMAT_VERSION,
+        &[(0, 240_000)],
+        20_000,
+    );
 }
 
 #[test]

@@ -59,9 +59,8 @@ impl Texts {
         self.ends.push(self.bytes.len() as u64);
         self.ids.push(id);
         let (bytes, ends) = (&self.bytes, &self.ends);
-        self.index.insert_unique(hash(s.as_bytes()), slot, |&k| {
-            hash(cut(bytes, ends, k))
-        });
+        self.index
+            .insert_unique(hash(s.as_bytes()), slot, |&k| hash(cut(bytes, ends, k)));
     }
 
     /// The slot and id of every text with an id over `after`, in the order seen (so
