@@ -80,14 +80,15 @@ impl Store {
         };
         crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
         // A batch's runs never outlive its transaction.
-        let tiers: std::collections::BTreeSet<&str> = catalog
+        let mut tiers: std::collections::BTreeSet<&str> = catalog
             .relations
             .values()
             .map(|m| m.tier.as_str())
             .collect();
-        for tier in std::iter::once(DEFAULT_TIER).chain(tiers) {
+        tiers.insert(DEFAULT_TIER);
+        for tier in tiers {
             let path = self.tier_path(tier);
-            let mut runs = || -> Result<bool> {
+            let runs = || -> Result<bool> {
                 let txn = if tier == DEFAULT_TIER {
                     self.inner.base.begin_read()?
                 } else {
@@ -97,7 +98,7 @@ impl Store {
                     .list_tables()?
                     .any(|t| t.name() == layout::POSTINGS_RUNS.name()))
             };
-            if crate::guard::faults(&mut runs).map_err(|f| f.check(&path))? {
+            if crate::guard::faults(runs).map_err(|f| f.check(&path))? {
                 report.problems.push(format!(
                     "{}: a batch's postings runs were committed",
                     path.display()
