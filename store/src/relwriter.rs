@@ -409,6 +409,16 @@ impl<'t> RelWriter<'t> {
     }
 }
 
+/// Keeps `meta.distinct[col]` true as chunk `c` is written: its postings now, less those
+/// `postings` held.
+fn recount(meta: &mut RelationMeta, col: u16, c: &ChunkCache) -> Result<()> {
+    let d = &mut meta.distinct[col as usize];
+    *d = (*d + c.postings.len() as u64)
+        .checked_sub(c.before as u64)
+        .ok_or_else(|| damaged(format!("relation {}: distinct count underflow", meta.name)))?;
+    Ok(())
+}
+
 /// Adds the postings of the stored chunk `bytes` (at `postings` key `key`) to `c`.
 fn merge_chunk(seal: Seal, key: Key3, bytes: &[u8], name: &str, c: &mut ChunkCache) -> Result<()> {
     let view = index::ChunkView::parse(index::open_chunk(seal, key, bytes, name)?)?;
@@ -473,15 +483,7 @@ impl Encode {
     ) -> Result<()> {
         let rel = self.meta.id;
         c.postings.retain(|_, b| !b.is_empty());
-        let d = &mut self.meta.distinct[col as usize];
-        *d = (*d + c.postings.len() as u64)
-            .checked_sub(c.before as u64)
-            .ok_or_else(|| {
-                damaged(format!(
-                    "relation {}: distinct count underflow",
-                    self.meta.name
-                ))
-            })?;
+        recount(&mut self.meta, col, &c)?;
         if c.postings.is_empty() {
             // (An empty chunk read with runs drops them.)
             if c.before > 0 || self.runs.earlier > 0 {
@@ -705,24 +707,16 @@ impl Encoded {
                     }
                 }
             }
-            let d = &mut self.meta.distinct[col as usize];
             match new {
                 Some((_, bytes, n)) if !merged => {
-                    *d += n as u64;
+                    self.meta.distinct[col as usize] += n as u64;
                     postings.insert(key, bytes.as_slice())?;
                 }
                 new => {
                     if let Some((_, bytes, _)) = new {
                         merge_chunk(self.seal, key, &bytes, &self.meta.name, &mut c)?;
                     }
-                    *d = (*d + c.postings.len() as u64)
-                        .checked_sub(c.before as u64)
-                        .ok_or_else(|| {
-                            damaged(format!(
-                                "relation {}: distinct count underflow",
-                                self.meta.name
-                            ))
-                        })?;
+                    recount(&mut self.meta, col, &c)?;
                     let bytes = index::encode_chunk(
                         self.seal.codec,
                         c.postings.iter_mut().map(|(l, b)| (*l, b)),
