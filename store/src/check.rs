@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableHandle};
 use roaring::RoaringBitmap;
 use strata_eval::{Term, TermKind};
 
@@ -79,6 +79,32 @@ impl Store {
             check_dictionary(&txn, self.inner.base.seal, &catalog, &mut report)
         };
         crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
+        // A batch's runs never outlive its transaction.
+        let mut tiers: std::collections::BTreeSet<&str> = catalog
+            .relations
+            .values()
+            .map(|m| m.tier.as_str())
+            .collect();
+        tiers.insert(DEFAULT_TIER);
+        for tier in tiers {
+            let path = self.tier_path(tier);
+            let runs = || -> Result<bool> {
+                let txn = if tier == DEFAULT_TIER {
+                    self.inner.base.begin_read()?
+                } else {
+                    self.tier_db(tier, false)?.begin_read()?
+                };
+                Ok(txn
+                    .list_tables()?
+                    .any(|t| t.name() == layout::POSTINGS_RUNS.name()))
+            };
+            if crate::guard::faults(runs).map_err(|f| f.check(&path))? {
+                report.problems.push(format!(
+                    "{}: a batch's postings runs were committed",
+                    path.display()
+                ));
+            }
+        }
         Ok(report)
     }
 }

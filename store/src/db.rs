@@ -134,6 +134,9 @@ impl Drop for Inner {
             return;
         };
         if !self.batch_failed.load(std::sync::atomic::Ordering::SeqCst) {
+            if !self.poisoned.load(std::sync::atomic::Ordering::SeqCst) {
+                self.compact_new_file();
+            }
             return;
         }
         let empty = crate::guard::faults(|| Catalog::current(&self.base))
@@ -154,6 +157,38 @@ impl Drop for Inner {
         if dir_created {
             // Only when nothing else was put there meanwhile.
             let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// The largest base file that closing the open that created it compacts (see
+/// [`Inner::compact_new_file`]).
+pub(crate) const COMPACT_NEW_FILE_BYTES: u64 = 256 << 20;
+
+impl Inner {
+    /// Gives back the free pages a base file this open created and wrote one batch into was
+    /// left with (redb leaves some within a file it grew in one transaction: 12.6 MB of a
+    /// 34.6 MB file for the 1M-edge code graph, 2.7 MB of 1.14 GB for the 50M-edge one), when
+    /// the file is small enough for redb's compaction to be cheap beside the ingest that
+    /// wrote it. Best effort: a failure leaves the file as its last commit left it, to be
+    /// verified when next opened.
+    fn compact_new_file(&mut self) {
+        let path = self.dir.join(layout::BASE_FILE);
+        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= COMPACT_NEW_FILE_BYTES);
+        if !small || self.options.backends.is_some() {
+            return;
+        }
+        let first = crate::guard::faults(|| Catalog::current(&self.base)).is_ok_and(|c| c.seq == 1);
+        if !first {
+            return;
+        }
+        let db = &mut self.base.db;
+        let done = crate::guard::faults(|| {
+            while db.compact()? {}
+            Ok(())
+        });
+        if done.is_err() {
+            self.base.stamper.distrust();
         }
     }
 }

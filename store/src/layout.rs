@@ -122,6 +122,13 @@ pub const BLOCKS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition:
 /// terms: for each, the live rows whose column holds it (see [`crate::index`]). Terms with
 /// no live row have no posting; a chunk with no posting is not stored.
 pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("postings");
+/// `postings_runs`: (flush, relation id, column, `term >> 6`) → the postings a batch's
+/// earlier flush added to that chunk (a [`POSTINGS`] value, sealed under the chunk's
+/// `postings` key). A batch that flushes more than once keeps each flush's new postings here
+/// and merges them into `postings` once, at its commit, so that each chunk is written once
+/// per batch; the table never outlives the batch's transaction.
+pub const POSTINGS_RUNS: TableDefinition<'_, (u32, u32, u16, u32), &[u8]> =
+    TableDefinition::new("postings_runs");
 /// `dead`: relation id → the row ids whose fact was removed (a set of rows, see
 /// [`crate::index`]).
 pub const DEAD: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("dead");

@@ -17,6 +17,21 @@ use crate::{column, index};
 
 type Key3 = (u32, u16, u32);
 
+/// A `postings_runs` key: (flush, relation, column, chunk).
+type RunKey = (u32, u32, u16, u32);
+
+/// Where a flush's new postings go. A batch that flushes more than once writes each earlier
+/// flush's new postings as a run (`postings_runs`) and merges the runs into `postings` at its
+/// last flush, so each chunk is written once per batch (a chunk rewritten by each flush
+/// leaves its B-tree leaves mostly empty).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Runs {
+    /// How many flushes of the batch came before this one and wrote runs (numbered from 0).
+    pub(crate) earlier: u32,
+    /// Set when more flushes follow: this flush's new postings go to run `earlier`.
+    pub(crate) spill: bool,
+}
+
 /// A value to write at a key, or `None` to remove the key.
 type Change<K> = (K, Option<Vec<u8>>);
 
@@ -38,8 +53,8 @@ impl Cached {
     }
 }
 
-/// A postings chunk being changed: each term's rows by low byte, how many terms it held
-/// when read, whether it changed.
+/// A postings chunk being changed: each term's rows by low byte (what `postings` holds and
+/// the batch's runs added), how many terms `postings` held when read, whether it changed.
 #[derive(Default)]
 struct ChunkCache {
     postings: std::collections::BTreeMap<u8, RoaringBitmap>,
@@ -68,9 +83,22 @@ pub(crate) struct RelWriter<'t> {
     had_rows: bool,
     /// Whether the file's values carry checksums.
     seal: Seal,
+    /// The batch's runs, and the table holding them once there are any.
+    runs: Runs,
+    run_table: Option<Table<'t, RunKey, &'static [u8]>>,
 }
 
 impl<'t> RelWriter<'t> {
+    /// Sets where this flush's postings go, and which runs of earlier flushes the postings
+    /// read here include.
+    pub(crate) fn set_runs(&mut self, txn: &'t WriteTransaction, runs: Runs) -> Result<()> {
+        if runs.earlier > 0 {
+            self.run_table = Some(txn.open_table(layout::POSTINGS_RUNS)?);
+        }
+        self.runs = runs;
+        Ok(())
+    }
+
     pub(crate) fn new(
         txn: &'t WriteTransaction,
         seal: Seal,
@@ -92,6 +120,8 @@ impl<'t> RelWriter<'t> {
             dead: None,
             appended: vec![Vec::new(); arity],
             meta,
+            runs: Runs::default(),
+            run_table: None,
         })
     }
 
@@ -114,6 +144,13 @@ impl<'t> RelWriter<'t> {
                         c.postings.insert(low, index::decode_posting(p)?);
                     }
                     c.before = c.postings.len();
+                }
+                if let Some(runs) = &self.run_table {
+                    for f in 0..self.runs.earlier {
+                        if let Some(v) = runs.get((f, key.0, key.1, key.2))? {
+                            merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                        }
+                    }
                 }
                 Ok(e.insert(c))
             }
@@ -352,25 +389,11 @@ impl<'t> RelWriter<'t> {
         }
     }
 
-    /// Ends the relation's writing in the transaction: reads what the encoding of its changes
-    /// needs from the store (the stored postings chunks its new rows go into) and hands the
-    /// rest to an [`Encode`], which needs no transaction (so it can run on another thread);
-    /// [`Encoded::write`] then writes the result.
-    pub(crate) fn prepare(mut self) -> Result<Encode> {
-        if self.had_rows {
-            for col in 0..self.arity {
-                let c16 = col as u16;
-                let mut chunks: Vec<u32> = self.appended[col]
-                    .iter()
-                    .map(|p| index::chunk_of((p >> 32) as u32).0)
-                    .collect();
-                chunks.sort_unstable();
-                chunks.dedup();
-                for chunk in chunks {
-                    self.chunk(c16, chunk)?;
-                }
-            }
-        }
+    /// Ends the relation's writing in the transaction and hands its changes to an
+    /// [`Encode`], which needs no transaction (so it can run on another thread);
+    /// [`Encoded::write`] then writes the result, merging the new postings with the stored
+    /// chunks and the batch's runs.
+    pub(crate) fn prepare(self) -> Result<Encode> {
         Ok(Encode {
             meta: self.meta,
             arity: self.arity,
@@ -381,8 +404,28 @@ impl<'t> RelWriter<'t> {
             appended: self.appended,
             had_rows: self.had_rows,
             seal: self.seal,
+            runs: self.runs,
         })
     }
+}
+
+/// Keeps `meta.distinct[col]` true as chunk `c` is written: its postings now, less those
+/// `postings` held.
+fn recount(meta: &mut RelationMeta, col: u16, c: &ChunkCache) -> Result<()> {
+    let d = &mut meta.distinct[col as usize];
+    *d = (*d + c.postings.len() as u64)
+        .checked_sub(c.before as u64)
+        .ok_or_else(|| damaged(format!("relation {}: distinct count underflow", meta.name)))?;
+    Ok(())
+}
+
+/// Adds the postings of the stored chunk `bytes` (at `postings` key `key`) to `c`.
+fn merge_chunk(seal: Seal, key: Key3, bytes: &[u8], name: &str, c: &mut ChunkCache) -> Result<()> {
+    let view = index::ChunkView::parse(index::open_chunk(seal, key, bytes, name)?)?;
+    for (low, p) in view.iter() {
+        *c.postings.entry(low).or_default() |= index::decode_posting(p)?;
+    }
+    Ok(())
 }
 
 /// A relation's changes in a batch, to encode: what [`RelWriter::prepare`] leaves.
@@ -396,6 +439,7 @@ pub(crate) struct Encode {
     appended: Vec<Vec<u64>>,
     had_rows: bool,
     seal: Seal,
+    runs: Runs,
 }
 
 /// A relation's changes encoded, to write into its transaction: values to insert (`None`:
@@ -403,7 +447,15 @@ pub(crate) struct Encode {
 pub(crate) struct Encoded {
     meta: RelationMeta,
     blocks: Vec<(Key3, Vec<u8>)>,
+    /// Whole chunks, merged with what is stored and the runs (their runs are dropped).
     postings: Vec<Change<Key3>>,
+    /// The new rows of chunks not read: each chunk's sealed bytes and how many postings it
+    /// holds, ascending by key, to merge with what is stored and the runs, or to write as a
+    /// run.
+    added: Vec<(Key3, Vec<u8>, usize)>,
+    had_rows: bool,
+    seal: Seal,
+    runs: Runs,
     owners: Vec<Change<(u32, u32)>>,
     dead: Option<Vec<u8>>,
     units: Vec<(u32, bool)>,
@@ -414,6 +466,7 @@ pub(crate) struct Encoded {
 struct Parts {
     blocks: Vec<(Key3, Vec<u8>)>,
     postings: Vec<Change<Key3>>,
+    added: Vec<(Key3, Vec<u8>, usize)>,
     owners: Vec<Change<(u32, u32)>>,
     dead: Option<Vec<u8>>,
     units: Vec<(u32, bool)>,
@@ -430,17 +483,10 @@ impl Encode {
     ) -> Result<()> {
         let rel = self.meta.id;
         c.postings.retain(|_, b| !b.is_empty());
-        let d = &mut self.meta.distinct[col as usize];
-        *d = (*d + c.postings.len() as u64)
-            .checked_sub(c.before as u64)
-            .ok_or_else(|| {
-                damaged(format!(
-                    "relation {}: distinct count underflow",
-                    self.meta.name
-                ))
-            })?;
+        recount(&mut self.meta, col, &c)?;
         if c.postings.is_empty() {
-            if c.before > 0 {
+            // (An empty chunk read with runs drops them.)
+            if c.before > 0 || self.runs.earlier > 0 {
                 out.postings.push(((rel, col, chunk), None));
             }
         } else {
@@ -476,7 +522,9 @@ impl Encode {
                 while j < pairs.len() && index::chunk_of((pairs[j] >> 32) as u32).0 == chunk {
                     j += 1;
                 }
-                let fresh = !self.had_rows && !self.chunks.contains_key(&(c16, chunk));
+                // A chunk this flush only adds to (read for lookups, maybe, but not changed)
+                // gets its new postings alone; one a removal changed, whole.
+                let fresh = !self.chunks.get(&(c16, chunk)).is_some_and(|c| c.dirty);
                 let mut postings: Vec<(u8, RoaringBitmap)> = Vec::new();
                 let mut k = i;
                 while k < j {
@@ -492,17 +540,16 @@ impl Encode {
                     k = l;
                 }
                 if fresh {
-                    self.meta.distinct[col] += postings.len() as u64;
+                    // Its new postings, to merge with what is stored when written
+                    // ([`Encoded::write`]).
                     let bytes = index::encode_chunk(
                         self.seal.codec,
                         postings.iter_mut().map(|(l, b)| (*l, b)),
                     );
                     let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
-                    out.postings.push(((rel, c16, chunk), Some(bytes)));
+                    out.added.push(((rel, c16, chunk), bytes, postings.len()));
                 } else {
-                    // Merge, encode and let go of the chunk at once: holding every decoded
-                    // chunk of a large relation until the end would cost more memory than
-                    // the facts themselves. (`prepare` read the stored ones.)
+                    // Merge, encode and let go of the chunk at once.
                     let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
                     c.dirty = true;
                     for (low, rows) in postings {
@@ -550,6 +597,10 @@ impl Encode {
             meta: self.meta,
             blocks: out.blocks,
             postings: out.postings,
+            added: out.added,
+            had_rows: self.had_rows,
+            seal: self.seal,
+            runs: self.runs,
             owners: out.owners,
             dead: out.dead,
             units: out.units,
@@ -560,19 +611,34 @@ impl Encode {
 impl Encoded {
     /// Writes the encoded changes into `txn`; answers the updated catalog entry and each unit
     /// whose rows changed and whether it still owns any row of the relation.
-    pub(crate) fn write(self, txn: &WriteTransaction) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
+    pub(crate) fn write(
+        mut self,
+        txn: &WriteTransaction,
+    ) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
         let rel = self.meta.id;
         let mut blocks = txn.open_table(layout::BLOCKS)?;
         for (key, bytes) in &self.blocks {
             blocks.insert(*key, bytes.as_slice())?;
         }
         let mut postings = txn.open_table(layout::POSTINGS)?;
+        let mut runs = if self.runs.earlier > 0 || self.runs.spill {
+            Some(txn.open_table(layout::POSTINGS_RUNS)?)
+        } else {
+            None
+        };
         for (key, bytes) in &self.postings {
             match bytes {
                 Some(b) => postings.insert(*key, b.as_slice())?,
                 None => postings.remove(*key)?,
             };
+            // The chunk was read with the runs: they are in it now.
+            if let Some(runs) = runs.as_mut() {
+                for f in 0..self.runs.earlier {
+                    runs.remove((f, key.0, key.1, key.2))?;
+                }
+            }
         }
+        self.write_added(&mut postings, runs.as_mut())?;
         let mut owners = txn.open_table(layout::OWNERS)?;
         for (key, bytes) in &self.owners {
             match bytes {
@@ -585,6 +651,86 @@ impl Encoded {
                 .insert(rel, bytes.as_slice())?;
         }
         Ok((self.meta, self.units))
+    }
+}
+
+impl Encoded {
+    /// Writes the new postings of chunks the flush did not read: as this flush's run when
+    /// more flushes follow; else merged with what `postings` holds and the earlier runs (a
+    /// chunk nothing else holds is written as it is), each chunk with a run included, keeping
+    /// `distinct` true; then drops the relation's runs.
+    fn write_added(
+        &mut self,
+        postings: &mut Table<'_, Key3, &'static [u8]>,
+        runs: Option<&mut Table<'_, RunKey, &'static [u8]>>,
+    ) -> Result<()> {
+        let added = std::mem::take(&mut self.added);
+        if self.runs.spill {
+            let runs = runs.ok_or_else(|| damaged("a batch's runs table vanished"))?;
+            let f = self.runs.earlier;
+            for (key, bytes, _) in &added {
+                runs.insert((f, key.0, key.1, key.2), bytes.as_slice())?;
+            }
+            return Ok(());
+        }
+        let rel = self.meta.id;
+        let earlier = self.runs.earlier;
+        // Every chunk the runs or this flush add to, ascending.
+        let mut keys: Vec<(u16, u32)> = added.iter().map(|(k, _, _)| (k.1, k.2)).collect();
+        if let Some(runs) = runs.as_deref() {
+            for f in 0..earlier {
+                for entry in runs.range((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX))? {
+                    let k = entry?.0.value();
+                    keys.push((k.2, k.3));
+                }
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let mut added = added.into_iter().peekable();
+        for (col, chunk) in keys {
+            let key = (rel, col, chunk);
+            let new = added.next_if(|(k, _, _)| *k == key);
+            let mut c = ChunkCache::default();
+            if self.had_rows
+                && let Some(v) = postings.get(key)?
+            {
+                merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                c.before = c.postings.len();
+            }
+            let mut merged = c.before > 0;
+            if let Some(runs) = runs.as_deref() {
+                for f in 0..earlier {
+                    if let Some(v) = runs.get((f, rel, col, chunk))? {
+                        merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                        merged = true;
+                    }
+                }
+            }
+            match new {
+                Some((_, bytes, n)) if !merged => {
+                    self.meta.distinct[col as usize] += n as u64;
+                    postings.insert(key, bytes.as_slice())?;
+                }
+                new => {
+                    if let Some((_, bytes, _)) = new {
+                        merge_chunk(self.seal, key, &bytes, &self.meta.name, &mut c)?;
+                    }
+                    recount(&mut self.meta, col, &c)?;
+                    let bytes = index::encode_chunk(
+                        self.seal.codec,
+                        c.postings.iter_mut().map(|(l, b)| (*l, b)),
+                    );
+                    postings.insert(key, index::seal_chunk(self.seal, key, bytes).as_slice())?;
+                }
+            }
+        }
+        if let Some(runs) = runs {
+            for f in 0..earlier {
+                runs.retain_in((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX), |_, _| false)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -122,6 +122,9 @@ fn run(store: &Store, step: &Step) -> Outcome<Option<bool>> {
                     tier: (*tier).to_owned(),
                     replace: *replace,
                     batch_id: Some((*id).to_owned()),
+                    // A flush per fact: every batch of two or more facts writes postings
+                    // runs and merges them at its commit.
+                    buffer_facts: 1,
                     ..BatchOptions::default()
                 })
                 .map_err(err)?;

@@ -12,7 +12,7 @@ use strata_eval::Term;
 
 impl Batch<'_> {
     pub(super) fn intern_text(&mut self, s: &str) -> Result<u32> {
-        if let Some(&id) = self.texts.get(s) {
+        if let Some(id) = self.texts.get(s) {
             return Ok(id);
         }
         let stored = if self.start.texts > 0 {
@@ -38,7 +38,7 @@ impl Batch<'_> {
                 id
             }
         };
-        self.texts.insert(s.into(), id);
+        self.texts.insert(s, id);
         Ok(id)
     }
 
@@ -100,52 +100,48 @@ impl Batch<'_> {
             text_hash,
         };
         let seal = self.store.inner.base.seal;
-        let mut new: Vec<(u32, &str)> = self
-            .texts
-            .iter()
-            .filter(|(_, id)| **id > self.start.texts)
-            .map(|(s, id)| (*id, &**s))
-            .collect();
-        if new.is_empty() {
+        // The new texts, ascending by id: (slot, id).
+        let mut new = self.texts.after(self.start.texts).peekable();
+        if new.peek().is_none() {
             return Ok(());
         }
-        new.sort_unstable_by_key(|(id, _)| *id);
         let mut by_id = wtxn.open_table(layout::TEXT_BY_ID)?;
-        let mut i = 0;
-        while i < new.len() {
-            let chunk = new[i].0 >> TEXT_CHUNK_BITS;
-            let mut j = i;
-            while j < new.len() && new[j].0 >> TEXT_CHUNK_BITS == chunk {
-                j += 1;
-            }
+        let mut hashed: Vec<(u64, u32, u32)> = Vec::with_capacity(self.new_texts as usize);
+        while let Some((slot, first)) = new.next() {
+            let chunk = first >> TEXT_CHUNK_BITS;
             // The chunk holds the ids before this batch's first (the empty slot 0 included).
             let mut texts = match by_id.get(chunk)? {
                 Some(v) => decode_text_chunk(chunk_bytes(seal, chunk, v.value())?)?,
                 None if chunk == 0 => vec![String::new()],
                 None => Vec::new(),
             };
-            if texts.len() as u32 != new[i].0 - (chunk << TEXT_CHUNK_BITS) {
+            if texts.len() as u32 != first - (chunk << TEXT_CHUNK_BITS) {
                 return Err(damaged(format!(
                     "dictionary chunk {chunk} holds {} texts; expected {}",
                     texts.len(),
-                    new[i].0 - (chunk << TEXT_CHUNK_BITS)
+                    first - (chunk << TEXT_CHUNK_BITS)
                 )));
             }
-            texts.extend(new[i..j].iter().map(|(_, s)| (*s).to_owned()));
+            let mut add = |slot: u32, id: u32| {
+                let s = self.texts.str(slot);
+                hashed.push((text_hash(s), id, slot));
+                texts.push(s.to_owned());
+            };
+            add(slot, first);
+            while let Some((slot, id)) = new.next_if(|&(_, id)| id >> TEXT_CHUNK_BITS == chunk) {
+                add(slot, id);
+            }
             let bytes = encode_text_chunk(seal.codec, texts.iter().map(String::as_str));
             by_id.insert(chunk, seal_chunk(seal, chunk, bytes).as_slice())?;
-            i = j;
         }
-        let mut hashed: Vec<(u64, u32, &str)> =
-            new.iter().map(|&(id, s)| (text_hash(s), id, s)).collect();
         hashed.sort_unstable();
         let mut by_hash = wtxn.open_table(layout::ID_BY_TEXT)?;
         let mut collisions = wtxn.open_table(layout::TEXT_COLLISIONS)?;
         let mut prev = None;
-        for (h, id, s) in hashed {
+        for (h, id, slot) in hashed {
             let taken = prev == Some(h) || (self.start.texts > 0 && by_hash.get(h)?.is_some());
             if taken {
-                collisions.insert(s, id)?;
+                collisions.insert(self.texts.str(slot), id)?;
             } else {
                 by_hash.insert(h, id)?;
             }

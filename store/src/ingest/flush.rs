@@ -12,7 +12,7 @@ use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
 use crate::layout::{self, DEFAULT_TIER};
-use crate::relwriter::{Encoded, Encoder, RelWriter};
+use crate::relwriter::{Encoded, Encoder, RelWriter, Runs};
 
 /// A batch's open transactions and running state between flushes.
 pub(super) struct Writing {
@@ -33,6 +33,11 @@ pub(super) struct Writing {
     pub(super) summary: BatchSummary,
     /// Relations that held no row when the batch began.
     pub(super) fresh: BTreeSet<String>,
+    /// How many flushes wrote their new postings as runs (`postings_runs`), to merge at the
+    /// last flush.
+    pub(super) runs: u32,
+    /// The relations those runs hold postings of.
+    pub(super) spilled: BTreeSet<String>,
 }
 
 /// A batch's open tier transactions, each with the savepoint taken before it.
@@ -99,6 +104,8 @@ impl Batch<'_> {
             relations: BTreeSet::new(),
             summary: BatchSummary::default(),
             fresh,
+            runs: 0,
+            spilled: BTreeSet::new(),
         });
         Ok(())
     }
@@ -122,12 +129,14 @@ impl Batch<'_> {
             .writing
             .take()
             .ok_or_else(|| damaged("a batch's transaction vanished"))?;
-        let result = self.flush_into(&mut w);
+        let result = self.flush_into(&mut w, more);
         self.writing = Some(w);
         result
     }
 
-    pub(super) fn flush_into(&mut self, w: &mut Writing) -> Result<()> {
+    /// Writes the gathered facts into `w`'s transactions; `more` says more flushes follow
+    /// (then new postings are written as a run, else every run is merged into `postings`).
+    pub(super) fn flush_into(&mut self, w: &mut Writing, more: bool) -> Result<()> {
         let seq = w.seq;
         let mut metas = {
             let mut next_rel = w.next_rel;
@@ -170,6 +179,21 @@ impl Batch<'_> {
             }
         }
         w.removed_units.extend(removing);
+        if !more {
+            // The last flush merges every run: each relation with one is written.
+            for name in &w.spilled {
+                if !metas.contains_key(name) {
+                    let m = w.metas.get(name).ok_or_else(|| {
+                        damaged(format!("relation {name} vanished during commit"))
+                    })?;
+                    metas.insert(name.clone(), m.clone());
+                }
+            }
+        }
+        let runs = Runs {
+            earlier: w.runs,
+            spill: more,
+        };
         // Group by tier; the default tier's relations are written in the base transaction.
         let mut tiers: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for m in metas.values() {
@@ -214,6 +238,10 @@ impl Batch<'_> {
                     })?;
                     let fresh = w.fresh.contains(name);
                     let mut rw = RelWriter::new(txn, seal, meta)?;
+                    rw.set_runs(txn, runs)?;
+                    if more {
+                        w.spilled.insert(name.clone());
+                    }
                     for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
                         w.summary.removed += rw.remove_unit(u)?;
                     }
@@ -232,6 +260,15 @@ impl Batch<'_> {
                 }
                 Ok(())
             })?;
+        }
+        if more {
+            w.runs += 1;
+        } else if w.runs > 0 {
+            // Every run is merged (and emptied): the table goes with them.
+            w.wtxn.delete_table(layout::POSTINGS_RUNS)?;
+            for (_, txn, _) in w.tiers.0.values() {
+                txn.delete_table(layout::POSTINGS_RUNS)?;
+            }
         }
         self.rels.clear();
         Ok(())

@@ -9,6 +9,7 @@ mod commit;
 mod dictionary;
 mod flush;
 mod pending;
+mod texts;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -108,7 +109,7 @@ pub struct Batch<'s> {
     unit_relations: ReadOnlyTable<(u32, u32), ()>,
     start_units: u32,
     /// Every text the batch has seen, with its id; ids past `start.texts` are new.
-    texts: FxHashMap<Box<str>, u32>,
+    texts: texts::Texts,
     new_texts: u32,
     numbers: FxHashMap<u64, u32>,
     new_numbers: Vec<u64>,
@@ -200,7 +201,7 @@ impl Store {
             start,
             start_units,
             started: Instant::now(),
-            texts: FxHashMap::default(),
+            texts: texts::Texts::default(),
             new_texts: 0,
             numbers: FxHashMap::default(),
             new_numbers: Vec::new(),
