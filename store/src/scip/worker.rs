@@ -1,8 +1,8 @@
-//! The decoding worker: a thread beside the one that frames an index and writes its facts.
-//! It checks and decodes each document (and external symbol) the reader hands it and
-//! gathers its facts into a [`FactGroup`], which goes back to the reader in the order the
-//! index holds them. At most [`DEPTH`] documents are on their way at a time, so memory
-//! stays bounded by a few documents, not by the index.
+//! The decoding workers: [`WORKERS`] threads beside the one that frames an index and writes
+//! its facts. Each checks and decodes the documents (and external symbols) the reader hands
+//! it, in turn, and gathers their facts into a [`FactGroup`], which goes back to the reader
+//! in the order the index holds them. At most [`DEPTH`] documents are on their way at a
+//! time, so memory stays bounded by a few documents, not by the index.
 
 use std::sync::mpsc::{Receiver, Sender};
 
@@ -15,8 +15,12 @@ use super::{DOCUMENT_FIELDS, decode, fresh, wire};
 use crate::dump::{FactGroup, FactSink};
 use crate::error::IngestError;
 
-/// How many documents may be handed to the worker and not yet written.
-const DEPTH: usize = 4;
+/// How many documents may be handed to the workers and not yet written.
+const DEPTH: usize = 6;
+
+/// How many threads decode: decoding is most of the reading, and the reader (framing,
+/// interning) needs about a third of one thread, so two keep a two-core machine busy.
+const WORKERS: usize = 2;
 
 /// What the worker reads: a top-level field's bytes.
 pub(super) struct Work {
@@ -120,12 +124,15 @@ fn external(file: &str, emit: &mut Emitter, w: &mut Work) -> Result<(), ScipErro
     Ok(())
 }
 
-/// The reader's end of the worker: hands it work and writes what comes back into a sink,
-/// in order.
+/// The reader's end of the workers: hands them work in turn and writes what comes back into
+/// a sink, in order.
 pub(super) struct Pipe<'k> {
     sink: &'k mut dyn FactSink,
-    work: Sender<Work>,
-    done: Receiver<Done>,
+    /// Each worker's queue and answers; work `n` goes to worker `n % WORKERS`.
+    workers: Vec<(Sender<Work>, Receiver<Done>)>,
+    /// How many works were handed over, and answered.
+    sent: usize,
+    answered: usize,
     in_flight: usize,
     payloads: Vec<Vec<u8>>,
     groups: Vec<FactGroup>,
@@ -135,19 +142,26 @@ pub(super) struct Pipe<'k> {
 }
 
 impl<'k> Pipe<'k> {
-    /// Starts a worker in `scope` for the index `file`, writing into `sink`.
+    /// Starts the workers in `scope` for the index `file`, writing into `sink`.
     pub(super) fn start<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
         file: String,
         sink: &'k mut dyn FactSink,
     ) -> Pipe<'k> {
-        let (work, work_rx) = std::sync::mpsc::channel();
-        let (done_tx, done) = std::sync::mpsc::channel();
-        scope.spawn(move || run(&file, work_rx, done_tx));
+        let workers = (0..WORKERS)
+            .map(|_| {
+                let (work, work_rx) = std::sync::mpsc::channel();
+                let (done_tx, done) = std::sync::mpsc::channel();
+                let file = file.clone();
+                scope.spawn(move || run(&file, work_rx, done_tx));
+                (work, done)
+            })
+            .collect();
         Pipe {
             sink,
-            work,
-            done,
+            workers,
+            sent: 0,
+            answered: 0,
             in_flight: 0,
             payloads: Vec::new(),
             groups: Vec::new(),
@@ -192,18 +206,27 @@ impl<'k> Pipe<'k> {
             offset,
             group,
         };
-        if self.work.send(w).is_err() {
-            // The worker stopped: its answer (or its panic) says why.
-            return self.wait();
+        if self.workers[self.sent % WORKERS].0.send(w).is_err() {
+            // The worker stopped: only a panic stops one early, and the scope passes it on.
+            return Ok(());
         }
+        self.sent += 1;
         self.in_flight += 1;
         while self.in_flight >= DEPTH {
             self.wait()?;
         }
-        while let Ok(d) = self.done.try_recv() {
-            self.write(d)?;
+        while self.in_flight > 0 {
+            match self.done().try_recv() {
+                Ok(d) => self.write(d)?,
+                Err(_) => break,
+            }
         }
         Ok(())
+    }
+
+    /// The answers of the worker the next answer comes from.
+    fn done(&self) -> &Receiver<Done> {
+        &self.workers[self.answered % WORKERS].1
     }
 
     /// Writes everything handed to the worker.
@@ -218,8 +241,10 @@ impl<'k> Pipe<'k> {
     /// before it, if any, else `e`. Nothing more is written.
     pub(super) fn stop(&mut self, e: IngestError) -> IngestError {
         while self.in_flight > 0 {
+            let answer = self.done().recv();
             self.in_flight -= 1;
-            match self.done.recv() {
+            self.answered += 1;
+            match answer {
                 Ok(Done { result: Err(x), .. }) => return x.into(),
                 Ok(_) => {}
                 Err(_) => break,
@@ -229,7 +254,7 @@ impl<'k> Pipe<'k> {
     }
 
     fn wait(&mut self) -> Result<(), IngestError> {
-        match self.done.recv() {
+        match self.done().recv() {
             Ok(d) => self.write(d),
             Err(_) => {
                 // Only a panic stops the worker early; the scope passes it on.
@@ -241,6 +266,7 @@ impl<'k> Pipe<'k> {
 
     fn write(&mut self, d: Done) -> Result<(), IngestError> {
         self.in_flight -= 1;
+        self.answered += 1;
         self.payloads.push(d.payload);
         d.result?;
         self.sink.group(&d.group)?;
