@@ -119,20 +119,24 @@ impl Batch<'_> {
                 j += 1;
             }
             // The chunk holds the ids before this batch's first (the empty slot 0 included).
-            let mut texts = match by_id.get(chunk)? {
+            let stored = match by_id.get(chunk)? {
                 Some(v) => decode_text_chunk(chunk_bytes(seal, chunk, v.value())?)?,
                 None if chunk == 0 => vec![String::new()],
                 None => Vec::new(),
             };
-            if texts.len() as u32 != new[i].0 - (chunk << TEXT_CHUNK_BITS) {
+            if stored.len() as u32 != new[i].0 - (chunk << TEXT_CHUNK_BITS) {
                 return Err(damaged(format!(
                     "dictionary chunk {chunk} holds {} texts; expected {}",
-                    texts.len(),
+                    stored.len(),
                     new[i].0 - (chunk << TEXT_CHUNK_BITS)
                 )));
             }
-            texts.extend(new[i..j].iter().map(|(_, s)| (*s).to_owned()));
-            let bytes = encode_text_chunk(seal.codec, texts.iter().map(String::as_str));
+            let texts: Vec<&str> = stored
+                .iter()
+                .map(String::as_str)
+                .chain(new[i..j].iter().map(|(_, s)| *s))
+                .collect();
+            let bytes = encode_text_chunk(seal.codec, texts.iter().copied());
             by_id.insert(chunk, seal_chunk(seal, chunk, bytes).as_slice())?;
             i = j;
         }
