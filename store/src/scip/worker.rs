@@ -1,9 +1,10 @@
 //! The decoding workers: [`WORKERS`] threads beside the one that frames an index and writes
 //! its facts. Each checks and decodes the documents (and external symbols) the reader hands
-//! it, in turn, and gathers their facts into a [`FactGroup`], which goes back to the reader
-//! in the order the index holds them. At most [`DEPTH`] documents are on their way at a
+//! it (each to the worker with the fewest on its way) and gathers their facts into a
+//! [`FactGroup`], which goes back to the reader in the order the index holds them. At most [`DEPTH`] documents are on their way at a
 //! time, so memory stays bounded by a few documents, not by the index.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
 use protobuf::Message;
@@ -124,15 +125,15 @@ fn external(file: &str, emit: &mut Emitter, w: &mut Work) -> Result<(), ScipErro
     Ok(())
 }
 
-/// The reader's end of the workers: hands them work in turn and writes what comes back into
-/// a sink, in order.
+/// The reader's end of the workers: hands them work and writes what comes back into a sink,
+/// in order.
 pub(super) struct Pipe<'k> {
     sink: &'k mut dyn FactSink,
-    /// Each worker's queue and answers; work `n` goes to worker `n % WORKERS`.
+    /// Each worker's queue and answers (a worker answers in the order it was handed work).
     workers: Vec<(Sender<Work>, Receiver<Done>)>,
-    /// How many works were handed over, and answered.
-    sent: usize,
-    answered: usize,
+    /// The worker of each work on its way, in the order handed over; how many each has.
+    route: VecDeque<usize>,
+    load: [usize; WORKERS],
     in_flight: usize,
     payloads: Vec<Vec<u8>>,
     groups: Vec<FactGroup>,
@@ -160,8 +161,8 @@ impl<'k> Pipe<'k> {
         Pipe {
             sink,
             workers,
-            sent: 0,
-            answered: 0,
+            route: VecDeque::new(),
+            load: [0; WORKERS],
             in_flight: 0,
             payloads: Vec::new(),
             groups: Vec::new(),
@@ -206,11 +207,13 @@ impl<'k> Pipe<'k> {
             offset,
             group,
         };
-        if self.workers[self.sent % WORKERS].0.send(w).is_err() {
+        let to = (0..WORKERS).min_by_key(|&i| self.load[i]).unwrap_or(0);
+        if self.workers[to].0.send(w).is_err() {
             // The worker stopped: only a panic stops one early, and the scope passes it on.
             return Ok(());
         }
-        self.sent += 1;
+        self.route.push_back(to);
+        self.load[to] += 1;
         self.in_flight += 1;
         while self.in_flight >= DEPTH {
             self.wait()?;
@@ -226,7 +229,15 @@ impl<'k> Pipe<'k> {
 
     /// The answers of the worker the next answer comes from.
     fn done(&self) -> &Receiver<Done> {
-        &self.workers[self.answered % WORKERS].1
+        &self.workers[self.route.front().copied().unwrap_or(0)].1
+    }
+
+    /// Counts the next answer as taken.
+    fn answered(&mut self) {
+        if let Some(w) = self.route.pop_front() {
+            self.load[w] -= 1;
+        }
+        self.in_flight -= 1;
     }
 
     /// Writes everything handed to the worker.
@@ -242,8 +253,7 @@ impl<'k> Pipe<'k> {
     pub(super) fn stop(&mut self, e: IngestError) -> IngestError {
         while self.in_flight > 0 {
             let answer = self.done().recv();
-            self.in_flight -= 1;
-            self.answered += 1;
+            self.answered();
             match answer {
                 Ok(Done { result: Err(x), .. }) => return x.into(),
                 Ok(_) => {}
@@ -259,14 +269,15 @@ impl<'k> Pipe<'k> {
             Err(_) => {
                 // Only a panic stops the worker early; the scope passes it on.
                 self.in_flight = 0;
+                self.route.clear();
+                self.load = [0; WORKERS];
                 Ok(())
             }
         }
     }
 
     fn write(&mut self, d: Done) -> Result<(), IngestError> {
-        self.in_flight -= 1;
-        self.answered += 1;
+        self.answered();
         self.payloads.push(d.payload);
         d.result?;
         self.sink.group(&d.group)?;
