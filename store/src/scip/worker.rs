@@ -176,17 +176,17 @@ impl<'k> Pipe<'k> {
         self.sink
     }
 
-    /// A buffer for the next field's bytes (one the worker is done with, when there is one).
+    /// A buffer for the next field's bytes (one a worker is done with, when there is one).
     pub(super) fn buffer(&mut self) -> Vec<u8> {
         self.payloads.pop().unwrap_or_default()
     }
 
-    /// Gives back a buffer that was not handed to the worker.
+    /// Gives back a buffer that was not handed to a worker.
     pub(super) fn give_back(&mut self, buffer: Vec<u8>) {
         self.payloads.push(buffer);
     }
 
-    /// Hands the worker a field's bytes; writes what it answered for earlier ones.
+    /// Hands a worker a field's bytes; writes what the workers answered for earlier ones.
     pub(super) fn send(
         &mut self,
         what: Field,
@@ -240,7 +240,7 @@ impl<'k> Pipe<'k> {
         self.in_flight -= 1;
     }
 
-    /// Writes everything handed to the worker.
+    /// Writes everything handed to the workers.
     pub(super) fn finish(&mut self) -> Result<(), IngestError> {
         while self.in_flight > 0 {
             self.wait()?;
@@ -267,7 +267,7 @@ impl<'k> Pipe<'k> {
         match self.done().recv() {
             Ok(d) => self.write(d),
             Err(_) => {
-                // Only a panic stops the worker early; the scope passes it on.
+                // Only a panic stops a worker early; the scope passes it on.
                 self.in_flight = 0;
                 self.route.clear();
                 self.load = [0; WORKERS];
