@@ -2,7 +2,11 @@
 //! are found, new ones numbered after them), and the new texts written to the dictionary
 //! tables at commit.
 
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 use redb::{ReadableTable, WriteTransaction};
+use rustc_hash::FxBuildHasher;
 
 use super::Batch;
 use crate::dump::Field;
@@ -10,9 +14,60 @@ use crate::error::{Fault, Result, damaged};
 use crate::layout;
 use strata_eval::Term;
 
+/// The texts a batch has seen, each with its id: their bytes back to back in one buffer, in
+/// the order they were first seen (so the new ones, numbered as they come, are in id order),
+/// found by a table of (hash, id, slot).
+#[derive(Default)]
+pub(super) struct TextMap {
+    table: HashTable<(u64, u32, u32)>,
+    bytes: String,
+    /// Where each slot's text ends in `bytes`.
+    ends: Vec<usize>,
+    /// Each slot's id.
+    ids: Vec<u32>,
+}
+
+impl TextMap {
+    fn hash(s: &str) -> u64 {
+        FxBuildHasher.hash_one(s)
+    }
+
+    fn text(&self, slot: u32) -> &str {
+        let slot = slot as usize;
+        let start = if slot == 0 { 0 } else { self.ends[slot - 1] };
+        &self.bytes[start..self.ends[slot]]
+    }
+
+    /// The id of `s`, whose [`TextMap::hash`] is `h`.
+    fn get(&self, h: u64, s: &str) -> Option<u32> {
+        self.table
+            .find(h, |&(eh, _, slot)| eh == h && self.text(slot) == s)
+            .map(|&(_, id, _)| id)
+    }
+
+    /// Adds `s` (not in the map), whose hash is `h`, with its id.
+    fn insert(&mut self, h: u64, s: &str, id: u32) {
+        let slot = self.ids.len() as u32;
+        self.bytes.push_str(s);
+        self.ends.push(self.bytes.len());
+        self.ids.push(id);
+        self.table.insert_unique(h, (h, id, slot), |e| e.0);
+    }
+
+    /// The texts with an id after `after`, in id order.
+    fn after(&self, after: u32) -> impl Iterator<Item = (u32, &str)> {
+        self.ids
+            .iter()
+            .enumerate()
+            .filter(move |&(_, &id)| id > after)
+            .map(|(slot, &id)| (id, self.text(slot as u32)))
+    }
+}
+
 impl Batch<'_> {
     pub(super) fn intern_text(&mut self, s: &str) -> Result<u32> {
-        if let Some(&id) = self.texts.get(s) {
+        let h = TextMap::hash(s);
+        if let Some(id) = self.texts.get(h, s) {
             return Ok(id);
         }
         let stored = if self.start.texts > 0 {
@@ -38,7 +93,7 @@ impl Batch<'_> {
                 id
             }
         };
-        self.texts.insert(s.into(), id);
+        self.texts.insert(h, s, id);
         Ok(id)
     }
 
@@ -100,16 +155,11 @@ impl Batch<'_> {
             text_hash,
         };
         let seal = self.store.inner.base.seal;
-        let mut new: Vec<(u32, &str)> = self
-            .texts
-            .iter()
-            .filter(|(_, id)| **id > self.start.texts)
-            .map(|(s, id)| (*id, &**s))
-            .collect();
+        // In id order: new ids are handed out in the order texts are first seen.
+        let new: Vec<(u32, &str)> = self.texts.after(self.start.texts).collect();
         if new.is_empty() {
             return Ok(());
         }
-        new.sort_unstable_by_key(|(id, _)| *id);
         let mut by_id = wtxn.open_table(layout::TEXT_BY_ID)?;
         let mut i = 0;
         while i < new.len() {

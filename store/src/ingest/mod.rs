@@ -108,7 +108,7 @@ pub struct Batch<'s> {
     unit_relations: ReadOnlyTable<(u32, u32), ()>,
     start_units: u32,
     /// Every text the batch has seen, with its id; ids past `start.texts` are new.
-    texts: FxHashMap<Box<str>, u32>,
+    texts: dictionary::TextMap,
     new_texts: u32,
     numbers: FxHashMap<u64, u32>,
     new_numbers: Vec<u64>,
@@ -200,7 +200,7 @@ impl Store {
             start,
             start_units,
             started: Instant::now(),
-            texts: FxHashMap::default(),
+            texts: dictionary::TextMap::default(),
             new_texts: 0,
             numbers: FxHashMap::default(),
             new_numbers: Vec::new(),
