@@ -76,6 +76,10 @@ pub(crate) struct RelWriter<'t> {
     /// Postings chunks read or changed this batch, by (column, chunk).
     chunks: FxHashMap<(u16, u32), ChunkCache>,
     owner_cache: FxHashMap<u32, Cached>,
+    /// The owners of rows appended to a relation that held none before this batch (so no
+    /// unit has owners stored), as `unit << 32 | row`: gathered flat and grouped by unit
+    /// once, in [`Encode::run`], rather than a bitmap looked up for each row.
+    new_owners: Vec<u64>,
     dead: Option<Cached>,
     /// Rows appended this batch, per column, as `term << 32 | row`.
     appended: Vec<Vec<u64>>,
@@ -117,6 +121,7 @@ impl<'t> RelWriter<'t> {
             block_cache: FxHashMap::default(),
             chunks: FxHashMap::default(),
             owner_cache: FxHashMap::default(),
+            new_owners: Vec::new(),
             dead: None,
             appended: vec![Vec::new(); arity],
             meta,
@@ -377,9 +382,13 @@ impl<'t> RelWriter<'t> {
                     }
                 }
                 for &u in units {
-                    let o = self.owner(u)?;
-                    o.bitmap.insert(r);
-                    o.dirty = true;
+                    if self.had_rows || self.owner_cache.contains_key(&u) {
+                        let o = self.owner(u)?;
+                        o.bitmap.insert(r);
+                        o.dirty = true;
+                    } else {
+                        self.new_owners.push(u64::from(u) << 32 | u64::from(r));
+                    }
                 }
                 if units.len() > 1 {
                     self.shared.insert((self.rel(), r), units.len() as u32)?;
@@ -400,6 +409,7 @@ impl<'t> RelWriter<'t> {
             block_cache: self.block_cache,
             chunks: self.chunks,
             owner_cache: self.owner_cache,
+            new_owners: self.new_owners,
             dead: self.dead,
             appended: self.appended,
             had_rows: self.had_rows,
@@ -435,6 +445,7 @@ pub(crate) struct Encode {
     block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
     chunks: FxHashMap<(u16, u32), ChunkCache>,
     owner_cache: FxHashMap<u32, Cached>,
+    new_owners: Vec<u64>,
     dead: Option<Cached>,
     appended: Vec<Vec<u64>>,
     had_rows: bool,
@@ -494,6 +505,34 @@ impl Encode {
                 index::encode_chunk(self.seal.codec, c.postings.iter_mut().map(|(l, b)| (*l, b)));
             let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
             out.postings.push(((rel, col, chunk), Some(bytes)));
+        }
+        Ok(())
+    }
+
+    /// Encodes the owners of appended rows gathered flat ([`RelWriter`]'s `new_owners`):
+    /// each unit's rows at once, into its cached bitmap when it has one.
+    fn new_owners(&mut self, out: &mut Parts) -> Result<()> {
+        let rel = self.meta.id;
+        let mut pairs = std::mem::take(&mut self.new_owners);
+        // Rows are appended in order, so each unit's rows come out ascending.
+        pairs.sort_unstable();
+        for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let unit = (group[0] >> 32) as u32;
+            let rows = group.iter().map(|p| *p as u32);
+            if let Some(c) = self.owner_cache.get_mut(&unit) {
+                c.bitmap.extend(rows);
+                c.dirty = true;
+                continue;
+            }
+            let mut bitmap = RoaringBitmap::from_sorted_iter(rows)
+                .map_err(|e| damaged(format!("appended rows out of order: {e}")))?;
+            let bytes = index::seal_owners(
+                self.seal,
+                (rel, unit),
+                index::encode(self.seal.codec, &mut bitmap),
+            );
+            out.owners.push(((rel, unit), Some(bytes)));
+            out.units.push((unit, true));
         }
         Ok(())
     }
@@ -565,6 +604,7 @@ impl Encode {
                 self.write_chunk(&mut out, col, chunk, c)?;
             }
         }
+        self.new_owners(&mut out)?;
         for (unit, mut c) in std::mem::take(&mut self.owner_cache) {
             if !c.dirty {
                 continue;
@@ -593,6 +633,8 @@ impl Encode {
             ));
         }
         out.units.sort_unstable();
+        // In key order, redb's inserts walk its tree once.
+        out.owners.sort_unstable_by_key(|(key, _)| *key);
         Ok(Encoded {
             meta: self.meta,
             blocks: out.blocks,

@@ -2,9 +2,10 @@
 //! same index with the same crate and doing nothing, and a re-ingest after a one-document
 //! change against reading the index once.
 //!
-//! Each figure is wall time; the ingest reads on two threads (one decodes), so its CPU time
-//! (user and system, all threads) is printed beside it: on a machine other work shares, the
-//! wall-time ratio to the floor moves with the load, the CPU-time ratio much less.
+//! Each figure is wall time; the ingest reads on three threads (two decode) and encodes on a
+//! second thread as it writes, so its CPU time (user and system, all threads) is printed
+//! beside it: on a machine other work shares, the wall-time ratio to the floor moves with the
+//! load, the CPU-time ratio much less.
 //!
 //! The index is made from a real one (`target/scip/rxjs.scip`, from
 //! `store/tests/scip/make-indexes.sh`) by repeating its documents `--copies` times, each copy

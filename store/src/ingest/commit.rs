@@ -113,6 +113,10 @@ impl Batch<'_> {
                 r.insert(&**s, id)?;
             }
             let mut ur = wtxn.open_table(layout::UNIT_RELATIONS)?;
+            // In key order, so redb's inserts walk its tree once; a stable sort keeps a later
+            // flush's change of a pair after an earlier one.
+            let mut unit_rel_changes = unit_rel_changes;
+            unit_rel_changes.sort_by_key(|&(u, rel, _)| (u, rel));
             for (u, rel, owns) in unit_rel_changes {
                 if u == 0 {
                     continue;

@@ -45,6 +45,13 @@ impl<'d> Texts<'d> {
         }
     }
 
+    /// Room for `n` distinct texts without growing.
+    fn with_capacity(n: usize) -> Self {
+        Texts {
+            ids: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
     /// The number of `s` in `group`.
     fn id(&mut self, group: &mut FactGroup, s: &'d str) -> u32 {
         *self.ids.entry(s).or_insert_with(|| group.add_text(s))
@@ -75,6 +82,39 @@ impl<'d> Texts<'d> {
 pub(crate) struct Emitter {
     /// SCIP kind names by enum value, looked up once each.
     kinds: FxHashMap<i32, Option<Box<str>>>,
+    /// What one document's facts are gathered with, kept (empty) for the next one so that
+    /// its sets and lists do not grow from nothing again.
+    scratch: Scratch,
+}
+
+/// A document's working sets, by the group's text numbers.
+#[derive(Default)]
+struct Scratch {
+    /// Symbols the document defines, and refers to.
+    defined: FxHashSet<u32>,
+    referenced: FxHashSet<u32>,
+    /// The (definition or not, symbol, line) of the occurrences written.
+    at: FxHashSet<(bool, u32, i32)>,
+    /// Symbols with a `SymbolInformation` in the document.
+    described: FxHashSet<u32>,
+    enclosing: Vec<(Pos, Pos, u32)>,
+    refs: Vec<(Pos, u32)>,
+    /// `uses` pairs written, and the definitions open at a reference.
+    seen: FxHashSet<(u32, u32)>,
+    open: Vec<(Pos, u32)>,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.defined.clear();
+        self.referenced.clear();
+        self.at.clear();
+        self.described.clear();
+        self.enclosing.clear();
+        self.refs.clear();
+        self.seen.clear();
+        self.open.clear();
+    }
 }
 
 impl Emitter {
@@ -89,8 +129,11 @@ impl Emitter {
         number: u64,
     ) {
         let kinds = &mut self.kinds;
+        let w = &mut self.scratch;
+        w.clear();
         g.clear(path, number);
-        let mut texts = Texts::new();
+        let room = (doc.occurrences.len() / 2 + doc.symbols.len() * 4).min(1 << 14);
+        let mut texts = Texts::with_capacity(room);
         let p = Cell::Text(g.add_text(path));
         let language = if doc.language.is_empty() {
             language_of(&doc.relative_path).map_or(Cell::Absent, |l| texts.text(g, l))
@@ -101,12 +144,7 @@ impl Emitter {
         let h = Cell::Text(g.add_text(hash));
         g.add(Rel::DocumentHash as usize, &[p, h]);
         // Symbols by their number in the group: each occurrence's symbol is hashed once.
-        let mut defined: FxHashSet<u32> = FxHashSet::default();
-        let mut defined_symbols: Vec<&str> = Vec::new();
-        let mut referenced: FxHashSet<u32> = FxHashSet::default();
-        let mut at: FxHashSet<(bool, u32, i32)> = FxHashSet::default();
-        let mut enclosing: Vec<(Pos, Pos, u32)> = Vec::new();
-        let mut refs: Vec<(Pos, u32)> = Vec::new();
+        let mut defined_symbols: Vec<(&str, u32)> = Vec::new();
         for occ in &doc.occurrences {
             let sym = occ.symbol.as_str();
             if sym.is_empty() || is_local(sym) {
@@ -119,42 +157,39 @@ impl Emitter {
             let s = Cell::Text(id);
             let line = Cell::Number(f64::from(start.0) + 1.0);
             if occ.symbol_roles & DEFINITION != 0 {
-                if defined.insert(id) {
-                    defined_symbols.push(sym);
+                if w.defined.insert(id) {
+                    defined_symbols.push((sym, id));
                     g.add(Rel::Defines as usize, &[p, s]);
                 }
-                if at.insert((true, id, start.0)) {
+                if w.at.insert((true, id, start.0)) {
                     g.add(Rel::DefinitionAt as usize, &[s, p, line]);
                 }
                 if let Some((s, e)) = enclosing_range(occ) {
-                    enclosing.push((s, e, id));
+                    w.enclosing.push((s, e, id));
                 }
             } else {
-                if referenced.insert(id) {
+                if w.referenced.insert(id) {
                     g.add(Rel::References as usize, &[p, s]);
                 }
-                if at.insert((false, id, start.0)) {
+                if w.at.insert((false, id, start.0)) {
                     g.add(Rel::ReferenceAt as usize, &[p, s, line]);
                 }
-                refs.push((start, id));
+                w.refs.push((start, id));
             }
         }
-        let mut described: FxHashSet<&str> = FxHashSet::default();
         for info in &doc.symbols {
             if !info.symbol.is_empty() && !is_local(&info.symbol) {
-                described.insert(&info.symbol);
+                // The number the symbol's text has (or gets) in the group.
+                w.described.insert(texts.id(g, &info.symbol));
                 symbol(g, kinds, &mut texts, &info.symbol, Some(info));
             }
         }
-        let mut undescribed: Vec<&str> = defined_symbols
-            .into_iter()
-            .filter(|s| !described.contains(s))
-            .collect();
-        undescribed.sort_unstable();
-        for sym in undescribed {
+        defined_symbols.retain(|(_, id)| !w.described.contains(id));
+        defined_symbols.sort_unstable();
+        for (sym, _) in defined_symbols {
             symbol(g, kinds, &mut texts, sym, None);
         }
-        uses(g, &mut enclosing, &mut refs);
+        uses(g, w);
     }
 
     /// The facts of external symbol number `number`, owned by `unit`.
@@ -257,7 +292,14 @@ fn kind_name(kinds: &mut FxHashMap<i32, Option<Box<str>>>, value: i32) -> Option
 
 /// `uses(from, to)`: each reference inside the enclosing range of a definition, the
 /// innermost enclosing definition of a global symbol winning.
-fn uses(g: &mut FactGroup, enclosing: &mut [(Pos, Pos, u32)], refs: &mut [(Pos, u32)]) {
+fn uses(g: &mut FactGroup, w: &mut Scratch) {
+    let Scratch {
+        enclosing,
+        refs,
+        seen,
+        open,
+        ..
+    } = w;
     if enclosing.is_empty() {
         return;
     }
@@ -265,8 +307,6 @@ fn uses(g: &mut FactGroup, enclosing: &mut [(Pos, Pos, u32)], refs: &mut [(Pos, 
     // keeping the stack of ranges open at the reference.
     enclosing.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     refs.sort_unstable();
-    let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
-    let mut open: Vec<(Pos, u32)> = Vec::new();
     let mut next = 0;
     for &(pos, to) in refs.iter() {
         while next < enclosing.len() && enclosing[next].0 <= pos {

@@ -207,8 +207,8 @@ const DOCUMENT_FIELDS: &[(u64, u8, &str)] = &[
 /// Reads a whole SCIP index into `sink`; returns the number of facts read. A malformed index
 /// stops the read with a [`ScipError`] naming the document.
 ///
-/// The index is framed and each document's content hash checked on this thread; a worker
-/// thread decodes the documents and gathers their facts (see `worker`), which are written
+/// The index is framed and each document's content hash checked on this thread; worker
+/// threads decode the documents and gather their facts (see `worker`), which are written
 /// into `sink` here, in the index's order.
 pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
     let mut reader = Reader {
@@ -278,7 +278,7 @@ struct Reader {
 
 impl Reader {
     /// Frames the index's top-level fields and hands each document and external symbol to
-    /// the worker.
+    /// the workers.
     fn fields<R: BufRead>(
         &mut self,
         fields: &mut Fields<R>,

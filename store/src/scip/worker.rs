@@ -1,9 +1,10 @@
-//! The decoding worker: a thread beside the one that frames an index and writes its facts.
-//! It checks and decodes each document (and external symbol) the reader hands it and
-//! gathers its facts into a [`FactGroup`], which goes back to the reader in the order the
-//! index holds them. At most [`DEPTH`] documents are on their way at a time, so memory
-//! stays bounded by a few documents, not by the index.
+//! The decoding workers: [`WORKERS`] threads beside the one that frames an index and writes
+//! its facts. Each checks and decodes the documents (and external symbols) the reader hands
+//! it (each to the worker with the fewest on its way) and gathers their facts into a
+//! [`FactGroup`], which goes back to the reader in the order the index holds them. At most [`DEPTH`] documents are on their way at a
+//! time, so memory stays bounded by a few documents, not by the index.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
 use protobuf::Message;
@@ -15,8 +16,12 @@ use super::{DOCUMENT_FIELDS, decode, fresh, wire};
 use crate::dump::{FactGroup, FactSink};
 use crate::error::IngestError;
 
-/// How many documents may be handed to the worker and not yet written.
-const DEPTH: usize = 4;
+/// How many documents may be handed to the workers and not yet written.
+const DEPTH: usize = 6;
+
+/// How many threads decode: decoding is most of the reading, and the reader (framing,
+/// interning) needs about a third of one thread, so two keep a two-core machine busy.
+const WORKERS: usize = 2;
 
 /// What the worker reads: a top-level field's bytes.
 pub(super) struct Work {
@@ -120,12 +125,15 @@ fn external(file: &str, emit: &mut Emitter, w: &mut Work) -> Result<(), ScipErro
     Ok(())
 }
 
-/// The reader's end of the worker: hands it work and writes what comes back into a sink,
+/// The reader's end of the workers: hands them work and writes what comes back into a sink,
 /// in order.
 pub(super) struct Pipe<'k> {
     sink: &'k mut dyn FactSink,
-    work: Sender<Work>,
-    done: Receiver<Done>,
+    /// Each worker's queue and answers (a worker answers in the order it was handed work).
+    workers: Vec<(Sender<Work>, Receiver<Done>)>,
+    /// The worker of each work on its way, in the order handed over; how many each has.
+    route: VecDeque<usize>,
+    load: [usize; WORKERS],
     in_flight: usize,
     payloads: Vec<Vec<u8>>,
     groups: Vec<FactGroup>,
@@ -135,19 +143,26 @@ pub(super) struct Pipe<'k> {
 }
 
 impl<'k> Pipe<'k> {
-    /// Starts a worker in `scope` for the index `file`, writing into `sink`.
+    /// Starts the workers in `scope` for the index `file`, writing into `sink`.
     pub(super) fn start<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
         file: String,
         sink: &'k mut dyn FactSink,
     ) -> Pipe<'k> {
-        let (work, work_rx) = std::sync::mpsc::channel();
-        let (done_tx, done) = std::sync::mpsc::channel();
-        scope.spawn(move || run(&file, work_rx, done_tx));
+        let workers = (0..WORKERS)
+            .map(|_| {
+                let (work, work_rx) = std::sync::mpsc::channel();
+                let (done_tx, done) = std::sync::mpsc::channel();
+                let file = file.clone();
+                scope.spawn(move || run(&file, work_rx, done_tx));
+                (work, done)
+            })
+            .collect();
         Pipe {
             sink,
-            work,
-            done,
+            workers,
+            route: VecDeque::new(),
+            load: [0; WORKERS],
             in_flight: 0,
             payloads: Vec::new(),
             groups: Vec::new(),
@@ -161,17 +176,17 @@ impl<'k> Pipe<'k> {
         self.sink
     }
 
-    /// A buffer for the next field's bytes (one the worker is done with, when there is one).
+    /// A buffer for the next field's bytes (one a worker is done with, when there is one).
     pub(super) fn buffer(&mut self) -> Vec<u8> {
         self.payloads.pop().unwrap_or_default()
     }
 
-    /// Gives back a buffer that was not handed to the worker.
+    /// Gives back a buffer that was not handed to a worker.
     pub(super) fn give_back(&mut self, buffer: Vec<u8>) {
         self.payloads.push(buffer);
     }
 
-    /// Hands the worker a field's bytes; writes what it answered for earlier ones.
+    /// Hands a worker a field's bytes; writes what the workers answered for earlier ones.
     pub(super) fn send(
         &mut self,
         what: Field,
@@ -192,21 +207,40 @@ impl<'k> Pipe<'k> {
             offset,
             group,
         };
-        if self.work.send(w).is_err() {
-            // The worker stopped: its answer (or its panic) says why.
-            return self.wait();
+        let to = (0..WORKERS).min_by_key(|&i| self.load[i]).unwrap_or(0);
+        if self.workers[to].0.send(w).is_err() {
+            // The worker stopped: only a panic stops one early, and the scope passes it on.
+            return Ok(());
         }
+        self.route.push_back(to);
+        self.load[to] += 1;
         self.in_flight += 1;
         while self.in_flight >= DEPTH {
             self.wait()?;
         }
-        while let Ok(d) = self.done.try_recv() {
-            self.write(d)?;
+        while self.in_flight > 0 {
+            match self.done().try_recv() {
+                Ok(d) => self.write(d)?,
+                Err(_) => break,
+            }
         }
         Ok(())
     }
 
-    /// Writes everything handed to the worker.
+    /// The answers of the worker the next answer comes from.
+    fn done(&self) -> &Receiver<Done> {
+        &self.workers[self.route.front().copied().unwrap_or(0)].1
+    }
+
+    /// Counts the next answer as taken.
+    fn answered(&mut self) {
+        if let Some(w) = self.route.pop_front() {
+            self.load[w] -= 1;
+        }
+        self.in_flight -= 1;
+    }
+
+    /// Writes everything handed to the workers.
     pub(super) fn finish(&mut self) -> Result<(), IngestError> {
         while self.in_flight > 0 {
             self.wait()?;
@@ -218,8 +252,9 @@ impl<'k> Pipe<'k> {
     /// before it, if any, else `e`. Nothing more is written.
     pub(super) fn stop(&mut self, e: IngestError) -> IngestError {
         while self.in_flight > 0 {
-            self.in_flight -= 1;
-            match self.done.recv() {
+            let answer = self.done().recv();
+            self.answered();
+            match answer {
                 Ok(Done { result: Err(x), .. }) => return x.into(),
                 Ok(_) => {}
                 Err(_) => break,
@@ -229,18 +264,20 @@ impl<'k> Pipe<'k> {
     }
 
     fn wait(&mut self) -> Result<(), IngestError> {
-        match self.done.recv() {
+        match self.done().recv() {
             Ok(d) => self.write(d),
             Err(_) => {
-                // Only a panic stops the worker early; the scope passes it on.
+                // Only a panic stops a worker early; the scope passes it on.
                 self.in_flight = 0;
+                self.route.clear();
+                self.load = [0; WORKERS];
                 Ok(())
             }
         }
     }
 
     fn write(&mut self, d: Done) -> Result<(), IngestError> {
-        self.in_flight -= 1;
+        self.answered();
         self.payloads.push(d.payload);
         d.result?;
         self.sink.group(&d.group)?;
