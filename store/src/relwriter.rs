@@ -62,34 +62,19 @@ struct ChunkCache {
     dirty: bool,
 }
 
-/// One relation's writer within one tier's write transaction.
+/// One relation's writer within one tier's write transaction: the tables it reads and
+/// writes, and the changes it gathers ([`Encode`]), which [`RelWriter::prepare`] hands over
+/// to be encoded.
 pub(crate) struct RelWriter<'t> {
-    pub(crate) meta: RelationMeta,
-    arity: usize,
     blocks: Table<'t, Key3, &'static [u8]>,
     postings: Table<'t, Key3, &'static [u8]>,
     owners: Table<'t, (u32, u32), &'static [u8]>,
     shared: Table<'t, (u32, u32), u32>,
     dead_table: Table<'t, u32, &'static [u8]>,
-    /// Blocks read or written this batch, by (column, block), with a dirty flag.
-    block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
-    /// Postings chunks read or changed this batch, by (column, chunk).
-    chunks: FxHashMap<(u16, u32), ChunkCache>,
-    owner_cache: FxHashMap<u32, Cached>,
-    /// The owners of rows appended to a relation that held none before this batch (so no
-    /// unit has owners stored), as `unit << 32 | row`: gathered flat and grouped by unit
-    /// once, in [`Encode::run`], rather than a bitmap looked up for each row.
-    new_owners: Vec<u64>,
-    dead: Option<Cached>,
-    /// Rows appended this batch, per column, as `term << 32 | row`.
-    appended: Vec<Vec<u64>>,
-    /// Whether the relation had any row (live or dead) before this batch.
-    had_rows: bool,
-    /// Whether the file's values carry checksums.
-    seal: Seal,
-    /// The batch's runs, and the table holding them once there are any.
-    runs: Runs,
+    /// The table holding the batch's runs, once there are any.
     run_table: Option<Table<'t, RunKey, &'static [u8]>>,
+    /// What the batch changes in the relation.
+    changes: Encode,
 }
 
 impl<'t> RelWriter<'t> {
@@ -99,7 +84,7 @@ impl<'t> RelWriter<'t> {
         if runs.earlier > 0 {
             self.run_table = Some(txn.open_table(layout::POSTINGS_RUNS)?);
         }
-        self.runs = runs;
+        self.changes.runs = runs;
         Ok(())
     }
 
@@ -110,40 +95,52 @@ impl<'t> RelWriter<'t> {
     ) -> Result<RelWriter<'t>> {
         let arity = meta.columns.len();
         Ok(RelWriter {
-            seal,
-            had_rows: meta.next_row > 0,
-            arity,
             blocks: txn.open_table(layout::BLOCKS)?,
             postings: txn.open_table(layout::POSTINGS)?,
             owners: txn.open_table(layout::OWNERS)?,
             shared: txn.open_table(layout::SHARED)?,
             dead_table: txn.open_table(layout::DEAD)?,
-            block_cache: FxHashMap::default(),
-            chunks: FxHashMap::default(),
-            owner_cache: FxHashMap::default(),
-            new_owners: Vec::new(),
-            dead: None,
-            appended: vec![Vec::new(); arity],
-            meta,
-            runs: Runs::default(),
             run_table: None,
+            changes: Encode {
+                seal,
+                had_rows: meta.next_row > 0,
+                arity,
+                block_cache: FxHashMap::default(),
+                chunks: FxHashMap::default(),
+                owner_cache: FxHashMap::default(),
+                new_owners: Vec::new(),
+                dead: None,
+                appended: vec![Vec::new(); arity],
+                meta,
+                runs: Runs::default(),
+            },
         })
     }
 
+    /// The relation as the batch has changed it so far.
+    pub(crate) fn meta(&self) -> &RelationMeta {
+        &self.changes.meta
+    }
+
     fn rel(&self) -> u32 {
-        self.meta.id
+        self.changes.meta.id
     }
 
     fn chunk(&mut self, col: u16, chunk: u32) -> Result<&mut ChunkCache> {
-        match self.chunks.entry((col, chunk)) {
+        match self.changes.chunks.entry((col, chunk)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let mut c = ChunkCache::default();
-                let key = (self.meta.id, col, chunk);
-                if self.had_rows
+                let key = (self.changes.meta.id, col, chunk);
+                if self.changes.had_rows
                     && let Some(v) = self.postings.get(key)?
                 {
-                    let bytes = index::open_chunk(self.seal, key, v.value(), &self.meta.name)?;
+                    let bytes = index::open_chunk(
+                        self.changes.seal,
+                        key,
+                        v.value(),
+                        &self.changes.meta.name,
+                    )?;
                     let view = index::ChunkView::parse(bytes)?;
                     for (low, p) in view.iter() {
                         c.postings.insert(low, index::decode_posting(p)?);
@@ -151,9 +148,15 @@ impl<'t> RelWriter<'t> {
                     c.before = c.postings.len();
                 }
                 if let Some(runs) = &self.run_table {
-                    for f in 0..self.runs.earlier {
+                    for f in 0..self.changes.runs.earlier {
                         if let Some(v) = runs.get((f, key.0, key.1, key.2))? {
-                            merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                            merge_chunk(
+                                self.changes.seal,
+                                key,
+                                v.value(),
+                                &self.changes.meta.name,
+                                &mut c,
+                            )?;
                         }
                     }
                 }
@@ -174,7 +177,8 @@ impl<'t> RelWriter<'t> {
 
     fn posting_contains(&self, col: u16, term: u32, row: u32) -> bool {
         let (chunk, low) = index::chunk_of(term);
-        self.chunks
+        self.changes
+            .chunks
             .get(&(col, chunk))
             .and_then(|c| c.postings.get(&low))
             .is_some_and(|b| b.contains(row))
@@ -189,19 +193,19 @@ impl<'t> RelWriter<'t> {
     }
 
     fn owner(&mut self, unit: u32) -> Result<&mut Cached> {
-        match self.owner_cache.entry(unit) {
+        match self.changes.owner_cache.entry(unit) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
-                let key = (self.meta.id, unit);
+                let key = (self.changes.meta.id, unit);
                 // A relation that never held a row has no owners stored.
-                let found = if self.had_rows {
+                let found = if self.changes.had_rows {
                     self.owners.get(key)?
                 } else {
                     None
                 };
                 let stored = match found {
                     Some(v) => Some(index::decode(index::open_owners(
-                        self.seal,
+                        self.changes.seal,
                         key,
                         v.value(),
                     )?)?),
@@ -214,35 +218,43 @@ impl<'t> RelWriter<'t> {
     }
 
     fn dead(&mut self) -> Result<&mut Cached> {
-        if self.dead.is_none() {
-            let rel = self.meta.id;
+        if self.changes.dead.is_none() {
+            let rel = self.changes.meta.id;
             let stored = match self.dead_table.get(rel)? {
-                Some(v) => Some(index::decode(index::open_dead(self.seal, rel, v.value())?)?),
+                Some(v) => Some(index::decode(index::open_dead(
+                    self.changes.seal,
+                    rel,
+                    v.value(),
+                )?)?),
                 None => None,
             };
-            self.dead = Some(Cached::load(stored));
+            self.changes.dead = Some(Cached::load(stored));
         }
         // Set just above.
-        self.dead
+        self.changes
+            .dead
             .as_mut()
             .ok_or_else(|| damaged("dead-row bitmap vanished"))
     }
 
     fn block(&mut self, col: u16, block: u32) -> Result<&mut (Vec<u32>, bool)> {
-        match self.block_cache.entry((col, block)) {
+        match self.changes.block_cache.entry((col, block)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
-                let key = (self.meta.id, col, block);
+                let key = (self.changes.meta.id, col, block);
                 // A relation that never held a row has no blocks stored.
-                let found = if self.had_rows {
+                let found = if self.changes.had_rows {
                     self.blocks.get(key)?
                 } else {
                     None
                 };
                 let terms = match found {
-                    Some(v) => {
-                        column::decode(column::open(self.seal, key, v.value(), &self.meta.name)?)?
-                    }
+                    Some(v) => column::decode(column::open(
+                        self.changes.seal,
+                        key,
+                        v.value(),
+                        &self.changes.meta.name,
+                    )?)?,
                     None => Vec::with_capacity(BLOCK_ROWS as usize),
                 };
                 Ok(e.insert((terms, false)))
@@ -252,8 +264,8 @@ impl<'t> RelWriter<'t> {
 
     /// The terms of a stored row.
     fn read_row(&mut self, row: u32) -> Result<Vec<u32>> {
-        let mut out = Vec::with_capacity(self.arity);
-        for col in 0..self.arity as u16 {
+        let mut out = Vec::with_capacity(self.changes.arity);
+        for col in 0..self.changes.arity as u16 {
             let (terms, _) = self.block(col, row / BLOCK_ROWS)?;
             let t = terms
                 .get((row % BLOCK_ROWS) as usize)
@@ -261,7 +273,7 @@ impl<'t> RelWriter<'t> {
                 .ok_or_else(|| {
                     damaged(format!(
                         "relation {}: row {row} is past the end of its block",
-                        self.meta.name
+                        self.changes.meta.name
                     ))
                 })?;
             out.push(t);
@@ -272,7 +284,7 @@ impl<'t> RelWriter<'t> {
     /// The live row holding `tuple`, if the relation held it before this batch (or this batch
     /// re-added it... it never does: batches add each distinct tuple once).
     fn find_row(&mut self, tuple: &[u32]) -> Result<Option<u32>> {
-        if !self.had_rows {
+        if !self.changes.had_rows {
             return Ok(None);
         }
         let mut best: Option<(u64, u16)> = None;
@@ -289,7 +301,9 @@ impl<'t> RelWriter<'t> {
             return Ok(None);
         };
         let (chunk, low) = index::chunk_of(tuple[bc as usize]);
-        let candidates: Vec<u32> = self.chunks[&(bc, chunk)].postings[&low].iter().collect();
+        let candidates: Vec<u32> = self.changes.chunks[&(bc, chunk)].postings[&low]
+            .iter()
+            .collect();
         'rows: for r in candidates {
             for (c, &t) in tuple.iter().enumerate() {
                 if c as u16 != bc && !self.posting_contains(c as u16, t, r) {
@@ -329,7 +343,7 @@ impl<'t> RelWriter<'t> {
                 }
             }
         }
-        self.meta.rows -= removed;
+        self.changes.meta.rows -= removed;
         Ok(removed)
     }
 
@@ -361,14 +375,14 @@ impl<'t> RelWriter<'t> {
                 Ok(false)
             }
             None => {
-                let r = self.meta.next_row;
-                self.meta.next_row = r
-                    .checked_add(1)
-                    .ok_or_else(|| Fault::Full(format!("relation \"{}\"", self.meta.name)))?;
-                self.meta.rows += 1;
-                let (rel, seal) = (self.meta.id, self.seal);
+                let r = self.changes.meta.next_row;
+                self.changes.meta.next_row = r.checked_add(1).ok_or_else(|| {
+                    Fault::Full(format!("relation \"{}\"", self.changes.meta.name))
+                })?;
+                self.changes.meta.rows += 1;
+                let (rel, seal) = (self.changes.meta.id, self.changes.seal);
                 for (c, &t) in tuple.iter().enumerate() {
-                    self.appended[c].push(u64::from(t) << 32 | u64::from(r));
+                    self.changes.appended[c].push(u64::from(t) << 32 | u64::from(r));
                     let block = r / BLOCK_ROWS;
                     let entry = self.block(c as u16, block)?;
                     entry.0.push(t);
@@ -377,17 +391,19 @@ impl<'t> RelWriter<'t> {
                         // A full block is final for this batch: write it and free it.
                         let key = (rel, c as u16, block);
                         let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
-                        self.block_cache.remove(&(c as u16, block));
+                        self.changes.block_cache.remove(&(c as u16, block));
                         self.blocks.insert(key, bytes.as_slice())?;
                     }
                 }
                 for &u in units {
-                    if self.had_rows || self.owner_cache.contains_key(&u) {
+                    if self.changes.had_rows || self.changes.owner_cache.contains_key(&u) {
                         let o = self.owner(u)?;
                         o.bitmap.insert(r);
                         o.dirty = true;
                     } else {
-                        self.new_owners.push(u64::from(u) << 32 | u64::from(r));
+                        self.changes
+                            .new_owners
+                            .push(u64::from(u) << 32 | u64::from(r));
                     }
                 }
                 if units.len() > 1 {
@@ -403,19 +419,7 @@ impl<'t> RelWriter<'t> {
     /// [`Encoded::write`] then writes the result, merging the new postings with the stored
     /// chunks and the batch's runs.
     pub(crate) fn prepare(self) -> Result<Encode> {
-        Ok(Encode {
-            meta: self.meta,
-            arity: self.arity,
-            block_cache: self.block_cache,
-            chunks: self.chunks,
-            owner_cache: self.owner_cache,
-            new_owners: self.new_owners,
-            dead: self.dead,
-            appended: self.appended,
-            had_rows: self.had_rows,
-            seal: self.seal,
-            runs: self.runs,
-        })
+        Ok(self.changes)
     }
 }
 
@@ -438,18 +442,29 @@ fn merge_chunk(seal: Seal, key: Key3, bytes: &[u8], name: &str, c: &mut ChunkCac
     Ok(())
 }
 
-/// A relation's changes in a batch, to encode: what [`RelWriter::prepare`] leaves.
+/// A relation's changes in a batch: gathered by its [`RelWriter`], then encoded (on the
+/// encoder's thread) by [`Encode::run`].
 pub(crate) struct Encode {
-    meta: RelationMeta,
+    /// The relation, its counts kept true as rows are added and removed.
+    pub(crate) meta: RelationMeta,
     arity: usize,
+    /// Blocks read or written this batch, by (column, block), with a dirty flag.
     block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
+    /// Postings chunks read or changed this batch, by (column, chunk).
     chunks: FxHashMap<(u16, u32), ChunkCache>,
     owner_cache: FxHashMap<u32, Cached>,
+    /// The owners of rows appended to a relation that held none before this batch (so no
+    /// unit has owners stored), as `unit << 32 | row`: gathered flat and grouped by unit
+    /// once, in [`Encode::run`], rather than a bitmap looked up for each row.
     new_owners: Vec<u64>,
     dead: Option<Cached>,
+    /// Rows appended this batch, per column, as `term << 32 | row`.
     appended: Vec<Vec<u64>>,
+    /// Whether the relation had any row (live or dead) before this batch.
     had_rows: bool,
+    /// Whether the file's values carry checksums.
     seal: Seal,
+    /// The batch's runs.
     runs: Runs,
 }
 

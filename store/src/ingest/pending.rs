@@ -278,7 +278,7 @@ pub(super) fn add_pending(
     summary: &mut BatchSummary,
     mut seen: Option<&mut Bloom>,
 ) -> Result<()> {
-    let rel = w.meta.id;
+    let rel = w.meta().id;
     // With a filter (a relation empty when the batch began, written in several flushes):
     // a tuple the filter never saw is certainly not stored.
     let mut add = |w: &mut RelWriter<'_>, t: &[u32], us: &[u32]| -> Result<bool> {
