@@ -135,28 +135,15 @@ impl<'t> RelWriter<'t> {
                 if self.changes.had_rows
                     && let Some(v) = self.postings.get(key)?
                 {
-                    let bytes = index::open_chunk(
-                        self.changes.seal,
-                        key,
-                        v.value(),
-                        &self.changes.meta.name,
-                    )?;
-                    let view = index::ChunkView::parse(bytes)?;
-                    for (low, p) in view.iter() {
-                        c.postings.insert(low, index::decode_posting(p)?);
-                    }
+                    let (seal, name) = (self.changes.seal, &self.changes.meta.name);
+                    merge_chunk(seal, key, v.value(), name, &mut c)?;
                     c.before = c.postings.len();
                 }
                 if let Some(runs) = &self.run_table {
                     for f in 0..self.changes.runs.earlier {
                         if let Some(v) = runs.get((f, key.0, key.1, key.2))? {
-                            merge_chunk(
-                                self.changes.seal,
-                                key,
-                                v.value(),
-                                &self.changes.meta.name,
-                                &mut c,
-                            )?;
+                            let (seal, name) = (self.changes.seal, &self.changes.meta.name);
+                            merge_chunk(seal, key, v.value(), name, &mut c)?;
                         }
                     }
                 }

@@ -110,28 +110,30 @@ impl Batch<'_> {
         while let Some((slot, first)) = new.next() {
             let chunk = first >> TEXT_CHUNK_BITS;
             // The chunk holds the ids before this batch's first (the empty slot 0 included).
-            let mut texts = match by_id.get(chunk)? {
+            let stored = match by_id.get(chunk)? {
                 Some(v) => decode_text_chunk(chunk_bytes(seal, chunk, v.value())?)?,
                 None if chunk == 0 => vec![String::new()],
                 None => Vec::new(),
             };
-            if texts.len() as u32 != first - (chunk << TEXT_CHUNK_BITS) {
+            if stored.len() as u32 != first - (chunk << TEXT_CHUNK_BITS) {
                 return Err(damaged(format!(
                     "dictionary chunk {chunk} holds {} texts; expected {}",
-                    texts.len(),
+                    stored.len(),
                     first - (chunk << TEXT_CHUNK_BITS)
                 )));
             }
+            // The stored texts, then the batch's, borrowed where they are held.
+            let mut texts: Vec<&str> = stored.iter().map(String::as_str).collect();
             let mut add = |slot: u32, id: u32| {
                 let s = self.texts.str(slot);
                 hashed.push((text_hash(s), id, slot));
-                texts.push(s.to_owned());
+                texts.push(s);
             };
             add(slot, first);
             while let Some((slot, id)) = new.next_if(|&(_, id)| id >> TEXT_CHUNK_BITS == chunk) {
                 add(slot, id);
             }
-            let bytes = encode_text_chunk(seal.codec, texts.iter().map(String::as_str));
+            let bytes = encode_text_chunk(seal.codec, texts.iter().copied());
             by_id.insert(chunk, seal_chunk(seal, chunk, bytes).as_slice())?;
         }
         hashed.sort_unstable();

@@ -12,7 +12,7 @@ use rustc_hash::FxBuildHasher;
 #[derive(Default)]
 pub(super) struct Texts {
     /// The texts back to back.
-    bytes: Vec<u8>,
+    bytes: String,
     /// Where each slot's text ends in `bytes` (it starts where the one before ends).
     ends: Vec<u64>,
     /// Each slot's id.
@@ -21,12 +21,12 @@ pub(super) struct Texts {
     index: HashTable<u32>,
 }
 
-fn hash(s: &[u8]) -> u64 {
+fn hash(s: &str) -> u64 {
     FxBuildHasher.hash_one(s)
 }
 
 /// The text of `slot` in `bytes` cut at `ends`.
-fn cut<'a>(bytes: &'a [u8], ends: &[u64], slot: u32) -> &'a [u8] {
+fn cut<'a>(bytes: &'a str, ends: &[u64], slot: u32) -> &'a str {
     let i = slot as usize;
     let start = if i == 0 { 0 } else { ends[i - 1] as usize };
     &bytes[start..ends[i] as usize]
@@ -34,33 +34,26 @@ fn cut<'a>(bytes: &'a [u8], ends: &[u64], slot: u32) -> &'a [u8] {
 
 impl Texts {
     /// The text of `slot`.
-    fn text(&self, slot: u32) -> &[u8] {
-        cut(&self.bytes, &self.ends, slot)
-    }
-
-    /// The text of `slot`, as the `&str` it was put in as.
     pub(super) fn str(&self, slot: u32) -> &str {
-        // Only whole `&str`s are put in.
-        std::str::from_utf8(self.text(slot)).unwrap_or_default()
+        cut(&self.bytes, &self.ends, slot)
     }
 
     /// The id of `s`, when seen.
     pub(super) fn get(&self, s: &str) -> Option<u32> {
-        let s = s.as_bytes();
         self.index
-            .find(hash(s), |&slot| self.text(slot) == s)
+            .find(hash(s), |&slot| self.str(slot) == s)
             .map(|&slot| self.ids[slot as usize])
     }
 
     /// Records `s` (not seen before) with `id`.
     pub(super) fn insert(&mut self, s: &str, id: u32) {
         let slot = self.ids.len() as u32;
-        self.bytes.extend_from_slice(s.as_bytes());
+        self.bytes.push_str(s);
         self.ends.push(self.bytes.len() as u64);
         self.ids.push(id);
         let (bytes, ends) = (&self.bytes, &self.ends);
         self.index
-            .insert_unique(hash(s.as_bytes()), slot, |&k| hash(cut(bytes, ends, k)));
+            .insert_unique(hash(s), slot, |&k| hash(cut(bytes, ends, k)));
     }
 
     /// The slot and id of every text with an id over `after`, in the order seen (so
