@@ -257,20 +257,25 @@ fn pages_of_a_closure_are_slices_of_its_whole_answer() {
     }
 }
 
-#[test]
-fn a_page_resolves_each_distinct_value_once_not_a_value_per_row() {
-    let src = closure_source();
-    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
-    let q = Query::prepare(&vocab, &format!("{CLOSURE}tc(?x, ?y) => ?x, ?y"), &[]).unwrap();
+/// The page of 10 rows at `offset`, without witnesses, and how many values it resolved.
+fn counted_page(q: &Query, src: &Counting, offset: u64) -> (Answer, u64) {
     let mut options = RunOptions {
-        offset: 2000,
+        offset,
         limit: 10,
         ..RunOptions::default()
     };
     options.engine.witnesses = false;
     src.values.store(0, Ordering::Relaxed);
-    let page = q.run(&src, &options).unwrap().answer;
-    let resolved = src.values.load(Ordering::Relaxed);
+    let page = q.run(src, &options).unwrap().answer;
+    (page, src.values.load(Ordering::Relaxed))
+}
+
+#[test]
+fn a_page_resolves_each_distinct_value_once_not_a_value_per_row() {
+    let src = closure_source();
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = Query::prepare(&vocab, &format!("{CLOSURE}tc(?x, ?y) => ?x, ?y"), &[]).unwrap();
+    let (page, resolved) = counted_page(&q, &src, 2000);
     assert!(page.total > 5_000, "{}", page.total);
     // At most 150 nodes' names to rank, and the page's 20 cells.
     assert!(
@@ -278,4 +283,45 @@ fn a_page_resolves_each_distinct_value_once_not_a_value_per_row() {
         "{resolved} values resolved for {} rows",
         page.total
     );
+}
+
+/// Issue 18: the first page of a two-column answer resolves the first column's distinct
+/// values and, of the second column's, only those in the rows of the values the page
+/// shows; not every distinct term of the answer.
+#[test]
+fn issue18_a_page_resolves_the_second_column_only_where_the_page_is() {
+    let mut inner = MemorySource::new();
+    inner.add_relation("e", &["a", "b"]);
+    // 1,000 sources, each with 10 of 1,000 targets: 10,000 rows, 2,000 distinct texts.
+    for i in 0..1000u32 {
+        for k in 0..10u32 {
+            let b = (i * 7 + k * 101) % 1000;
+            let (a, b) = (
+                Value::text(format!("a{:04}", (i * 7919) % 1000)),
+                Value::text(format!("b{b:04}")),
+            );
+            inner.insert("e", &[a, b]).unwrap();
+        }
+    }
+    let src = Counting {
+        inner,
+        values: AtomicU64::new(0),
+    };
+    let vocab = strata_eval::Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    for (goal, offset) in [("e(?x, ?y) => ?x, ?y", 0), ("e(?x, ?y) => ?x, ?y", 9_000)] {
+        let q = Query::prepare(&vocab, goal, &[]).unwrap();
+        let all = whole(&q, &src, false);
+        let (page, resolved) = counted_page(&q, &src, offset);
+        assert_eq!(page.total, 10_000);
+        assert_eq!(
+            page.rows[..],
+            all.rows[offset as usize..offset as usize + 10]
+        );
+        // The 1,000 sources, the 10 targets of the one or two sources the page shows, and
+        // the page's 20 cells; ranking every distinct term would resolve 2,000 and more.
+        assert!(
+            resolved <= 1000 + 20 + 20,
+            "{goal} at {offset}: {resolved} resolved"
+        );
+    }
 }

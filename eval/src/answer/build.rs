@@ -297,8 +297,7 @@ impl Input<'_, '_> {
         #[allow(clippy::cast_possible_truncation)] // positions <= rows
         let (start, end) = (bounds.start as usize, bounds.end as usize);
         let selected = if start < end {
-            table.rank(&self.ev.dict)?;
-            table.select(&keys, start, end)
+            table.select(&self.ev.dict, &keys, start, end)?
         } else {
             Vec::new()
         };

@@ -1,17 +1,20 @@
 //! The rows of a plain answer (no aggregate) kept as terms until a page is rendered: the
 //! goal's solutions projected onto the columns and deduplicated by their terms (equal terms
-//! are equal values), each distinct term resolved once to rank it in the default order, and
-//! only the rows a page shows selected, by their ranks, and resolved.
+//! are equal values), and only the rows a page shows selected and resolved.
 //!
-//! The cost is one pass over the solutions (a hash of each column's term), the distinct
-//! terms' values (each once, none kept per row), and a selection over the distinct rows
-//! that is linear whatever the page: no sort of every row, and no text held per row.
+//! The cost is one pass over the solutions (a hash of each column's term), the values of
+//! the distinct terms the order must compare (each read once, none kept per row), and a
+//! selection that is linear whatever the page: no sort of every row or every term, and no
+//! text held per row. The selection goes component by component of the order: it counts
+//! the rows of each distinct value of the first component, selects by weight the values
+//! whose rows hold the page's positions, and takes only those values' rows on to the next
+//! component, whose terms are resolved only then.
 
 use std::cmp::Ordering;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
-use rustc_hash::{FxBuildHasher, FxHashMap};
+use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
 use crate::data::dict::Dict;
@@ -40,9 +43,6 @@ pub(crate) struct Table {
     terms: Vec<Term>,
     /// The local number of each term.
     local: FxHashMap<Term, u32>,
-    /// The rank of each local number's value in the default order (equal values are equal
-    /// terms, so ranks are distinct).
-    rank: Vec<u32>,
 }
 
 impl Table {
@@ -61,7 +61,6 @@ impl Table {
             len: 0,
             terms: Vec::new(),
             local: FxHashMap::default(),
-            rank: Vec::new(),
         };
         let hasher = FxBuildHasher;
         let mut seen: HashTable<u32> = HashTable::new();
@@ -116,61 +115,36 @@ impl Table {
         self.len
     }
 
-    /// Ranks the distinct terms in the default order, resolving each once: the source's
-    /// together ([`FactSource::values`](crate::FactSource::values), so the evaluation's
-    /// dictionary keeps no copy of them), those the evaluation made from its dictionary.
-    pub(crate) fn rank(&mut self, dict: &Dict<'_>) -> Result<(), SourceError> {
-        let mut values = vec![Value::Absent; self.terms.len()];
-        let mut stored = Vec::new();
-        let mut at = Vec::new();
-        for (i, &t) in self.terms.iter().enumerate() {
-            match t.kind() {
-                TermKind::Absent => {}
-                TermKind::Integer(n) => values[i] = Value::Number(f64::from(n)),
-                TermKind::Text(_) | TermKind::Number(_) if dict.made(t) => {
-                    values[i] = dict.value(t)?;
-                }
-                TermKind::Text(_) | TermKind::Number(_) => {
-                    stored.push(t);
-                    at.push(i);
-                }
-            }
-        }
-        for (i, v) in at.into_iter().zip(dict.source().values(&stored)?) {
-            values[i] = v;
-        }
-        #[allow(clippy::cast_possible_truncation)] // terms <= goal tuples * width
-        let mut order: Vec<u32> = (0..values.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| values[a as usize].cmp(&values[b as usize]));
-        self.rank = vec![0; order.len()];
-        for (r, &l) in order.iter().enumerate() {
-            #[allow(clippy::cast_possible_truncation)]
-            {
-                self.rank[l as usize] = r as u32;
-            }
-        }
-        Ok(())
-    }
-
     /// The terms of row `r`, one per column.
     pub(crate) fn terms(&self, r: u32) -> impl Iterator<Item = Term> + '_ {
+        self.row(r).iter().map(|&l| self.terms[l as usize])
+    }
+
+    /// The local numbers of row `r`, one per column.
+    fn row(&self, r: u32) -> &[u32] {
         let w = self.columns.len();
-        self.cells[r as usize * w..(r as usize + 1) * w]
-            .iter()
-            .map(|&l| self.terms[l as usize])
+        &self.cells[r as usize * w..(r as usize + 1) * w]
     }
 
     /// The rows at positions `start..end` of the order `keys` give (each a column and
     /// whether it is descending), then the columns ascending: the rows a page shows, in
-    /// order. Needs [`Table::rank`] first.
-    pub(crate) fn select(&self, keys: &[(usize, bool)], start: usize, end: usize) -> Vec<u32> {
+    /// order. Resolves only the terms the order compares: the distinct terms of the first
+    /// component's column, then, within the values that hold the page, the next
+    /// component's, and so on.
+    pub(crate) fn select(
+        &self,
+        dict: &Dict<'_>,
+        keys: &[(usize, bool)],
+        start: usize,
+        end: usize,
+    ) -> Result<Vec<u32>, SourceError> {
         let end = end.min(self.len);
         let mut out = Vec::new();
         if start < end {
-            let sort = Sort::new(self, keys);
-            sort.select(None, 0, start, end, &mut out);
+            let mut sort = Sort::new(self, dict, keys);
+            sort.select(None, 0, start, end, &mut out)?;
         }
-        out
+        Ok(out)
     }
 
     /// The goal tuple each of `rows` was projected from: for a row of several solutions,
@@ -253,64 +227,120 @@ fn resolve(dict: &Dict<'_>, t: Term) -> Result<Value, SourceError> {
 }
 
 /// The order of a table's rows: each row's key components, the `order by` keys (a
-/// descending key's rank reversed) then every column's rank.
-struct Sort<'t> {
+/// descending key reversed) then every column ascending, compared by the values of their
+/// terms, each resolved when an order first needs it.
+struct Sort<'t, 'd> {
     table: &'t Table,
+    dict: &'t Dict<'d>,
     /// For each component, the column it reads and whether it is reversed.
     components: Vec<(usize, bool)>,
-    /// The number of distinct terms: ranks run from 0 below it.
-    ranks: u32,
+    /// The values resolved so far, by local number.
+    values: FxHashMap<u32, Value>,
 }
 
-impl<'t> Sort<'t> {
-    fn new(table: &'t Table, keys: &[(usize, bool)]) -> Sort<'t> {
+impl<'t, 'd> Sort<'t, 'd> {
+    fn new(table: &'t Table, dict: &'t Dict<'d>, keys: &[(usize, bool)]) -> Sort<'t, 'd> {
         let mut components = keys.to_vec();
         components.extend((0..table.columns.len()).map(|c| (c, false)));
-        #[allow(clippy::cast_possible_truncation)]
-        let ranks = table.rank.len() as u32;
         Sort {
             table,
+            dict,
             components,
-            ranks,
+            values: FxHashMap::default(),
         }
     }
 
-    /// Component `k` of row `r`.
-    fn component(&self, r: u32, k: usize) -> u32 {
-        let (c, desc) = self.components[k];
-        let w = self.table.columns.len();
-        let rank = self.table.rank[self.table.cells[r as usize * w + c] as usize];
-        if desc { self.ranks - 1 - rank } else { rank }
+    /// Resolves the local numbers `locals` not resolved yet, each once.
+    fn resolve(&mut self, locals: impl Iterator<Item = u32>) -> Result<(), SourceError> {
+        let mut new: Vec<u32> = locals.filter(|l| !self.values.contains_key(l)).collect();
+        new.sort_unstable();
+        new.dedup();
+        let values = self.values_of(new.iter().copied())?;
+        self.values.extend(new.into_iter().zip(values));
+        Ok(())
     }
 
-    /// Rows `a` and `b` by their components from `level` on.
+    /// The values of `locals`, in order: the source's together, those the evaluation made
+    /// from its dictionary.
+    fn values_of(&self, locals: impl Iterator<Item = u32>) -> Result<Vec<Value>, SourceError> {
+        let mut out = Vec::new();
+        let mut stored = Vec::new();
+        let mut at = Vec::new();
+        for l in locals {
+            let t = self.table.terms[l as usize];
+            out.push(match t.kind() {
+                TermKind::Absent => Value::Absent,
+                TermKind::Integer(n) => Value::Number(f64::from(n)),
+                TermKind::Text(_) | TermKind::Number(_) if self.dict.made(t) => {
+                    self.dict.value(t)?
+                }
+                TermKind::Text(_) | TermKind::Number(_) => {
+                    stored.push(t);
+                    at.push(out.len());
+                    Value::Absent
+                }
+            });
+        }
+        for (i, v) in at.into_iter().zip(self.dict.source().values(&stored)?) {
+            out[i] = v;
+        }
+        Ok(out)
+    }
+
+    /// Local numbers `a` and `b` (resolved) in the order of component `k`.
+    fn cmp_locals(&self, k: usize, a: u32, b: u32) -> Ordering {
+        if a == b {
+            return Ordering::Equal;
+        }
+        let ord = self.values[&a].cmp(&self.values[&b]);
+        if self.components[k].1 {
+            ord.reverse()
+        } else {
+            ord
+        }
+    }
+
+    /// Rows `a` and `b` by their components from `level` on (resolved).
     fn cmp(&self, a: u32, b: u32, level: usize) -> Ordering {
+        let (ra, rb) = (self.table.row(a), self.table.row(b));
         (level..self.components.len())
-            .map(|k| self.component(a, k).cmp(&self.component(b, k)))
+            .map(|k| {
+                let c = self.components[k].0;
+                self.cmp_locals(k, ra[c], rb[c])
+            })
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     }
 
     /// Appends to `out` the rows at positions `start..end` (`start < end <=` the
     /// candidates) among `rows` (`None`: every row), all of which agree on the components
-    /// before `level`. A histogram of component `level` says which of its values hold the
-    /// positions; only those rows are kept, a value's rows taken deeper by the next
-    /// component, until few enough are left to sort.
+    /// before `level`. The distinct values of component `level` are weighed by their rows;
+    /// a selection by weight finds the values that hold the positions, and only their
+    /// rows are kept, each value's taken deeper by the next component, until few enough
+    /// are left to sort.
     fn select(
-        &self,
+        &mut self,
         rows: Option<&[u32]>,
         level: usize,
         start: usize,
         end: usize,
         out: &mut Vec<u32>,
-    ) {
+    ) -> Result<(), SourceError> {
         let n = rows.map_or(self.table.len, <[u32]>::len);
+        #[allow(clippy::cast_possible_truncation)] // rows <= goal tuples
+        let each = |f: &mut dyn FnMut(u32)| match rows {
+            Some(rows) => rows.iter().for_each(|&r| f(r)),
+            None => (0..n as u32).for_each(f),
+        };
         if level == self.components.len() || n <= SORT_BELOW.max(8 * (end - start)) {
-            #[allow(clippy::cast_possible_truncation)] // rows <= goal tuples
-            let mut all: Vec<u32> = match rows {
-                Some(rows) => rows.to_vec(),
-                None => (0..n as u32).collect(),
-            };
+            let mut all = Vec::with_capacity(n);
+            each(&mut |r| all.push(r));
+            let table = self.table;
+            let columns: Vec<usize> = self.components[level..].iter().map(|c| c.0).collect();
+            self.resolve(
+                all.iter()
+                    .flat_map(|&r| columns.iter().map(move |&c| table.row(r)[c])),
+            )?;
             if end < all.len() {
                 all.select_nth_unstable_by(end, |&a, &b| self.cmp(a, b, level));
                 all.truncate(end);
@@ -321,60 +351,168 @@ impl<'t> Sort<'t> {
             let page = &mut all[start..];
             page.sort_unstable_by(|&a, &b| self.cmp(a, b, level));
             out.extend_from_slice(page);
-            return;
+            return Ok(());
         }
-        #[allow(clippy::cast_possible_truncation)]
-        let each = |f: &mut dyn FnMut(u32)| match rows {
-            Some(rows) => rows.iter().for_each(|&r| f(r)),
-            None => (0..n as u32).for_each(f),
+        let c = self.components[level].0;
+        // Each distinct value of the component, with its rows.
+        let mut counts = vec![0u32; self.table.terms.len()];
+        let mut weighed: Vec<(u32, u32)> = Vec::new();
+        each(&mut |r| {
+            let l = self.table.row(r)[c];
+            if counts[l as usize] == 0 {
+                weighed.push((l, 0));
+            }
+            counts[l as usize] += 1;
+        });
+        for w in &mut weighed {
+            w.1 = counts[w.0 as usize];
+        }
+        drop(counts);
+        let values = self.values_of(weighed.iter().map(|w| w.0))?;
+        let desc = self.components[level].1;
+        let mut items: Vec<Item> = weighed
+            .into_iter()
+            .zip(values)
+            .map(|((local, weight), value)| Item {
+                value,
+                local,
+                weight,
+            })
+            .collect();
+        let by = |a: &Item, b: &Item| {
+            let ord = a.value.cmp(&b.value);
+            if desc { ord.reverse() } else { ord }
         };
-        let mut counts = vec![0usize; self.ranks as usize];
-        each(&mut |r| counts[self.component(r, level) as usize] += 1);
-        // The values whose rows hold positions start..end, and the rows before the first.
-        let mut before = 0;
-        let mut lo = None;
-        let mut hi = 0;
-        let mut at = 0;
-        for (v, &c) in counts.iter().enumerate() {
-            if lo.is_none() && at + c > start {
-                lo = Some(v);
-                before = at;
-            }
-            at += c;
-            if at >= end {
-                hi = v;
-                break;
-            }
-        }
-        let lo = lo.unwrap_or(hi);
-        #[allow(clippy::cast_possible_truncation)]
-        let wanted = |v: u32| (lo as u32..=hi as u32).contains(&v);
+        // Each value holds a row at least, so the values holding positions below `end`
+        // are among the `end` least.
+        least(&mut items, end, &by);
+        // The values holding positions start..end: from the one holding `start` (after
+        // `before` rows) to the one holding `end - 1`, in order.
+        let (first, before) = weighted_nth(&mut items, start, &by);
+        let (last, _) = weighted_nth(&mut items[first..], end - 1 - before, &by);
+        items[first..=first + last].sort_unstable_by(by);
+        let held: Vec<(u32, u32)> = items[first..=first + last]
+            .iter()
+            .map(|i| (i.local, i.weight))
+            .collect();
         // The kept rows grouped by their value, in order (a counting sort of the few).
-        let mut offsets: Vec<usize> = Vec::with_capacity(hi - lo + 2);
+        let mut offsets: Vec<usize> = Vec::with_capacity(held.len() + 1);
+        let mut group: FxHashMap<u32, usize> = FxHashMap::default();
         let mut sum = 0;
-        for &c in &counts[lo..=hi] {
+        for (g, &(local, weight)) in held.iter().enumerate() {
             offsets.push(sum);
-            sum += c;
+            group.insert(local, g);
+            sum += weight as usize;
         }
         offsets.push(sum);
-        drop(counts);
         let mut kept = vec![0u32; sum];
         let mut next = offsets.clone();
         each(&mut |r| {
-            let v = self.component(r, level);
-            if wanted(v) {
-                let slot = &mut next[v as usize - lo];
-                kept[*slot] = r;
-                *slot += 1;
+            if let Some(&g) = group.get(&self.table.row(r)[c]) {
+                kept[next[g]] = r;
+                next[g] += 1;
             }
         });
-        for v in 0..=hi - lo {
-            let (first, last) = (before + offsets[v], before + offsets[v + 1]);
+        // The values the next components compare that this one resolved, kept so that no
+        // term is read twice.
+        let deeper: FxHashSet<u32> = kept
+            .iter()
+            .flat_map(|&r| {
+                let row = self.table.row(r);
+                self.components[level + 1..]
+                    .iter()
+                    .map(move |&(c, _)| row[c])
+            })
+            .collect();
+        for item in items {
+            if deeper.contains(&item.local) {
+                self.values.insert(item.local, item.value);
+            }
+        }
+        for g in 0..held.len() {
+            let (first, last) = (before + offsets[g], before + offsets[g + 1]);
             let (s, e) = (start.max(first), end.min(last));
             if s < e {
-                let group = &kept[offsets[v]..offsets[v + 1]];
-                self.select(Some(group), level + 1, s - first, e - first, out);
+                let rows = &kept[offsets[g]..offsets[g + 1]];
+                self.select(Some(rows), level + 1, s - first, e - first, out)?;
             }
+        }
+        Ok(())
+    }
+}
+
+/// A distinct value of a component, with its local number and its weight in rows.
+struct Item {
+    value: Value,
+    local: u32,
+    weight: u32,
+}
+
+/// Keeps of `items` the `k` least in the order `cmp` gives (all when fewer), in no order:
+/// a scan beside the least `k` so far when `k` is small, a selection otherwise.
+fn least(items: &mut Vec<Item>, k: usize, cmp: &impl Fn(&Item, &Item) -> Ordering) {
+    if k >= items.len() {
+        return;
+    }
+    if k <= 64 {
+        // The least `k` so far, in order, at the front; an item enters when it is less
+        // than the greatest of them.
+        let head = &mut items[..];
+        head[..k].sort_unstable_by(cmp);
+        for i in k..head.len() {
+            if cmp(&head[i], &head[k - 1]).is_lt() {
+                head.swap(i, k - 1);
+                let mut j = k - 1;
+                while j > 0 && cmp(&head[j], &head[j - 1]).is_lt() {
+                    head.swap(j, j - 1);
+                    j -= 1;
+                }
+            }
+        }
+    } else {
+        items.select_nth_unstable_by(k - 1, cmp);
+    }
+    items.truncate(k);
+}
+
+/// Reorders `items` (values, each with its weight in rows) around the one holding
+/// position `pos` (`pos <` their total weight) in the order `cmp` gives, and answers its
+/// index and the weight before it: every item before the index is less than it, every
+/// item after greater. Linear in the items, as a selection is.
+fn weighted_nth(
+    items: &mut [Item],
+    pos: usize,
+    cmp: &impl Fn(&Item, &Item) -> Ordering,
+) -> (usize, usize) {
+    // Items[..lo] are less than items[lo..hi], which are less than items[hi..]; `before`
+    // weighs items[..lo], and position `pos` falls within items[lo..hi].
+    let (mut lo, mut hi, mut before) = (0, items.len(), 0usize);
+    loop {
+        if hi - lo <= 16 {
+            let rest = &mut items[lo..hi];
+            rest.sort_unstable_by(cmp);
+            for (i, item) in rest.iter().enumerate() {
+                if pos < before + item.weight as usize {
+                    return (lo + i, before);
+                }
+                before += item.weight as usize;
+            }
+            // Not reached while `pos` is below the total weight, as callers keep it.
+            let last = hi.saturating_sub(1);
+            let w = items.get(last).map_or(0, |item| item.weight as usize);
+            return (last, before.saturating_sub(w));
+        }
+        let mid = lo + (hi - lo) / 2;
+        items[lo..hi].select_nth_unstable_by(mid - lo, cmp);
+        let left: usize = items[lo..mid].iter().map(|i| i.weight as usize).sum();
+        let here = items[mid].weight as usize;
+        if pos < before + left {
+            hi = mid;
+        } else if pos < before + left + here {
+            return (mid, before + left);
+        } else {
+            before += left + here;
+            lo = mid + 1;
         }
     }
 }
