@@ -332,7 +332,7 @@ const FLOOR_PAIRS: TableDefinition<'_, (u32, u32), ()> = TableDefinition::new("p
 /// a `()` value into one table, in the order given, then commits.
 pub fn redb_write_floor(pairs: &[(u32, u32)], path: &Path) -> Result<(), redb::Error> {
     let mut builder = Database::builder();
-    builder.set_cache_size(OpenOptions::default().cache_bytes);
+    builder.set_cache_size(strata_store::DEFAULT_CACHE_BYTES);
     let db = builder.create(path)?;
     let txn = db.begin_write()?;
     {

@@ -70,7 +70,8 @@ pub(crate) struct RunFlags {
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<strata_eval::ByteSize>,
     /// The store's page cache: bytes, or a size with a binary unit, 64M, 1G. It holds the
-    /// pages read most lately, on top of the evaluation's memory. Default: 64M.
+    /// pages read most lately, on top of the evaluation's memory. Default: a sixteenth of
+    /// the database's file, from 8M to 64M.
     #[arg(long, value_name = "SIZE")]
     pub(crate) cache: Option<strata_eval::ByteSize>,
 }
@@ -112,11 +113,9 @@ impl RunFlags {
     }
 }
 
-/// The page cache `--cache` asks for, or the store's default.
-pub(crate) fn cache_bytes(cache: Option<strata_eval::ByteSize>) -> usize {
-    cache.map_or(strata_store::DEFAULT_CACHE_BYTES, |s| {
-        usize::try_from(s.0).unwrap_or(usize::MAX)
-    })
+/// The page cache `--cache` asks for; `None`, the store's default (sized by the file).
+pub(crate) fn cache_bytes(cache: Option<strata_eval::ByteSize>) -> Option<usize> {
+    cache.map(|s| usize::try_from(s.0).unwrap_or(usize::MAX))
 }
 
 pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {

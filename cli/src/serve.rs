@@ -51,7 +51,7 @@ pub(crate) struct ServeArgs {
     pub(crate) max_memory: Option<strata_eval::ByteSize>,
     /// The store's page cache, shared by every call: bytes, or a size with a binary unit,
     /// 64M, 1G. It holds the pages read most lately, on top of the calls' own memory.
-    /// Default: 64M.
+    /// Default: a sixteenth of the database's file, from 8M to 64M.
     #[arg(long, value_name = "SIZE")]
     pub(crate) cache: Option<strata_eval::ByteSize>,
     /// The most heavy calls (query, cypher, explain, ask) evaluated at once; the rest wait

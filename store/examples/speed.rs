@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--dump" => file = Some(args.next().ok_or("--dump FILE")?),
             "--db" => db = Some(args.next().ok_or("--db DIR")?.into()),
             "--cache-mib" => {
-                cache_bytes = args.next().ok_or("--cache-mib M")?.parse::<usize>()? << 20
+                cache_bytes = Some(args.next().ok_or("--cache-mib M")?.parse::<usize>()? << 20)
             }
             n => edges = n.parse()?,
         }
@@ -148,7 +148,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         lookup.as_nanos() as f64 / probes.len() as f64,
         value.as_nanos() as f64 / probes.len() as f64,
         scan.as_secs_f64() * 1e3,
-        cache_bytes >> 20,
+        cache_bytes.map_or_else(|| "scaled".to_owned(), |b| (b >> 20).to_string()),
         peak_rss_mib(),
     );
     Ok(())

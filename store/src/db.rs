@@ -13,25 +13,58 @@ use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
 use crate::seal::Seal;
 use crate::stamp::{Stamp, Stamper, Verify};
 
-/// The page cache a file gets by default ([`OpenOptions::cache_bytes`]): 64 MiB.
+/// The most page cache a file gets by default ([`OpenOptions::cache_bytes`]): 64 MiB, what
+/// a new file (an ingest's dirty pages) and a file of 1 GiB or more get.
 ///
 /// Measured on the generator's 50M-edge graph (a 3.6 GB file, `store/examples/speed.rs
 /// --db`): a random lookup takes 3.1 µs with 256 MiB, 5.2 µs with 64 MiB and 6.4 µs with
 /// 32 MiB, while the 256 MiB cache alone made a query's peak RSS 334 MiB against 90. A
-/// closure's first page reads every distinct value's text to rank them, which fills the
+/// closure's first page reads every distinct value's text to order them, which fills the
 /// cache a count never fills: with 256 MiB the page took 1.75x the count's memory, with 64
 /// MiB 1.50x, at 1.20x its CPU (32 MiB doubled the count's time).
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+/// The least page cache a file gets by default: 8 MiB.
+pub const MIN_CACHE_BYTES: usize = 8 << 20;
+
+/// The page cache a file of `len` bytes gets by default: a sixteenth of its size, at least
+/// [`MIN_CACHE_BYTES`] and at most [`DEFAULT_CACHE_BYTES`]; a file not yet made (`None`)
+/// gets the most, for the ingest that fills it.
+///
+/// What a query's lookups revisit (branch pages, the postings and blocks of the relations
+/// it reads) grows with the file, and what a cache larger than that holds is the pages of
+/// a scan it will not read again, at the process's memory: on the generator's 10M-edge
+/// graph (a 285 MB file), the count of who reaches `lib.rs` takes the same CPU with 64, 16
+/// or 4 MiB of cache and peaks at 55 MiB with each, while its first page peaks at 140 MiB
+/// with 64 MiB of cache and 98 MiB with 16.
+///
+/// ```
+/// use strata_store::{DEFAULT_CACHE_BYTES, MIN_CACHE_BYTES, scaled_cache_bytes};
+///
+/// assert_eq!(scaled_cache_bytes(None), DEFAULT_CACHE_BYTES);
+/// assert_eq!(scaled_cache_bytes(Some(20 << 20)), MIN_CACHE_BYTES);
+/// assert_eq!(scaled_cache_bytes(Some(256 << 20)), 16 << 20);
+/// assert_eq!(scaled_cache_bytes(Some(4 << 30)), DEFAULT_CACHE_BYTES);
+/// ```
+pub fn scaled_cache_bytes(len: Option<u64>) -> usize {
+    match len {
+        None => DEFAULT_CACHE_BYTES,
+        Some(len) => usize::try_from(len / 16)
+            .unwrap_or(usize::MAX)
+            .clamp(MIN_CACHE_BYTES, DEFAULT_CACHE_BYTES),
+    }
+}
 
 /// How to open a database.
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
     /// Create the directory and the base file when they do not exist.
     pub create: bool,
-    /// redb's page cache per file, in bytes: [`DEFAULT_CACHE_BYTES`] by default (redb's
-    /// own default is 1 GiB). It holds the pages read most lately, and an ingest's dirty
-    /// pages, so it is memory a process holds on top of its queries' own.
-    pub cache_bytes: usize,
+    /// redb's page cache per file, in bytes; `None`, the default, sizes it by the file as
+    /// it is opened ([`scaled_cache_bytes`]: 8 to 64 MiB; redb's own default is 1 GiB). It
+    /// holds the pages read most lately, and an ingest's dirty pages, so it is memory a
+    /// process holds on top of its queries' own.
+    pub cache_bytes: Option<usize>,
     /// When to verify the checksum of every page of a file as it is opened (redb's
     /// `set_check_integrity_on_open`): a file damaged outside redb then fails to open with
     /// [`OpenError::Damaged`] instead of being read. It reads the file whole, so the default,
@@ -56,7 +89,7 @@ impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
             create: false,
-            cache_bytes: DEFAULT_CACHE_BYTES,
+            cache_bytes: None,
             verify: Verify::default(),
             backends: None,
             format_version: FORMAT_VERSION,
@@ -201,7 +234,14 @@ fn open_redb(
     verify: bool,
 ) -> Result<Database, OpenError> {
     let mut builder = Database::builder();
-    builder.set_cache_size(options.cache_bytes);
+    builder.set_cache_size(options.cache_bytes.unwrap_or_else(|| {
+        let len = if create {
+            None
+        } else {
+            std::fs::metadata(path).ok().map(|m| m.len())
+        };
+        scaled_cache_bytes(len)
+    }));
     builder.set_check_integrity_on_open(verify && !create);
     let result = if let Some(backends) = &options.backends {
         let file = std::fs::OpenOptions::new()

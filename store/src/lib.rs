@@ -54,7 +54,7 @@ mod stats;
 
 pub use catalog::{BatchRecord, Catalog, RelationMeta};
 pub use check::CheckReport;
-pub use db::{DEFAULT_CACHE_BYTES, OpenOptions, Store};
+pub use db::{DEFAULT_CACHE_BYTES, MIN_CACHE_BYTES, OpenOptions, Store, scaled_cache_bytes};
 pub use error::{
     CheckError, CommitError, CompactError, Damage, IngestError, OpenError, ReadError, StoreError,
 };

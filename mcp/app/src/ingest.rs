@@ -168,6 +168,10 @@ pub fn ingest(
     Ok(done)
 }
 
+/// The page cache a batch's own open of the database gets, whatever the file's size: an
+/// ingest's dirty pages share it (a query's open sizes it by the file).
+const INGEST_CACHE_BYTES: usize = strata_store::DEFAULT_CACHE_BYTES;
+
 fn ingest_batch(
     db: &Path,
     specs: &[(PathBuf, DumpSpec)],
@@ -177,6 +181,7 @@ fn ingest_batch(
 ) -> Result<Ingested, IngestError> {
     let open = OpenOptions {
         create: true,
+        cache_bytes: Some(INGEST_CACHE_BYTES),
         ..OpenOptions::default()
     };
     let store = match Store::open(db, open) {
@@ -290,7 +295,11 @@ impl Ingested {
 
 /// Removes every fact the units `units` state from `db`, as one batch with `options`.
 pub fn retract(db: &Path, units: &[String], options: BatchOptions) -> Result<Ingested, StoreError> {
-    let store = Store::open(db, OpenOptions::default())?;
+    let open = OpenOptions {
+        cache_bytes: Some(INGEST_CACHE_BYTES),
+        ..OpenOptions::default()
+    };
+    let store = Store::open(db, open)?;
     Ok(Ingested {
         summary: store.retract(units, options).map_err(StoreError::from)?,
         files: 0,

@@ -42,9 +42,9 @@ pub struct Options {
     /// deadline). Default [`crate::admission::WAIT`].
     pub admission_wait: Duration,
     /// The page cache of each of the database's files that [`App::open`] opens, in bytes
-    /// (`strata_store::OpenOptions::cache_bytes`). Default
-    /// [`strata_store::DEFAULT_CACHE_BYTES`].
-    pub cache_bytes: usize,
+    /// (`strata_store::OpenOptions::cache_bytes`). Default `None`: sized by each file
+    /// ([`strata_store::scaled_cache_bytes`]).
+    pub cache_bytes: Option<usize>,
 }
 
 impl Default for Options {
@@ -59,7 +59,7 @@ impl Default for Options {
             max_memory: None,
             heavy_calls: None,
             admission_wait: crate::admission::WAIT,
-            cache_bytes: strata_store::DEFAULT_CACHE_BYTES,
+            cache_bytes: None,
         }
     }
 }

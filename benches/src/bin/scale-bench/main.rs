@@ -178,7 +178,7 @@ fn child(args: &[String]) -> BenchResult<()> {
                 .transpose()?;
             let mut options = Options::default();
             if let Ok(mib) = std::env::var("STRATA_BENCH_CACHE_MIB") {
-                options.cache_bytes = mib.parse::<usize>()? << 20;
+                options.cache_bytes = Some(mib.parse::<usize>()? << 20);
             }
             let app = App::open(db, options)?;
             let page = Page {
