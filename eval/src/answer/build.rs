@@ -292,7 +292,7 @@ impl Input<'_, '_> {
             })
             .collect();
         let goal = self.goal();
-        let mut table = Table::project(goal, &columns);
+        let table = Table::project(goal, &columns);
         let bounds = Bounds::new(shape, table.len() as u64, window);
         #[allow(clippy::cast_possible_truncation)] // positions <= rows
         let (start, end) = (bounds.start as usize, bounds.end as usize);
@@ -312,8 +312,9 @@ impl Input<'_, '_> {
         let mut rows = Vec::with_capacity(selected.len());
         for (&r, goal_tuple) in selected.iter().zip(tuples) {
             let cells = table
-                .terms(r)
-                .map(|t| self.value(t).map(Cell::Value))
+                .row(r)
+                .iter()
+                .map(|&t| self.value(t).map(Cell::Value))
                 .collect::<Result<Vec<_>, _>>()?;
             rows.push((cells, goal_tuple));
         }

@@ -25,24 +25,20 @@ use crate::exec::relation::Relation;
 /// Below this many candidate rows (or a few times the page), a selection sorts them.
 const SORT_BELOW: usize = 4096;
 
-/// A row of local term numbers, as built from one solution.
-type Local = SmallVec<[u32; 4]>;
+/// A row's terms, as projected from one solution.
+type Row = SmallVec<[Term; 4]>;
 
-/// The distinct projections of a goal's solutions, as local term numbers.
+/// The distinct projections of a goal's solutions, as terms.
 pub(crate) struct Table {
     /// The goal position each column reads.
     columns: Vec<usize>,
     /// Whether the columns read every position of the goal, so that each solution is its
     /// own row (the goal holds no tuple twice) and row `i` is goal tuple `i`.
     whole: bool,
-    /// The rows, `columns.len()` local numbers each.
-    cells: Vec<u32>,
+    /// The rows, `columns.len()` terms each.
+    cells: Vec<Term>,
     /// How many rows.
     len: usize,
-    /// The term of each local number, in order of first appearance.
-    terms: Vec<Term>,
-    /// The local number of each term.
-    local: FxHashMap<Term, u32>,
 }
 
 impl Table {
@@ -59,18 +55,16 @@ impl Table {
                 0
             }),
             len: 0,
-            terms: Vec::new(),
-            local: FxHashMap::default(),
         };
         let hasher = FxBuildHasher;
         let mut seen: HashTable<u32> = HashTable::new();
-        let mut row = Local::new();
+        let mut one: FxHashSet<Term> = FxHashSet::default();
+        let mut row = Row::new();
         for (_, t) in goal.iter() {
-            let known = table.terms.len();
-            table.local_row(t, &mut row);
+            table.project_row(t, &mut row);
             if !whole && width == 1 {
                 // One column: a row is new exactly when its term is.
-                if table.terms.len() == known {
+                if !one.insert(row[0]) {
                     continue;
                 }
             } else if !whole {
@@ -95,19 +89,14 @@ impl Table {
         table
     }
 
-    /// Fills `row` with the local numbers of tuple `t`'s columns, numbering new terms.
-    fn local_row(&mut self, t: &[Term], row: &mut Local) {
+    /// Fills `row` with the terms of tuple `t`'s columns.
+    fn project_row(&self, t: &[Term], row: &mut Row) {
         row.clear();
-        for &c in &self.columns {
-            let term = t.get(c).copied().unwrap_or(Term::ABSENT);
-            let terms = &mut self.terms;
-            #[allow(clippy::cast_possible_truncation)] // terms <= goal tuples * width
-            let id = *self.local.entry(term).or_insert_with(|| {
-                terms.push(term);
-                (terms.len() - 1) as u32
-            });
-            row.push(id);
-        }
+        row.extend(
+            self.columns
+                .iter()
+                .map(|&c| t.get(c).copied().unwrap_or(Term::ABSENT)),
+        );
     }
 
     /// How many distinct rows.
@@ -116,12 +105,7 @@ impl Table {
     }
 
     /// The terms of row `r`, one per column.
-    pub(crate) fn terms(&self, r: u32) -> impl Iterator<Item = Term> + '_ {
-        self.row(r).iter().map(|&l| self.terms[l as usize])
-    }
-
-    /// The local numbers of row `r`, one per column.
-    fn row(&self, r: u32) -> &[u32] {
+    pub(crate) fn row(&self, r: u32) -> &[Term] {
         let w = self.columns.len();
         &self.cells[r as usize * w..(r as usize + 1) * w]
     }
@@ -151,7 +135,7 @@ impl Table {
     /// the least in the default order of their values, position by position (the solution
     /// whose witness the row shows).
     pub(crate) fn least_solutions(
-        &mut self,
+        &self,
         goal: &Relation,
         rows: &[u32],
         dict: &Dict<'_>,
@@ -159,20 +143,16 @@ impl Table {
         if self.whole {
             return Ok(rows.to_vec());
         }
-        let w = self.columns.len();
-        let wanted: FxHashMap<Local, usize> = rows
+        let wanted: FxHashMap<Row, usize> = rows
             .iter()
             .enumerate()
-            .map(|(i, &r)| {
-                let cells = &self.cells[r as usize * w..(r as usize + 1) * w];
-                (Local::from_slice(cells), i)
-            })
+            .map(|(i, &r)| (Row::from_slice(self.row(r)), i))
             .collect();
         let mut best: Vec<Option<u32>> = vec![None; rows.len()];
         let mut values: FxHashMap<Term, Value> = FxHashMap::default();
-        let mut row = Local::new();
+        let mut row = Row::new();
         for (id, t) in goal.iter() {
-            self.local_row(t, &mut row);
+            self.project_row(t, &mut row);
             let Some(&i) = wanted.get(&row) else {
                 continue;
             };
@@ -234,8 +214,8 @@ struct Sort<'t, 'd> {
     dict: &'t Dict<'d>,
     /// For each component, the column it reads and whether it is reversed.
     components: Vec<(usize, bool)>,
-    /// The values resolved so far, by local number.
-    values: FxHashMap<u32, Value>,
+    /// The values resolved so far, by term.
+    values: FxHashMap<Term, Value>,
 }
 
 impl<'t, 'd> Sort<'t, 'd> {
@@ -250,24 +230,24 @@ impl<'t, 'd> Sort<'t, 'd> {
         }
     }
 
-    /// Resolves the local numbers `locals` not resolved yet, each once.
-    fn resolve(&mut self, locals: impl Iterator<Item = u32>) -> Result<(), SourceError> {
-        let mut new: Vec<u32> = locals.filter(|l| !self.values.contains_key(l)).collect();
+    /// Resolves the terms `terms` not resolved yet, each once.
+    fn resolve(&mut self, terms: impl Iterator<Item = Term>) -> Result<(), SourceError> {
+        let mut new: Vec<Term> = terms.filter(|t| !self.values.contains_key(t)).collect();
         new.sort_unstable();
         new.dedup();
-        let values = self.values_of(new.iter().copied())?;
+        let values = self.values_of(&new)?;
         self.values.extend(new.into_iter().zip(values));
         Ok(())
     }
 
-    /// The values of `locals`, in order: the source's together, those the evaluation made
-    /// from its dictionary.
-    fn values_of(&self, locals: impl Iterator<Item = u32>) -> Result<Vec<Value>, SourceError> {
-        let mut out = Vec::new();
+    /// The values of `terms`, in order: the source's together
+    /// ([`FactSource::values`](crate::FactSource::values), so the evaluation's dictionary
+    /// keeps no copy of them), those the evaluation made from its dictionary.
+    fn values_of(&self, terms: &[Term]) -> Result<Vec<Value>, SourceError> {
+        let mut out = Vec::with_capacity(terms.len());
         let mut stored = Vec::new();
         let mut at = Vec::new();
-        for l in locals {
-            let t = self.table.terms[l as usize];
+        for &t in terms {
             out.push(match t.kind() {
                 TermKind::Absent => Value::Absent,
                 TermKind::Integer(n) => Value::Number(f64::from(n)),
@@ -287,8 +267,8 @@ impl<'t, 'd> Sort<'t, 'd> {
         Ok(out)
     }
 
-    /// Local numbers `a` and `b` (resolved) in the order of component `k`.
-    fn cmp_locals(&self, k: usize, a: u32, b: u32) -> Ordering {
+    /// Terms `a` and `b` (resolved) in the order of component `k`.
+    fn cmp_terms(&self, k: usize, a: Term, b: Term) -> Ordering {
         if a == b {
             return Ordering::Equal;
         }
@@ -306,7 +286,7 @@ impl<'t, 'd> Sort<'t, 'd> {
         (level..self.components.len())
             .map(|k| {
                 let c = self.components[k].0;
-                self.cmp_locals(k, ra[c], rb[c])
+                self.cmp_terms(k, ra[c], rb[c])
             })
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
@@ -355,30 +335,21 @@ impl<'t, 'd> Sort<'t, 'd> {
         }
         let c = self.components[level].0;
         // Each distinct value of the component, with its rows.
-        let mut counts = vec![0u32; self.table.terms.len()];
-        let mut weighed: Vec<(u32, u32)> = Vec::new();
-        each(&mut |r| {
-            let l = self.table.row(r)[c];
-            if counts[l as usize] == 0 {
-                weighed.push((l, 0));
-            }
-            counts[l as usize] += 1;
-        });
-        for w in &mut weighed {
-            w.1 = counts[w.0 as usize];
-        }
-        drop(counts);
-        let values = self.values_of(weighed.iter().map(|w| w.0))?;
+        let mut counts: FxHashMap<Term, u32> = FxHashMap::default();
+        each(&mut |r| *counts.entry(self.table.row(r)[c]).or_insert(0) += 1);
+        let terms: Vec<Term> = counts.keys().copied().collect();
+        let values = self.values_of(&terms)?;
         let desc = self.components[level].1;
-        let mut items: Vec<Item> = weighed
+        let mut items: Vec<Item> = terms
             .into_iter()
             .zip(values)
-            .map(|((local, weight), value)| Item {
+            .map(|(term, value)| Item {
                 value,
-                local,
-                weight,
+                term,
+                weight: counts[&term],
             })
             .collect();
+        drop(counts);
         let by = |a: &Item, b: &Item| {
             let ord = a.value.cmp(&b.value);
             if desc { ord.reverse() } else { ord }
@@ -391,17 +362,17 @@ impl<'t, 'd> Sort<'t, 'd> {
         let (first, before) = weighted_nth(&mut items, start, &by);
         let (last, _) = weighted_nth(&mut items[first..], end - 1 - before, &by);
         items[first..=first + last].sort_unstable_by(by);
-        let held: Vec<(u32, u32)> = items[first..=first + last]
+        let held: Vec<(Term, u32)> = items[first..=first + last]
             .iter()
-            .map(|i| (i.local, i.weight))
+            .map(|i| (i.term, i.weight))
             .collect();
         // The kept rows grouped by their value, in order (a counting sort of the few).
         let mut offsets: Vec<usize> = Vec::with_capacity(held.len() + 1);
-        let mut group: FxHashMap<u32, usize> = FxHashMap::default();
+        let mut group: FxHashMap<Term, usize> = FxHashMap::default();
         let mut sum = 0;
-        for (g, &(local, weight)) in held.iter().enumerate() {
+        for (g, &(term, weight)) in held.iter().enumerate() {
             offsets.push(sum);
-            group.insert(local, g);
+            group.insert(term, g);
             sum += weight as usize;
         }
         offsets.push(sum);
@@ -415,7 +386,7 @@ impl<'t, 'd> Sort<'t, 'd> {
         });
         // The values the next components compare that this one resolved, kept so that no
         // term is read twice.
-        let deeper: FxHashSet<u32> = kept
+        let deeper: FxHashSet<Term> = kept
             .iter()
             .flat_map(|&r| {
                 let row = self.table.row(r);
@@ -425,8 +396,8 @@ impl<'t, 'd> Sort<'t, 'd> {
             })
             .collect();
         for item in items {
-            if deeper.contains(&item.local) {
-                self.values.insert(item.local, item.value);
+            if deeper.contains(&item.term) {
+                self.values.insert(item.term, item.value);
             }
         }
         for g in 0..held.len() {
@@ -441,10 +412,10 @@ impl<'t, 'd> Sort<'t, 'd> {
     }
 }
 
-/// A distinct value of a component, with its local number and its weight in rows.
+/// A distinct value of a component, with its term and its weight in rows.
 struct Item {
     value: Value,
-    local: u32,
+    term: Term,
     weight: u32,
 }
 
