@@ -2,8 +2,8 @@
 //! goal's solutions projected onto the columns and deduplicated by their terms (equal terms
 //! are equal values), and only the rows a page shows selected and resolved.
 //!
-//! The cost is one pass over the solutions (a hash of each column's term), the values of
-//! the distinct terms the order must compare (each read once, none kept per row), and a
+//! The cost is one pass over the solutions (a hash of each row, none when the columns are
+//! every goal variable), the values of the distinct terms the order must compare (each read once, none kept per row), and a
 //! selection that is linear whatever the page: no sort of every row or every term, and no
 //! text held per row. The selection goes component by component of the order: it counts
 //! the rows of each distinct value of the first component, selects by weight the values
