@@ -6,15 +6,15 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
 use redb::{ReadableTable, Table, WriteTransaction};
-use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 
 use super::{Cached, Change, ChunkCache, Key3, RunKey, Runs, merge_chunk};
+use crate::ascending::insert_ascending;
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
 use crate::layout;
 use crate::seal::Seal;
-use crate::{column, index};
+use crate::{column, index, radix};
 
 /// A relation's changes in a batch: gathered by its [`RelWriter`], then encoded (on the
 /// encoder's thread) by [`Encode::run`].
@@ -104,21 +104,24 @@ impl Encode {
         let rel = self.meta.id;
         let mut pairs = std::mem::take(&mut self.new_owners);
         // Rows are appended in order, so each unit's rows come out ascending.
-        pairs.sort_unstable();
+        radix::sort_by_high(&mut pairs, &mut Vec::new());
+        let mut rows: Vec<u32> = Vec::new();
         for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
             let unit = (group[0] >> 32) as u32;
-            let rows = group.iter().map(|p| *p as u32);
+            rows.clear();
+            rows.extend(group.iter().map(|p| *p as u32));
             if let Some(c) = self.owner_cache.get_mut(&unit) {
-                c.bitmap.extend(rows);
+                c.bitmap.extend(rows.iter().copied());
                 c.dirty = true;
                 continue;
             }
-            let mut bitmap = RoaringBitmap::from_sorted_iter(rows)
-                .map_err(|e| damaged(format!("appended rows out of order: {e}")))?;
+            if !rows.is_sorted_by(|a, b| a < b) {
+                return Err(damaged("appended rows out of order"));
+            }
             let bytes = index::seal_owners(
                 self.seal,
                 (rel, unit),
-                index::encode(self.seal.codec, &mut bitmap),
+                index::encode_sorted_set(self.seal.codec, &rows),
             );
             out.owners.push(((rel, unit), Some(bytes)));
             out.units.push((unit, true));
@@ -139,9 +142,12 @@ impl Encode {
             }
         }
         // Appended rows: merge each chunk's new rows into its postings.
+        let (mut scratch, mut rows, mut data) = (Vec::new(), Vec::new(), Vec::new());
+        let mut terms: Vec<(u8, usize, usize)> = Vec::new();
         for col in 0..self.arity {
             let mut pairs = std::mem::take(&mut self.appended[col]);
-            pairs.sort_unstable();
+            // Rows are appended in order, so each term's rows come out ascending.
+            radix::sort_by_high(&mut pairs, &mut scratch);
             let c16 = col as u16;
             let mut i = 0;
             while i < pairs.len() {
@@ -150,38 +156,40 @@ impl Encode {
                 while j < pairs.len() && index::chunk_of((pairs[j] >> 32) as u32).0 == chunk {
                     j += 1;
                 }
-                // A chunk this flush only adds to (read for lookups, maybe, but not changed)
-                // gets its new postings alone; one a removal changed, whole.
-                let fresh = !self.chunks.get(&(c16, chunk)).is_some_and(|c| c.dirty);
-                let mut postings: Vec<(u8, RoaringBitmap)> = Vec::new();
+                // Each term's rows, one after another in `rows`: (low byte, start, end).
+                rows.clear();
+                terms.clear();
                 let mut k = i;
                 while k < j {
                     let term = (pairs[k] >> 32) as u32;
-                    let mut l = k;
-                    while l < j && (pairs[l] >> 32) as u32 == term {
-                        l += 1;
+                    let start = rows.len();
+                    while k < j && (pairs[k] >> 32) as u32 == term {
+                        rows.push(pairs[k] as u32);
+                        k += 1;
                     }
-                    let rows =
-                        RoaringBitmap::from_sorted_iter(pairs[k..l].iter().map(|p| *p as u32))
-                            .map_err(|e| damaged(format!("appended rows out of order: {e}")))?;
-                    postings.push((index::chunk_of(term).1, rows));
-                    k = l;
+                    if !rows[start..].is_sorted_by(|a, b| a < b) {
+                        return Err(damaged("appended rows out of order"));
+                    }
+                    terms.push((index::chunk_of(term).1, start, rows.len()));
                 }
-                if fresh {
+                let postings = terms.iter().map(|&(low, a, b)| (low, &rows[a..b]));
+                // A chunk this flush only adds to (read for lookups, maybe, but not changed)
+                // gets its new postings alone; one a removal changed, whole.
+                if !self.chunks.get(&(c16, chunk)).is_some_and(|c| c.dirty) {
                     // Its new postings, to merge with what is stored when written
                     // ([`Encoded::write`]).
-                    let bytes = index::encode_chunk(
-                        self.seal.codec,
-                        postings.iter_mut().map(|(l, b)| (*l, b)),
-                    );
+                    let bytes = index::encode_sorted_chunk(self.seal.codec, postings, &mut data);
                     let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
-                    out.added.push(((rel, c16, chunk), bytes, postings.len()));
+                    out.added.push(((rel, c16, chunk), bytes, terms.len()));
                 } else {
                     // Merge, encode and let go of the chunk at once.
                     let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
                     c.dirty = true;
                     for (low, rows) in postings {
-                        *c.postings.entry(low).or_default() |= rows;
+                        c.postings
+                            .entry(low)
+                            .or_default()
+                            .extend(rows.iter().copied());
                     }
                     self.write_chunk(&mut out, c16, chunk, c)?;
                 }
@@ -272,11 +280,15 @@ impl Encoded {
         self.write_added(&mut postings, runs.as_mut())?;
         let mut owners = txn.open_table(layout::OWNERS)?;
         for (key, bytes) in &self.owners {
-            match bytes {
-                Some(b) => owners.insert(*key, b.as_slice())?,
-                None => owners.remove(*key)?,
-            };
+            if bytes.is_none() {
+                owners.remove(*key)?;
+            }
         }
+        let written = self
+            .owners
+            .iter()
+            .filter_map(|(k, b)| Some((*k, b.as_deref()?)));
+        insert_ascending(&mut owners, written)?;
         if let Some(bytes) = &self.dead {
             txn.open_table(layout::DEAD)?
                 .insert(rel, bytes.as_slice())?;
@@ -319,6 +331,8 @@ impl Encoded {
         keys.sort_unstable();
         keys.dedup();
         let mut added = added.into_iter().peekable();
+        // The chunks to write, ascending: written at once when every chunk is read.
+        let mut writes: Vec<(Key3, Vec<u8>)> = Vec::with_capacity(keys.len());
         for (col, chunk) in keys {
             let key = (rel, col, chunk);
             let new = added.next_if(|(k, _, _)| *k == key);
@@ -341,7 +355,7 @@ impl Encoded {
             match new {
                 Some((_, bytes, n)) if !merged => {
                     self.meta.distinct[col as usize] += n as u64;
-                    postings.insert(key, bytes.as_slice())?;
+                    writes.push((key, bytes));
                 }
                 new => {
                     if let Some((_, bytes, _)) = new {
@@ -352,10 +366,11 @@ impl Encoded {
                         self.seal.codec,
                         c.postings.iter_mut().map(|(l, b)| (*l, b)),
                     );
-                    postings.insert(key, index::seal_chunk(self.seal, key, bytes).as_slice())?;
+                    writes.push((key, index::seal_chunk(self.seal, key, bytes)));
                 }
             }
         }
+        insert_ascending(postings, writes.iter().map(|(k, b)| (*k, b.as_slice())))?;
         if let Some(runs) = runs {
             for f in 0..earlier {
                 runs.retain_in((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX), |_, _| false)?;
