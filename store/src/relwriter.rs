@@ -19,6 +19,9 @@ pub(crate) use encoder::{Encode, Encoded, Encoder};
 
 type Key3 = (u32, u16, u32);
 
+/// A column block's terms, and whether the batch changed them.
+type Block = (Vec<u32>, bool);
+
 /// A `postings_runs` key: (flush, relation, column, chunk).
 type RunKey = (u32, u32, u16, u32);
 
@@ -108,6 +111,7 @@ impl<'t> RelWriter<'t> {
                 had_rows: meta.next_row > 0,
                 arity,
                 block_cache: FxHashMap::default(),
+                tails: vec![None; arity],
                 chunks: FxHashMap::default(),
                 owner_cache: FxHashMap::default(),
                 new_owners: Vec::new(),
@@ -226,7 +230,12 @@ impl<'t> RelWriter<'t> {
             .ok_or_else(|| damaged("dead-row bitmap vanished"))
     }
 
-    fn block(&mut self, col: u16, block: u32) -> Result<&mut (Vec<u32>, bool)> {
+    fn block(&mut self, col: u16, block: u32) -> Result<&mut Block> {
+        if let Some((b, tail)) = self.changes.tails[col as usize].as_mut()
+            && *b == block
+        {
+            return Ok(tail);
+        }
         match self.changes.block_cache.entry((col, block)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
@@ -336,6 +345,16 @@ impl<'t> RelWriter<'t> {
         Ok(removed)
     }
 
+    /// Makes room for `n` more appended rows (at most), so that their lists grow once.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        for pairs in &mut self.changes.appended {
+            pairs.reserve(n);
+        }
+        if !self.changes.had_rows {
+            self.changes.new_owners.reserve(n);
+        }
+    }
+
     /// Adds one distinct tuple stated by each of `units` (sorted, distinct; 0 = no unit).
     /// Returns whether the tuple is a new fact.
     pub(crate) fn add(&mut self, tuple: &[u32], units: &[u32]) -> Result<bool> {
@@ -370,17 +389,17 @@ impl<'t> RelWriter<'t> {
                 })?;
                 self.changes.meta.rows += 1;
                 let (rel, seal) = (self.changes.meta.id, self.changes.seal);
+                let block = r / BLOCK_ROWS;
                 for (c, &t) in tuple.iter().enumerate() {
                     self.changes.appended[c].push(u64::from(t) << 32 | u64::from(r));
-                    let block = r / BLOCK_ROWS;
-                    let entry = self.block(c as u16, block)?;
+                    let entry = self.tail(c, block)?;
                     entry.0.push(t);
                     entry.1 = true;
                     if entry.0.len() == BLOCK_ROWS as usize {
                         // A full block is final for this batch: write it and free it.
                         let key = (rel, c as u16, block);
                         let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
-                        self.changes.block_cache.remove(&(c as u16, block));
+                        self.changes.tails[c] = None;
                         self.blocks.insert(key, bytes.as_slice())?;
                     }
                 }
@@ -407,8 +426,40 @@ impl<'t> RelWriter<'t> {
     /// [`Encode`], which needs no transaction (so it can run on another thread);
     /// [`Encoded::write`] then writes the result, merging the new postings with the stored
     /// chunks and the batch's runs.
-    pub(crate) fn prepare(self) -> Result<Encode> {
+    pub(crate) fn prepare(mut self) -> Result<Encode> {
+        self.park_tails();
         Ok(self.changes)
+    }
+
+    /// The block of column `col` rows are appended to, `block`: kept out of the block cache
+    /// (the block before goes back into it), so that appending a row finds it without a
+    /// lookup.
+    fn tail(&mut self, col: usize, block: u32) -> Result<&mut Block> {
+        if !matches!(&self.changes.tails[col], Some((b, _)) if *b == block) {
+            if let Some((b, before)) = self.changes.tails[col].take() {
+                self.changes.block_cache.insert((col as u16, b), before);
+            }
+            self.block(col as u16, block)?;
+            let opened = self
+                .changes
+                .block_cache
+                .remove(&(col as u16, block))
+                .ok_or_else(|| damaged("a column block vanished from the cache"))?;
+            self.changes.tails[col] = Some((block, opened));
+        }
+        match self.changes.tails[col].as_mut() {
+            Some((_, tail)) => Ok(tail),
+            None => Err(damaged("a column's last block vanished")),
+        }
+    }
+
+    /// Puts the blocks rows were appended to back into the block cache.
+    fn park_tails(&mut self) {
+        for (col, tail) in self.changes.tails.iter_mut().enumerate() {
+            if let Some((b, t)) = tail.take() {
+                self.changes.block_cache.insert((col as u16, b), t);
+            }
+        }
     }
 }
 

@@ -414,6 +414,7 @@ pub(super) fn add_sorted(
     let mut us = Vec::new();
     let (facts, order) = match sorted {
         Sorted::Packed { arity, keys } => {
+            w.reserve(keys.len());
             let mut i = 0;
             let mut tuple = [0u32; 3];
             while i < keys.len() {
@@ -439,6 +440,7 @@ pub(super) fn add_sorted(
     };
     let (arity, tuples, units) = (facts.arity, facts.tuples, facts.units);
     let n = units.len();
+    w.reserve(n);
     let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
     let mut i = 0;
     while i < n {

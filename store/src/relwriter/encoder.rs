@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use redb::{ReadableTable, Table, WriteTransaction};
 use rustc_hash::FxHashMap;
 
-use super::{Cached, Change, ChunkCache, Key3, RunKey, Runs, merge_chunk};
+use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs, merge_chunk};
 use crate::ascending::insert_ascending;
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
@@ -23,7 +23,10 @@ pub(crate) struct Encode {
     pub(crate) meta: RelationMeta,
     pub(super) arity: usize,
     /// Blocks read or written this batch, by (column, block), with a dirty flag.
-    pub(super) block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
+    pub(super) block_cache: FxHashMap<(u16, u32), Block>,
+    /// Per column, the block rows are appended to (out of `block_cache` while rows are
+    /// added; put back by [`RelWriter::prepare`]).
+    pub(super) tails: Vec<Option<(u32, Block)>>,
     /// Postings chunks read or changed this batch, by (column, chunk).
     pub(super) chunks: FxHashMap<(u16, u32), ChunkCache>,
     pub(super) owner_cache: FxHashMap<u32, Cached>,
