@@ -1,22 +1,12 @@
-//! Radix sorts of the packed keys a batch sorts when it writes: rows' terms with their row
-//! (`term << 32 | row`) and statements packed as one `u128`. A least-significant-digit sort
-//! by bytes takes a pass per byte that differs among the keys (a term's tag byte, the high
-//! bytes of small ids, are the same for all and skipped), where a comparison sort of a
-//! million keys takes about twenty.
+//! A radix sort of the statements a batch writes, each packed as one `u128` (up to three
+//! terms and a unit). A least-significant-digit sort by bytes takes a pass per byte that
+//! differs among the keys (a term's tag byte, the high bytes of small ids, the columns a
+//! relation does not have are the same for all and skipped), where a comparison sort of a
+//! million keys takes about twenty. (Keys of 64 bits, as the (term, row) pairs of postings,
+//! sort with `strata_eval`'s `radix::sort_by_key`.)
 
 /// Below this many keys a comparison sort is as quick.
 const SMALL: usize = 256;
-
-/// Sorts `v` ascending by the high 32 bits of each value, keeping the order of values with
-/// equal high bits: when the low halves ascend in `v`'s order (rows appended in order), `v`
-/// ends ascending. `scratch` is working memory.
-pub(crate) fn sort_by_high(v: &mut Vec<u64>, scratch: &mut Vec<u64>) {
-    if v.len() < SMALL {
-        v.sort_by_key(|x| x >> 32);
-        return;
-    }
-    lsd(v, scratch, 4..8, |x, i| (x >> (8 * i)) as u8);
-}
 
 /// Sorts `v` ascending. `scratch` is working memory.
 pub(crate) fn sort_u128(v: &mut Vec<u128>, scratch: &mut Vec<u128>) {
@@ -81,18 +71,6 @@ mod tests {
             seed
         };
         for n in [0usize, 1, 5, 255, 256, 1000, 20_000] {
-            // Pairs with rows ascending, terms from a small range and some tagged.
-            let mut pairs: Vec<u64> = (0..n as u64)
-                .map(|row| {
-                    let t = next() % 700;
-                    let term = if t % 5 == 0 { 0xC000_0000 | t } else { t };
-                    term << 32 | row
-                })
-                .collect();
-            let mut want = pairs.clone();
-            want.sort_unstable();
-            sort_by_high(&mut pairs, &mut Vec::new());
-            assert_eq!(pairs, want);
             let mut keys: Vec<u128> = (0..n)
                 .map(|_| {
                     let k = u128::from(next() % 50) << 96 | u128::from(next() % 3) << 64 | 7;

@@ -14,7 +14,8 @@ use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
 use crate::layout;
 use crate::seal::Seal;
-use crate::{column, index, radix};
+use crate::{column, index};
+use strata_eval::internals::radix::sort_by_key;
 
 /// A relation's changes in a batch: gathered by its [`RelWriter`], then encoded (on the
 /// encoder's thread) by [`Encode::run`].
@@ -107,7 +108,7 @@ impl Encode {
         let rel = self.meta.id;
         let mut pairs = std::mem::take(&mut self.new_owners);
         // Rows are appended in order, so each unit's rows come out ascending.
-        radix::sort_by_high(&mut pairs, &mut Vec::new());
+        sort_by_key(&mut pairs, |p| p >> 32);
         let mut rows: Vec<u32> = Vec::new();
         for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
             let unit = (group[0] >> 32) as u32;
@@ -145,12 +146,12 @@ impl Encode {
             }
         }
         // Appended rows: merge each chunk's new rows into its postings.
-        let (mut scratch, mut rows, mut data) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut rows, mut data) = (Vec::new(), Vec::new());
         let mut terms: Vec<(u8, usize, usize)> = Vec::new();
         for col in 0..self.arity {
             let mut pairs = std::mem::take(&mut self.appended[col]);
             // Rows are appended in order, so each term's rows come out ascending.
-            radix::sort_by_high(&mut pairs, &mut scratch);
+            sort_by_key(&mut pairs, |p| p >> 32);
             let c16 = col as u16;
             let mut i = 0;
             while i < pairs.len() {
