@@ -8,9 +8,13 @@
 /// Below this many keys a comparison sort is as quick.
 const SMALL: usize = 256;
 
+/// Above this many keys, a comparison sort in place: the radix sort's second buffer (16
+/// bytes a key) would add 64 MiB or more to the peak of a large flush.
+const LARGE: usize = 1 << 22;
+
 /// Sorts `v` ascending. `scratch` is working memory.
 pub(crate) fn sort_u128(v: &mut Vec<u128>, scratch: &mut Vec<u128>) {
-    if v.len() < SMALL {
+    if v.len() < SMALL || v.len() > LARGE {
         v.sort_unstable();
         return;
     }

@@ -15,7 +15,6 @@ use crate::error::{Result, damaged};
 use crate::layout;
 use crate::seal::Seal;
 use crate::{column, index};
-use strata_eval::internals::radix::sort_by_key;
 
 /// A relation's changes in a batch: gathered by its [`RelWriter`], then encoded (on the
 /// encoder's thread) by [`Encode::run`].
@@ -108,7 +107,7 @@ impl Encode {
         let rel = self.meta.id;
         let mut pairs = std::mem::take(&mut self.new_owners);
         // Rows are appended in order, so each unit's rows come out ascending.
-        sort_by_key(&mut pairs, |p| p >> 32);
+        sort_pairs(&mut pairs);
         let mut rows: Vec<u32> = Vec::new();
         for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
             let unit = (group[0] >> 32) as u32;
@@ -151,7 +150,7 @@ impl Encode {
         for col in 0..self.arity {
             let mut pairs = std::mem::take(&mut self.appended[col]);
             // Rows are appended in order, so each term's rows come out ascending.
-            sort_by_key(&mut pairs, |p| p >> 32);
+            sort_pairs(&mut pairs);
             let c16 = col as u16;
             let mut i = 0;
             while i < pairs.len() {
@@ -452,6 +451,21 @@ impl Encoder {
             done.recv()
                 .unwrap_or_else(|_| Err(damaged("the encoding thread stopped"))),
         )
+    }
+}
+
+/// Above this many pairs, they are sorted in place: the radix sort's second buffer (8 bytes a
+/// pair) would add 64 MiB or more to the peak of a large flush.
+const RADIX_PAIRS_MAX: usize = 1 << 23;
+
+/// Sorts pairs `key << 32 | row` whose rows were appended in order: ascending, so each key's
+/// rows come out ascending.
+fn sort_pairs(pairs: &mut Vec<u64>) {
+    if pairs.len() > RADIX_PAIRS_MAX {
+        pairs.sort_unstable();
+    } else {
+        // Stable by key: the rows keep their (ascending) order.
+        strata_eval::internals::radix::sort_by_key(pairs, |p| p >> 32);
     }
 }
 
