@@ -163,8 +163,14 @@ impl First {
 /// The compact encoding of a set of rows: the smallest of a list, runs and roaring. Returns
 /// the set's first row as the next posting of a chunk is written against (`first`'s own
 /// row for a roaring set, which writes none).
-fn encode_rows(bitmap: &mut RoaringBitmap, out: &mut Vec<u8>, first: First) -> u32 {
+fn encode_rows(bitmap: &RoaringBitmap, out: &mut Vec<u8>, first: First) -> u32 {
     let rows: Vec<u32> = bitmap.iter().collect();
+    encode_sorted(&rows, out, first)
+}
+
+/// [`encode_rows`] of the rows `rows` (ascending, distinct), with no bitmap unless roaring
+/// may be the smallest form.
+fn encode_sorted(rows: &[u32], out: &mut Vec<u8>, first: First) -> u32 {
     let lead = |r: u32| varint_len(first.put(r));
     // Sizes of the list and of the runs, in one pass.
     let (mut list, mut runs_len, mut nruns) = (0usize, 0usize, 0u64);
@@ -196,23 +202,24 @@ fn encode_rows(bitmap: &mut RoaringBitmap, out: &mut Vec<u8>, first: First) -> u
     list += varint_len((rows.len() as u64) << 2);
     runs_len += varint_len(nruns << 2 | 1);
     // Roaring is weighed only for sets large enough for it to have a chance.
-    let roaring = if list.min(runs_len) > 64 {
+    if list.min(runs_len) > 64 {
+        // Ascending rows push on at the end; out of order ones would not (they never are).
+        let mut bitmap = RoaringBitmap::from_sorted_iter(rows.iter().copied())
+            .unwrap_or_else(|_| rows.iter().copied().collect());
         bitmap.optimize();
         let size = bitmap.serialized_size();
-        size + varint_len((size as u64) << 2 | 2)
-    } else {
-        usize::MAX
-    };
-    let put_first = |out: &mut Vec<u8>, r: u32| bits::put_varint(out, first.put(r));
-    if roaring < list.min(runs_len) {
-        bits::put_varint(out, (bitmap.serialized_size() as u64) << 2 | 2);
-        // Writing into a Vec cannot fail.
-        let _ = bitmap.serialize_into(&mut *out);
-        return match first {
-            First::Plain => 0,
-            First::From(base) => base,
-        };
+        let roaring = size + varint_len((size as u64) << 2 | 2);
+        if roaring < list.min(runs_len) {
+            bits::put_varint(out, (size as u64) << 2 | 2);
+            // Writing into a Vec cannot fail.
+            let _ = bitmap.serialize_into(&mut *out);
+            return match first {
+                First::Plain => 0,
+                First::From(base) => base,
+            };
+        }
     }
+    let put_first = |out: &mut Vec<u8>, r: u32| bits::put_varint(out, first.put(r));
     if runs_len < list {
         bits::put_varint(out, nruns << 2 | 1);
         let mut i = 0;
@@ -565,6 +572,54 @@ pub fn encode_chunk<'b>(
         }
     }
     out.extend_from_slice(&data);
+    out
+}
+
+/// [`encode`] of the rows `rows` (ascending, distinct), with no bitmap in the compact codec
+/// unless roaring may be the smallest form.
+pub(crate) fn encode_sorted_set(codec: Codec, rows: &[u32]) -> Vec<u8> {
+    match codec {
+        Codec::Plain => encode(codec, &mut rows.iter().copied().collect()),
+        Codec::Compact => {
+            let mut out = Vec::new();
+            encode_sorted(rows, &mut out, First::Plain);
+            out
+        }
+    }
+}
+
+/// [`encode_chunk`] of postings given as `(low, rows)` (ascending by low byte; each posting's
+/// rows ascending, distinct, not empty), with no bitmap in the compact codec unless roaring
+/// may be a posting's smallest form. `data` is scratch.
+pub(crate) fn encode_sorted_chunk<'r>(
+    codec: Codec,
+    entries: impl Iterator<Item = (u8, &'r [u32])>,
+    data: &mut Vec<u8>,
+) -> Vec<u8> {
+    if codec == Codec::Plain {
+        let mut sets: Vec<(u8, RoaringBitmap)> = entries
+            .map(|(low, rows)| (low, rows.iter().copied().collect()))
+            .collect();
+        return encode_chunk(codec, sets.iter_mut().map(|(l, b)| (*l, b)));
+    }
+    data.clear();
+    let mut lows = [0u8; CHUNK_TERMS as usize];
+    let mut n = 0;
+    let mut base = 0;
+    for (low, rows) in entries {
+        lows[n] = low;
+        n += 1;
+        base = encode_sorted(rows, data, First::From(base));
+    }
+    let mut out = Vec::with_capacity(9 + data.len());
+    out.push(n as u8);
+    if n < 8 {
+        out.extend_from_slice(&lows[..n]);
+    } else {
+        let mask = lows[..n].iter().fold(0u64, |m, &l| m | 1 << (l & 63));
+        out.extend_from_slice(&mask.to_le_bytes());
+    }
+    out.extend_from_slice(data);
     out
 }
 

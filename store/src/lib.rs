@@ -29,6 +29,7 @@
 //! ```
 
 #[doc(hidden)]
+mod ascending;
 pub mod backend;
 mod bits;
 pub mod catalog;
@@ -44,6 +45,7 @@ pub mod index;
 mod ingest;
 pub mod intern;
 pub mod layout;
+mod radix;
 mod relwriter;
 pub mod scip;
 mod seal;

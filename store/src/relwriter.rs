@@ -1,9 +1,9 @@
 //! Writing one relation's data within a write transaction: appending rows, removing a unit's
 //! rows, and keeping postings, owners and counts in step.
 
-use std::collections::VecDeque;
+mod encoder;
+
 use std::collections::hash_map::Entry;
-use std::sync::mpsc::{Receiver, Sender};
 
 use redb::{ReadableTable, Table, WriteTransaction};
 use roaring::RoaringBitmap;
@@ -15,7 +15,12 @@ use crate::layout::{self, BLOCK_ROWS};
 use crate::seal::Seal;
 use crate::{column, index};
 
+pub(crate) use encoder::{Encode, Encoded, Encoder};
+
 type Key3 = (u32, u16, u32);
+
+/// A column block's terms, and whether the batch changed them.
+type Block = (Vec<u32>, bool);
 
 /// A `postings_runs` key: (flush, relation, column, chunk).
 type RunKey = (u32, u32, u16, u32);
@@ -106,6 +111,7 @@ impl<'t> RelWriter<'t> {
                 had_rows: meta.next_row > 0,
                 arity,
                 block_cache: FxHashMap::default(),
+                tails: vec![None; arity],
                 chunks: FxHashMap::default(),
                 owner_cache: FxHashMap::default(),
                 new_owners: Vec::new(),
@@ -224,7 +230,12 @@ impl<'t> RelWriter<'t> {
             .ok_or_else(|| damaged("dead-row bitmap vanished"))
     }
 
-    fn block(&mut self, col: u16, block: u32) -> Result<&mut (Vec<u32>, bool)> {
+    fn block(&mut self, col: u16, block: u32) -> Result<&mut Block> {
+        if let Some((b, tail)) = self.changes.tails[col as usize].as_mut()
+            && *b == block
+        {
+            return Ok(tail);
+        }
         match self.changes.block_cache.entry((col, block)) {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
@@ -334,6 +345,16 @@ impl<'t> RelWriter<'t> {
         Ok(removed)
     }
 
+    /// Makes room for `n` more appended rows (at most), so that their lists grow once.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        for pairs in &mut self.changes.appended {
+            pairs.reserve(n);
+        }
+        if !self.changes.had_rows {
+            self.changes.new_owners.reserve(n);
+        }
+    }
+
     /// Adds one distinct tuple stated by each of `units` (sorted, distinct; 0 = no unit).
     /// Returns whether the tuple is a new fact.
     pub(crate) fn add(&mut self, tuple: &[u32], units: &[u32]) -> Result<bool> {
@@ -368,17 +389,17 @@ impl<'t> RelWriter<'t> {
                 })?;
                 self.changes.meta.rows += 1;
                 let (rel, seal) = (self.changes.meta.id, self.changes.seal);
+                let block = r / BLOCK_ROWS;
                 for (c, &t) in tuple.iter().enumerate() {
                     self.changes.appended[c].push(u64::from(t) << 32 | u64::from(r));
-                    let block = r / BLOCK_ROWS;
-                    let entry = self.block(c as u16, block)?;
+                    let entry = self.tail(c, block)?;
                     entry.0.push(t);
                     entry.1 = true;
                     if entry.0.len() == BLOCK_ROWS as usize {
                         // A full block is final for this batch: write it and free it.
                         let key = (rel, c as u16, block);
                         let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
-                        self.changes.block_cache.remove(&(c as u16, block));
+                        self.changes.tails[c] = None;
                         self.blocks.insert(key, bytes.as_slice())?;
                     }
                 }
@@ -405,19 +426,41 @@ impl<'t> RelWriter<'t> {
     /// [`Encode`], which needs no transaction (so it can run on another thread);
     /// [`Encoded::write`] then writes the result, merging the new postings with the stored
     /// chunks and the batch's runs.
-    pub(crate) fn prepare(self) -> Result<Encode> {
+    pub(crate) fn prepare(mut self) -> Result<Encode> {
+        self.park_tails();
         Ok(self.changes)
     }
-}
 
-/// Keeps `meta.distinct[col]` true as chunk `c` is written: its postings now, less those
-/// `postings` held.
-fn recount(meta: &mut RelationMeta, col: u16, c: &ChunkCache) -> Result<()> {
-    let d = &mut meta.distinct[col as usize];
-    *d = (*d + c.postings.len() as u64)
-        .checked_sub(c.before as u64)
-        .ok_or_else(|| damaged(format!("relation {}: distinct count underflow", meta.name)))?;
-    Ok(())
+    /// The block of column `col` rows are appended to, `block`: kept out of the block cache
+    /// (the block before goes back into it), so that appending a row finds it without a
+    /// lookup.
+    fn tail(&mut self, col: usize, block: u32) -> Result<&mut Block> {
+        if !matches!(&self.changes.tails[col], Some((b, _)) if *b == block) {
+            if let Some((b, before)) = self.changes.tails[col].take() {
+                self.changes.block_cache.insert((col as u16, b), before);
+            }
+            self.block(col as u16, block)?;
+            let opened = self
+                .changes
+                .block_cache
+                .remove(&(col as u16, block))
+                .ok_or_else(|| damaged("a column block vanished from the cache"))?;
+            self.changes.tails[col] = Some((block, opened));
+        }
+        match self.changes.tails[col].as_mut() {
+            Some((_, tail)) => Ok(tail),
+            None => Err(damaged("a column's last block vanished")),
+        }
+    }
+
+    /// Puts the blocks rows were appended to back into the block cache.
+    fn park_tails(&mut self) {
+        for (col, tail) in self.changes.tails.iter_mut().enumerate() {
+            if let Some((b, t)) = tail.take() {
+                self.changes.block_cache.insert((col as u16, b), t);
+            }
+        }
+    }
 }
 
 /// Adds the postings of the stored chunk `bytes` (at `postings` key `key`) to `c`.
@@ -427,424 +470,4 @@ fn merge_chunk(seal: Seal, key: Key3, bytes: &[u8], name: &str, c: &mut ChunkCac
         *c.postings.entry(low).or_default() |= index::decode_posting(p)?;
     }
     Ok(())
-}
-
-/// A relation's changes in a batch: gathered by its [`RelWriter`], then encoded (on the
-/// encoder's thread) by [`Encode::run`].
-pub(crate) struct Encode {
-    /// The relation, its counts kept true as rows are added and removed.
-    pub(crate) meta: RelationMeta,
-    arity: usize,
-    /// Blocks read or written this batch, by (column, block), with a dirty flag.
-    block_cache: FxHashMap<(u16, u32), (Vec<u32>, bool)>,
-    /// Postings chunks read or changed this batch, by (column, chunk).
-    chunks: FxHashMap<(u16, u32), ChunkCache>,
-    owner_cache: FxHashMap<u32, Cached>,
-    /// The owners of rows appended to a relation that held none before this batch (so no
-    /// unit has owners stored), as `unit << 32 | row`: gathered flat and grouped by unit
-    /// once, in [`Encode::run`], rather than a bitmap looked up for each row.
-    new_owners: Vec<u64>,
-    dead: Option<Cached>,
-    /// Rows appended this batch, per column, as `term << 32 | row`.
-    appended: Vec<Vec<u64>>,
-    /// Whether the relation had any row (live or dead) before this batch.
-    had_rows: bool,
-    /// Whether the file's values carry checksums.
-    seal: Seal,
-    /// The batch's runs.
-    runs: Runs,
-}
-
-/// A relation's changes encoded, to write into its transaction: values to insert (`None`:
-/// to remove) by key.
-pub(crate) struct Encoded {
-    meta: RelationMeta,
-    blocks: Vec<(Key3, Vec<u8>)>,
-    /// Whole chunks, merged with what is stored and the runs (their runs are dropped).
-    postings: Vec<Change<Key3>>,
-    /// The new rows of chunks not read: each chunk's sealed bytes and how many postings it
-    /// holds, ascending by key, to merge with what is stored and the runs, or to write as a
-    /// run.
-    added: Vec<(Key3, Vec<u8>, usize)>,
-    had_rows: bool,
-    seal: Seal,
-    runs: Runs,
-    owners: Vec<Change<(u32, u32)>>,
-    dead: Option<Vec<u8>>,
-    units: Vec<(u32, bool)>,
-}
-
-/// What [`Encode::run`] gathers, before the catalog entry is final.
-#[derive(Default)]
-struct Parts {
-    blocks: Vec<(Key3, Vec<u8>)>,
-    postings: Vec<Change<Key3>>,
-    added: Vec<(Key3, Vec<u8>, usize)>,
-    owners: Vec<Change<(u32, u32)>>,
-    dead: Option<Vec<u8>>,
-    units: Vec<(u32, bool)>,
-}
-
-impl Encode {
-    /// Encodes a changed postings chunk (or removes it when empty), keeping `distinct` true.
-    fn write_chunk(
-        &mut self,
-        out: &mut Parts,
-        col: u16,
-        chunk: u32,
-        mut c: ChunkCache,
-    ) -> Result<()> {
-        let rel = self.meta.id;
-        c.postings.retain(|_, b| !b.is_empty());
-        recount(&mut self.meta, col, &c)?;
-        if c.postings.is_empty() {
-            // (An empty chunk read with runs drops them.)
-            if c.before > 0 || self.runs.earlier > 0 {
-                out.postings.push(((rel, col, chunk), None));
-            }
-        } else {
-            let bytes =
-                index::encode_chunk(self.seal.codec, c.postings.iter_mut().map(|(l, b)| (*l, b)));
-            let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
-            out.postings.push(((rel, col, chunk), Some(bytes)));
-        }
-        Ok(())
-    }
-
-    /// Encodes the owners of appended rows gathered flat ([`RelWriter`]'s `new_owners`):
-    /// each unit's rows at once, into its cached bitmap when it has one.
-    fn new_owners(&mut self, out: &mut Parts) -> Result<()> {
-        let rel = self.meta.id;
-        let mut pairs = std::mem::take(&mut self.new_owners);
-        // Rows are appended in order, so each unit's rows come out ascending.
-        pairs.sort_unstable();
-        for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
-            let unit = (group[0] >> 32) as u32;
-            let rows = group.iter().map(|p| *p as u32);
-            if let Some(c) = self.owner_cache.get_mut(&unit) {
-                c.bitmap.extend(rows);
-                c.dirty = true;
-                continue;
-            }
-            let mut bitmap = RoaringBitmap::from_sorted_iter(rows)
-                .map_err(|e| damaged(format!("appended rows out of order: {e}")))?;
-            let bytes = index::seal_owners(
-                self.seal,
-                (rel, unit),
-                index::encode(self.seal.codec, &mut bitmap),
-            );
-            out.owners.push(((rel, unit), Some(bytes)));
-            out.units.push((unit, true));
-        }
-        Ok(())
-    }
-
-    /// Encodes everything this batch changed, with the updated catalog entry and each unit
-    /// whose rows changed and whether it still owns any row of the relation.
-    pub(crate) fn run(mut self) -> Result<Encoded> {
-        let rel = self.meta.id;
-        let mut out = Parts::default();
-        for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
-            if dirty {
-                let key = (rel, col, block);
-                let bytes = column::seal(self.seal, key, column::encode(self.seal.codec, &terms)?);
-                out.blocks.push((key, bytes));
-            }
-        }
-        // Appended rows: merge each chunk's new rows into its postings.
-        for col in 0..self.arity {
-            let mut pairs = std::mem::take(&mut self.appended[col]);
-            pairs.sort_unstable();
-            let c16 = col as u16;
-            let mut i = 0;
-            while i < pairs.len() {
-                let chunk = index::chunk_of((pairs[i] >> 32) as u32).0;
-                let mut j = i;
-                while j < pairs.len() && index::chunk_of((pairs[j] >> 32) as u32).0 == chunk {
-                    j += 1;
-                }
-                // A chunk this flush only adds to (read for lookups, maybe, but not changed)
-                // gets its new postings alone; one a removal changed, whole.
-                let fresh = !self.chunks.get(&(c16, chunk)).is_some_and(|c| c.dirty);
-                let mut postings: Vec<(u8, RoaringBitmap)> = Vec::new();
-                let mut k = i;
-                while k < j {
-                    let term = (pairs[k] >> 32) as u32;
-                    let mut l = k;
-                    while l < j && (pairs[l] >> 32) as u32 == term {
-                        l += 1;
-                    }
-                    let rows =
-                        RoaringBitmap::from_sorted_iter(pairs[k..l].iter().map(|p| *p as u32))
-                            .map_err(|e| damaged(format!("appended rows out of order: {e}")))?;
-                    postings.push((index::chunk_of(term).1, rows));
-                    k = l;
-                }
-                if fresh {
-                    // Its new postings, to merge with what is stored when written
-                    // ([`Encoded::write`]).
-                    let bytes = index::encode_chunk(
-                        self.seal.codec,
-                        postings.iter_mut().map(|(l, b)| (*l, b)),
-                    );
-                    let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
-                    out.added.push(((rel, c16, chunk), bytes, postings.len()));
-                } else {
-                    // Merge, encode and let go of the chunk at once.
-                    let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
-                    c.dirty = true;
-                    for (low, rows) in postings {
-                        *c.postings.entry(low).or_default() |= rows;
-                    }
-                    self.write_chunk(&mut out, c16, chunk, c)?;
-                }
-                i = j;
-            }
-        }
-        for ((col, chunk), c) in std::mem::take(&mut self.chunks) {
-            if c.dirty {
-                self.write_chunk(&mut out, col, chunk, c)?;
-            }
-        }
-        self.new_owners(&mut out)?;
-        for (unit, mut c) in std::mem::take(&mut self.owner_cache) {
-            if !c.dirty {
-                continue;
-            }
-            out.units.push((unit, !c.bitmap.is_empty()));
-            if c.bitmap.is_empty() {
-                if c.stored {
-                    out.owners.push(((rel, unit), None));
-                }
-            } else {
-                let bytes = index::seal_owners(
-                    self.seal,
-                    (rel, unit),
-                    index::encode(self.seal.codec, &mut c.bitmap),
-                );
-                out.owners.push(((rel, unit), Some(bytes)));
-            }
-        }
-        if let Some(mut d) = self.dead.take()
-            && d.dirty
-        {
-            out.dead = Some(index::seal_dead(
-                self.seal,
-                rel,
-                index::encode(self.seal.codec, &mut d.bitmap),
-            ));
-        }
-        out.units.sort_unstable();
-        // In key order, redb's inserts walk its tree once.
-        out.owners.sort_unstable_by_key(|(key, _)| *key);
-        Ok(Encoded {
-            meta: self.meta,
-            blocks: out.blocks,
-            postings: out.postings,
-            added: out.added,
-            had_rows: self.had_rows,
-            seal: self.seal,
-            runs: self.runs,
-            owners: out.owners,
-            dead: out.dead,
-            units: out.units,
-        })
-    }
-}
-
-impl Encoded {
-    /// Writes the encoded changes into `txn`; answers the updated catalog entry and each unit
-    /// whose rows changed and whether it still owns any row of the relation.
-    pub(crate) fn write(
-        mut self,
-        txn: &WriteTransaction,
-    ) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
-        let rel = self.meta.id;
-        let mut blocks = txn.open_table(layout::BLOCKS)?;
-        for (key, bytes) in &self.blocks {
-            blocks.insert(*key, bytes.as_slice())?;
-        }
-        let mut postings = txn.open_table(layout::POSTINGS)?;
-        let mut runs = if self.runs.earlier > 0 || self.runs.spill {
-            Some(txn.open_table(layout::POSTINGS_RUNS)?)
-        } else {
-            None
-        };
-        for (key, bytes) in &self.postings {
-            match bytes {
-                Some(b) => postings.insert(*key, b.as_slice())?,
-                None => postings.remove(*key)?,
-            };
-            // The chunk was read with the runs: they are in it now.
-            if let Some(runs) = runs.as_mut() {
-                for f in 0..self.runs.earlier {
-                    runs.remove((f, key.0, key.1, key.2))?;
-                }
-            }
-        }
-        self.write_added(&mut postings, runs.as_mut())?;
-        let mut owners = txn.open_table(layout::OWNERS)?;
-        for (key, bytes) in &self.owners {
-            match bytes {
-                Some(b) => owners.insert(*key, b.as_slice())?,
-                None => owners.remove(*key)?,
-            };
-        }
-        if let Some(bytes) = &self.dead {
-            txn.open_table(layout::DEAD)?
-                .insert(rel, bytes.as_slice())?;
-        }
-        Ok((self.meta, self.units))
-    }
-}
-
-impl Encoded {
-    /// Writes the new postings of chunks the flush did not read: as this flush's run when
-    /// more flushes follow; else merged with what `postings` holds and the earlier runs (a
-    /// chunk nothing else holds is written as it is), each chunk with a run included, keeping
-    /// `distinct` true; then drops the relation's runs.
-    fn write_added(
-        &mut self,
-        postings: &mut Table<'_, Key3, &'static [u8]>,
-        runs: Option<&mut Table<'_, RunKey, &'static [u8]>>,
-    ) -> Result<()> {
-        let added = std::mem::take(&mut self.added);
-        if self.runs.spill {
-            let runs = runs.ok_or_else(|| damaged("a batch's runs table vanished"))?;
-            let f = self.runs.earlier;
-            for (key, bytes, _) in &added {
-                runs.insert((f, key.0, key.1, key.2), bytes.as_slice())?;
-            }
-            return Ok(());
-        }
-        let rel = self.meta.id;
-        let earlier = self.runs.earlier;
-        // Every chunk the runs or this flush add to, ascending.
-        let mut keys: Vec<(u16, u32)> = added.iter().map(|(k, _, _)| (k.1, k.2)).collect();
-        if let Some(runs) = runs.as_deref() {
-            for f in 0..earlier {
-                for entry in runs.range((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX))? {
-                    let k = entry?.0.value();
-                    keys.push((k.2, k.3));
-                }
-            }
-        }
-        keys.sort_unstable();
-        keys.dedup();
-        let mut added = added.into_iter().peekable();
-        for (col, chunk) in keys {
-            let key = (rel, col, chunk);
-            let new = added.next_if(|(k, _, _)| *k == key);
-            let mut c = ChunkCache::default();
-            if self.had_rows
-                && let Some(v) = postings.get(key)?
-            {
-                merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
-                c.before = c.postings.len();
-            }
-            let mut merged = c.before > 0;
-            if let Some(runs) = runs.as_deref() {
-                for f in 0..earlier {
-                    if let Some(v) = runs.get((f, rel, col, chunk))? {
-                        merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
-                        merged = true;
-                    }
-                }
-            }
-            match new {
-                Some((_, bytes, n)) if !merged => {
-                    self.meta.distinct[col as usize] += n as u64;
-                    postings.insert(key, bytes.as_slice())?;
-                }
-                new => {
-                    if let Some((_, bytes, _)) = new {
-                        merge_chunk(self.seal, key, &bytes, &self.meta.name, &mut c)?;
-                    }
-                    recount(&mut self.meta, col, &c)?;
-                    let bytes = index::encode_chunk(
-                        self.seal.codec,
-                        c.postings.iter_mut().map(|(l, b)| (*l, b)),
-                    );
-                    postings.insert(key, index::seal_chunk(self.seal, key, bytes).as_slice())?;
-                }
-            }
-        }
-        if let Some(runs) = runs {
-            for f in 0..earlier {
-                runs.retain_in((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX), |_, _| false)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Encodes relations' changes ([`Encode::run`]), on a thread of its own when given a scope
-/// to run one in (then the caller gathers the next relation meanwhile), else at once.
-pub(crate) struct Encoder {
-    thread: Option<(Sender<Encode>, Receiver<Result<Encoded>>)>,
-    in_flight: usize,
-    ready: VecDeque<Result<Encoded>>,
-}
-
-impl Encoder {
-    /// An encoder with a thread in `scope`, or without one.
-    pub(crate) fn new<'scope>(scope: Option<&'scope std::thread::Scope<'scope, '_>>) -> Encoder {
-        let thread = scope.map(|s| {
-            let (jobs, jobs_rx) = std::sync::mpsc::channel::<Encode>();
-            let (done_tx, done) = std::sync::mpsc::channel();
-            s.spawn(move || {
-                for job in jobs_rx {
-                    if done_tx.send(job.run()).is_err() {
-                        return;
-                    }
-                }
-            });
-            (jobs, done)
-        });
-        Encoder {
-            thread,
-            in_flight: 0,
-            ready: VecDeque::new(),
-        }
-    }
-
-    /// Hands over a relation's changes.
-    pub(crate) fn send(&mut self, job: Encode) {
-        if let Some((jobs, _)) = &self.thread {
-            match jobs.send(job) {
-                Ok(()) => self.in_flight += 1,
-                // Only a panic stops the thread; the scope passes it on.
-                Err(e) => self.ready.push_back(e.0.run()),
-            }
-        } else {
-            self.ready.push_back(job.run());
-        }
-    }
-
-    /// An encoding done, if one is (without waiting).
-    pub(crate) fn ready(&mut self) -> Option<Result<Encoded>> {
-        if let Some(r) = self.ready.pop_front() {
-            return Some(r);
-        }
-        let (_, done) = self.thread.as_ref()?;
-        let r = done.try_recv().ok()?;
-        self.in_flight -= 1;
-        Some(r)
-    }
-
-    /// The next encoding, waiting for it; `None` when all are answered.
-    pub(crate) fn next(&mut self) -> Option<Result<Encoded>> {
-        if let Some(r) = self.ready.pop_front() {
-            return Some(r);
-        }
-        if self.in_flight == 0 {
-            return None;
-        }
-        let (_, done) = self.thread.as_ref()?;
-        self.in_flight -= 1;
-        Some(
-            done.recv()
-                .unwrap_or_else(|_| Err(damaged("the encoding thread stopped"))),
-        )
-    }
 }

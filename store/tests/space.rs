@@ -189,15 +189,17 @@ fn issue18_compact_repacks_postings_that_later_batches_rewrote() {
     let after = size(dir, "strata.redb");
     let packed = fragmented(dir, "postings");
     eprintln!("postings fragmented {loose} -> {packed}, file {before} -> {after}");
-    // Rewritten in key order, the leaves are full: measured 391,016 -> 46,080 fragmented
-    // bytes of postings, the file 17,252,352 -> 5,570,560 bytes. (redb's compaction alone
-    // moves pages and leaves each leaf as it was.)
+    // Rewritten in key order, the leaves are full: measured 139,414 -> 46,080 fragmented
+    // bytes of postings, the file 10,473,472 -> 5,570,560 bytes (391,016 and 17,252,352
+    // before a batch's new keys went in through a cursor, `ascending.rs`, which fills the
+    // leaves it writes). (redb's compaction alone moves pages and leaves each leaf as it
+    // was.)
     assert!(
-        packed * 5 < loose,
+        packed * 2 < loose,
         "postings still fragmented: {loose} -> {packed}"
     );
     assert!(
-        after * 2 < before,
+        after * 3 < before * 2,
         "too little given back: {before} -> {after}"
     );
     let store = Store::open(dir, OpenOptions::default()).unwrap();

@@ -8,6 +8,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{Batch, BatchSummary};
+use crate::ascending::insert_ascending;
 use crate::catalog::{BatchRecord, encode_json};
 use crate::error::{CommitError, Fault, Result, damaged};
 use crate::layout;
@@ -43,6 +44,7 @@ impl Batch<'_> {
 
     pub(super) fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {
         let t0 = Instant::now();
+        self.texts_job = Some(self.new_texts());
         self.flush(false)?;
         let Some(mut w) = self.writing.take() else {
             return Err(damaged("a batch's transaction vanished"));
@@ -97,7 +99,10 @@ impl Batch<'_> {
 
         // The base file: dictionary, units, catalog, batch record.
         {
-            self.write_texts(&wtxn)?;
+            // Unless the last flush wrote them.
+            if let Some(texts) = self.texts_job.take() {
+                texts.write(&wtxn)?;
+            }
             let mut t = wtxn.open_table(layout::NUMBER_BY_ID)?;
             let mut r = wtxn.open_table(layout::ID_BY_NUMBER)?;
             for (i, &bits) in self.new_numbers.iter().enumerate() {
@@ -117,16 +122,18 @@ impl Batch<'_> {
             // flush's change of a pair after an earlier one.
             let mut unit_rel_changes = unit_rel_changes;
             unit_rel_changes.sort_by_key(|&(u, rel, _)| (u, rel));
-            for (u, rel, owns) in unit_rel_changes {
-                if u == 0 {
-                    continue;
-                }
-                if owns {
-                    ur.insert((u, rel), ())?;
-                } else {
+            // The last change of each pair stands.
+            let last = unit_rel_changes
+                .chunk_by(|a, b| (a.0, a.1) == (b.0, b.1))
+                .filter_map(|changes| changes.last())
+                .filter(|&&(u, _, _)| u != 0);
+            for &(u, rel, owns) in last.clone() {
+                if !owns {
                     ur.remove((u, rel))?;
                 }
             }
+            let owned = last.filter(|c| c.2).map(|&(u, rel, _)| ((u, rel), ()));
+            insert_ascending(&mut ur, owned)?;
             let mut rels = wtxn.open_table(layout::RELATIONS)?;
             let mut ids = wtxn.open_table(layout::RELATION_IDS)?;
             for m in metas.values() {

@@ -5,6 +5,7 @@
 use redb::{ReadableTable, WriteTransaction};
 
 use super::Batch;
+use crate::ascending::insert_ascending;
 use crate::dump::Field;
 use crate::error::{Fault, Result, damaged};
 use crate::layout;
@@ -93,20 +94,43 @@ impl Batch<'_> {
         })
     }
 
+    /// What [`NewTexts::write`] writes at commit: the batch's texts, which it takes (no text
+    /// is interned after its last flush began).
+    pub(super) fn new_texts(&mut self) -> NewTexts {
+        NewTexts {
+            texts: std::mem::take(&mut self.texts),
+            seal: self.store.inner.base.seal,
+            start: self.start.texts,
+            new: self.new_texts,
+        }
+    }
+}
+
+/// The batch's texts, to write into the dictionary tables at commit: on a thread of their
+/// own while the last flush writes the relations of the base file, which is where they go.
+pub(super) struct NewTexts {
+    texts: super::texts::Texts,
+    seal: crate::seal::Seal,
+    /// How many texts the store held before the batch; how many the batch added.
+    start: u32,
+    new: u32,
+}
+
+impl NewTexts {
     /// Writes the batch's new texts into the dictionary tables.
-    pub(super) fn write_texts(&self, wtxn: &WriteTransaction) -> Result<()> {
+    pub(super) fn write(&self, wtxn: &WriteTransaction) -> Result<()> {
         use crate::intern::{
             TEXT_CHUNK_BITS, chunk_bytes, decode_text_chunk, encode_text_chunk, seal_chunk,
             text_hash,
         };
-        let seal = self.store.inner.base.seal;
+        let seal = self.seal;
         // The new texts, ascending by id: (slot, id).
-        let mut new = self.texts.after(self.start.texts).peekable();
+        let mut new = self.texts.after(self.start).peekable();
         if new.peek().is_none() {
             return Ok(());
         }
         let mut by_id = wtxn.open_table(layout::TEXT_BY_ID)?;
-        let mut hashed: Vec<(u64, u32, u32)> = Vec::with_capacity(self.new_texts as usize);
+        let mut hashed: Vec<(u64, u32, u32)> = Vec::with_capacity(self.new as usize);
         while let Some((slot, first)) = new.next() {
             let chunk = first >> TEXT_CHUNK_BITS;
             // The chunk holds the ids before this batch's first (the empty slot 0 included).
@@ -139,16 +163,19 @@ impl Batch<'_> {
         hashed.sort_unstable();
         let mut by_hash = wtxn.open_table(layout::ID_BY_TEXT)?;
         let mut collisions = wtxn.open_table(layout::TEXT_COLLISIONS)?;
+        // A hash stored before, or the batch's own again, sends its text to `collisions`.
+        let mut first = Vec::with_capacity(hashed.len());
         let mut prev = None;
         for (h, id, slot) in hashed {
-            let taken = prev == Some(h) || (self.start.texts > 0 && by_hash.get(h)?.is_some());
+            let taken = prev == Some(h) || (self.start > 0 && by_hash.get(h)?.is_some());
             if taken {
                 collisions.insert(self.texts.str(slot), id)?;
             } else {
-                by_hash.insert(h, id)?;
+                first.push((h, id));
             }
             prev = Some(h);
         }
+        insert_ascending(&mut by_hash, first)?;
         Ok(())
     }
 }

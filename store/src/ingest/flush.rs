@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::bloom::Bloom;
-use super::pending::{Pending, add_pending};
+use super::pending::{Pending, Sorter, add_sorted};
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
@@ -230,8 +230,25 @@ impl Batch<'_> {
                 .filter_map(|n| self.rels.get(n))
                 .map(Pending::len)
                 .sum();
+            // The facts of each relation with any, in the order written, to sort.
+            let mut jobs = Vec::new();
+            for name in names {
+                if let Some(p) = self.rels.get_mut(name) {
+                    jobs.push(p.take_facts());
+                }
+            }
+            // The last flush writes the batch's new texts into the base file beside its
+            // relations, on a thread of its own.
+            let texts = if tier == DEFAULT_TIER && !more && rows >= PARALLEL_ROWS {
+                self.texts_job.take()
+            } else {
+                None
+            };
             std::thread::scope(|scope| -> Result<()> {
-                let mut encoder = Encoder::new((rows >= PARALLEL_ROWS).then_some(scope));
+                let parallel = (rows >= PARALLEL_ROWS).then_some(scope);
+                let texts = texts.map(|job| scope.spawn(move || job.write(txn)));
+                let mut encoder = Encoder::new(parallel);
+                let mut sorter = Sorter::new(parallel, jobs);
                 for name in names {
                     let meta = metas.remove(name).ok_or_else(|| {
                         damaged(format!("relation {name} vanished during commit"))
@@ -245,9 +262,9 @@ impl Batch<'_> {
                     for &u in removals.get(name).map_or(&[][..], Vec::as_slice) {
                         w.summary.removed += rw.remove_unit(u)?;
                     }
-                    if let Some(p) = self.rels.get_mut(name) {
+                    if self.rels.contains_key(name) {
                         let seen = if fresh { self.seen.as_mut() } else { None };
-                        add_pending(&mut rw, p, &mut w.summary, seen)?;
+                        add_sorted(&mut rw, sorter.next()?, &mut w.summary, seen)?;
                         w.relations.insert(name.clone());
                     }
                     encoder.send(rw.prepare()?);
@@ -258,7 +275,12 @@ impl Batch<'_> {
                 while let Some(encoded) = encoder.next() {
                     write(encoded?, txn, &mut w.unit_rel_changes, &mut w.metas)?;
                 }
-                Ok(())
+                match texts.map(|t| t.join()) {
+                    Some(Ok(written)) => written,
+                    // A panic (redb's, on a damaged page) goes on to the batch's guard.
+                    Some(Err(panic)) => std::panic::resume_unwind(panic),
+                    None => Ok(()),
+                }
             })?;
         }
         if more {

@@ -110,6 +110,8 @@ pub struct Batch<'s> {
     start_units: u32,
     /// Every text the batch has seen, with its id; ids past `start.texts` are new.
     texts: texts::Texts,
+    /// The new texts to write, once the batch commits (see [`dictionary::NewTexts`]).
+    texts_job: Option<dictionary::NewTexts>,
     new_texts: u32,
     numbers: FxHashMap<u64, u32>,
     new_numbers: Vec<u64>,
@@ -202,6 +204,7 @@ impl Store {
             start_units,
             started: Instant::now(),
             texts: texts::Texts::default(),
+            texts_job: None,
             new_texts: 0,
             numbers: FxHashMap::default(),
             new_numbers: Vec::new(),

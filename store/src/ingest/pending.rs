@@ -271,10 +271,129 @@ impl Batch<'_> {
     }
 }
 
-/// Adds a relation's gathered facts: each distinct tuple once, with its distinct units.
-pub(super) fn add_pending(
+impl Pending {
+    /// Takes the gathered facts out, to sort ([`Sorted::of`]).
+    pub(super) fn take_facts(&mut self) -> Facts {
+        Facts {
+            arity: self.columns.len(),
+            tuples: std::mem::take(&mut self.tuples),
+            units: std::mem::take(&mut self.units),
+        }
+    }
+}
+
+/// A relation's gathered facts: their terms one after another, `arity` a fact, and the
+/// unit of each.
+pub(super) struct Facts {
+    arity: usize,
+    tuples: Vec<u32>,
+    units: Vec<u32>,
+}
+
+/// A relation's gathered facts in order of tuple then unit, as [`add_sorted`] adds them.
+pub(super) enum Sorted {
+    /// Relations of at most 3 columns: each statement packed as one `u128` (columns from
+    /// the top, then the unit), sorted.
+    Packed { arity: usize, keys: Vec<u128> },
+    /// Wider relations: the statements and their order.
+    Wide { facts: Facts, order: Vec<u32> },
+}
+
+impl Sorted {
+    /// Sorts `facts`.
+    pub(super) fn of(facts: Facts) -> Sorted {
+        let Facts {
+            arity,
+            tuples,
+            units,
+        } = facts;
+        if arity <= 3 {
+            let mut keys: Vec<u128> = (0..units.len())
+                .map(|i| {
+                    let t = &tuples[i * arity..(i + 1) * arity];
+                    let mut key = 0u128;
+                    for (c, &x) in t.iter().enumerate() {
+                        key |= u128::from(x) << (96 - 32 * c);
+                    }
+                    key | u128::from(units[i])
+                })
+                .collect();
+            drop(tuples);
+            drop(units);
+            crate::radix::sort_u128(&mut keys, &mut Vec::new());
+            return Sorted::Packed { arity, keys };
+        }
+        let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
+        let mut order: Vec<u32> = (0..units.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            tuple(a as usize)
+                .cmp(tuple(b as usize))
+                .then(units[a as usize].cmp(&units[b as usize]))
+        });
+        Sorted::Wide {
+            facts: Facts {
+                arity,
+                tuples,
+                units,
+            },
+            order,
+        }
+    }
+}
+
+/// Sorts relations' facts ([`Sorted::of`]) in the order given, on a thread of its own when
+/// given a scope to run one in (then the sorting of the next relations overlaps the adding
+/// of this one), else when asked.
+pub(super) struct Sorter {
+    thread: Option<std::sync::mpsc::Receiver<Sorted>>,
+    jobs: std::vec::IntoIter<Facts>,
+}
+
+impl Sorter {
+    /// A sorter of `jobs`, with a thread in `scope`, or without one.
+    pub(super) fn new<'scope>(
+        scope: Option<&'scope std::thread::Scope<'scope, '_>>,
+        jobs: Vec<Facts>,
+    ) -> Sorter {
+        match scope {
+            Some(s) => {
+                // One relation sorted ahead (handed over when the one before is taken): memory
+                // holds at most two sorted at a time.
+                let (tx, rx) = std::sync::mpsc::sync_channel(0);
+                s.spawn(move || {
+                    for job in jobs {
+                        if tx.send(Sorted::of(job)).is_err() {
+                            return;
+                        }
+                    }
+                });
+                Sorter {
+                    thread: Some(rx),
+                    jobs: Vec::new().into_iter(),
+                }
+            }
+            None => Sorter {
+                thread: None,
+                jobs: jobs.into_iter(),
+            },
+        }
+    }
+
+    /// The next relation's facts, sorted.
+    pub(super) fn next(&mut self) -> Result<Sorted> {
+        let next = match &self.thread {
+            Some(rx) => rx.recv().ok(),
+            None => self.jobs.next().map(Sorted::of),
+        };
+        next.ok_or_else(|| crate::error::damaged("the sorting of a batch's facts stopped"))
+    }
+}
+
+/// Adds a relation's gathered facts, sorted: each distinct tuple once, with its distinct
+/// units.
+pub(super) fn add_sorted(
     w: &mut RelWriter<'_>,
-    p: &mut Pending,
+    sorted: Sorted,
     summary: &mut BatchSummary,
     mut seen: Option<&mut Bloom>,
 ) -> Result<()> {
@@ -292,56 +411,38 @@ pub(super) fn add_pending(
             None => w.add(t, us),
         }
     };
-    let arity = p.columns.len();
-    let tuples = std::mem::take(&mut p.tuples);
-    let units = std::mem::take(&mut p.units);
-    if arity <= 3 {
-        // Pack each statement as one u128 (columns from the top, then unit) and sort those.
-        let mut packed: Vec<u128> = (0..units.len())
-            .map(|i| {
-                let t = &tuples[i * arity..(i + 1) * arity];
-                let mut key = 0u128;
-                for (c, &x) in t.iter().enumerate() {
-                    key |= u128::from(x) << (96 - 32 * c);
-                }
-                key | u128::from(units[i])
-            })
-            .collect();
-        drop(tuples);
-        drop(units);
-        packed.sort_unstable();
-        let mut i = 0;
-        let mut us = Vec::new();
-        let mut tuple = [0u32; 3];
-        while i < packed.len() {
-            let key = packed[i] >> 32;
-            for (c, x) in tuple.iter_mut().enumerate() {
-                *x = (key >> (64 - 32 * c)) as u32;
-            }
-            us.clear();
-            let mut j = i;
-            while j < packed.len() && packed[j] >> 32 == key {
-                let u = packed[j] as u32;
-                if us.last() != Some(&u) {
-                    us.push(u);
-                }
-                j += 1;
-            }
-            record(add(w, &tuple[..arity], &us)?, (j - i) as u64, summary);
-            i = j;
-        }
-        return Ok(());
-    }
-    let n = units.len();
-    let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_unstable_by(|&a, &b| {
-        tuple(a as usize)
-            .cmp(tuple(b as usize))
-            .then(units[a as usize].cmp(&units[b as usize]))
-    });
-    let mut i = 0;
     let mut us = Vec::new();
+    let (facts, order) = match sorted {
+        Sorted::Packed { arity, keys } => {
+            w.reserve(keys.len());
+            let mut i = 0;
+            let mut tuple = [0u32; 3];
+            while i < keys.len() {
+                let key = keys[i] >> 32;
+                for (c, x) in tuple.iter_mut().enumerate() {
+                    *x = (key >> (64 - 32 * c)) as u32;
+                }
+                us.clear();
+                let mut j = i;
+                while j < keys.len() && keys[j] >> 32 == key {
+                    let u = keys[j] as u32;
+                    if us.last() != Some(&u) {
+                        us.push(u);
+                    }
+                    j += 1;
+                }
+                record(add(w, &tuple[..arity], &us)?, (j - i) as u64, summary);
+                i = j;
+            }
+            return Ok(());
+        }
+        Sorted::Wide { facts, order } => (facts, order),
+    };
+    let (arity, tuples, units) = (facts.arity, facts.tuples, facts.units);
+    let n = units.len();
+    w.reserve(n);
+    let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
+    let mut i = 0;
     while i < n {
         let t = tuple(order[i] as usize);
         us.clear();

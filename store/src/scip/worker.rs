@@ -1,8 +1,10 @@
 //! The decoding workers: [`WORKERS`] threads beside the one that frames an index and writes
 //! its facts. Each checks and decodes the documents (and external symbols) the reader hands
-//! it (each to the worker with the fewest on its way) and gathers their facts into a
-//! [`FactGroup`], which goes back to the reader in the order the index holds them. At most [`DEPTH`] documents are on their way at a
-//! time, so memory stays bounded by a few documents, not by the index.
+//! it and gathers their facts into a [`FactGroup`] each, which go back to the reader in the
+//! order the index holds them. Documents are handed over in batches of about
+//! [`BATCH_BYTES`] (each batch to the worker with the fewest on their way), so that a thread
+//! waits and is woken once a batch, not once a document; at most [`DEPTH`] batches are on
+//! their way at a time, so memory stays bounded by a few batches, not by the index.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
@@ -16,8 +18,11 @@ use super::{DOCUMENT_FIELDS, decode, fresh, wire};
 use crate::dump::{FactGroup, FactSink};
 use crate::error::IngestError;
 
-/// How many documents may be handed to the workers and not yet written.
-const DEPTH: usize = 6;
+/// How many batches may be handed to the workers and not yet written.
+const DEPTH: usize = 8;
+
+/// A batch is handed to a worker once its fields' bytes reach this many.
+const BATCH_BYTES: usize = 1 << 16;
 
 /// How many threads decode: decoding is most of the reading, and the reader (framing,
 /// interning) needs about a third of one thread, so two keep a two-core machine busy.
@@ -56,20 +61,27 @@ struct Done {
 }
 
 /// Runs the worker until the reader hangs up.
-fn run(file: &str, work: Receiver<Work>, done: Sender<Done>) {
+fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
     let mut emit = Emitter::default();
-    for mut w in work {
-        let result = match std::mem::replace(&mut w.what, Field::External) {
-            Field::Document(hash) => document(file, &mut emit, &mut w, hash.as_deref()),
-            Field::External => external(file, &mut emit, &mut w),
-        };
-        let answer = Done {
-            result,
-            payload: w.payload,
-            offset: w.offset,
-            group: w.group,
-        };
-        if done.send(answer).is_err() {
+    // Decoded into again and again, so that its lists keep their room.
+    let mut doc = Document::new();
+    for batch in work {
+        let mut answers = Vec::with_capacity(batch.len());
+        for mut w in batch {
+            let result = match std::mem::replace(&mut w.what, Field::External) {
+                Field::Document(hash) => {
+                    document(file, &mut emit, &mut doc, &mut w, hash.as_deref())
+                }
+                Field::External => external(file, &mut emit, &mut w),
+            };
+            answers.push(Done {
+                result,
+                payload: w.payload,
+                offset: w.offset,
+                group: w.group,
+            });
+        }
+        if done.send(answers).is_err() {
             return;
         }
     }
@@ -78,6 +90,7 @@ fn run(file: &str, work: Receiver<Work>, done: Sender<Done>) {
 fn document(
     file: &str,
     emit: &mut Emitter,
+    doc: &mut Document,
     w: &mut Work,
     hash: Option<&str>,
 ) -> Result<(), ScipError> {
@@ -89,7 +102,9 @@ fn document(
         problem,
     };
     wire::check_fields(bytes, DOCUMENT_FIELDS).map_err(err)?;
-    let doc = Document::parse_from_bytes(bytes).map_err(|cause| err(decode("Document", cause)))?;
+    doc.clear();
+    doc.merge_from_bytes(bytes)
+        .map_err(|cause| err(decode("Document", cause)))?;
     if doc.relative_path.is_empty() {
         return Err(err(Problem::NoPath));
     }
@@ -105,7 +120,7 @@ fn document(
             &made
         }
     };
-    emit.document(&mut w.group, &doc, &path, hash, w.number);
+    emit.document(&mut w.group, doc, &path, hash, w.number);
     Ok(())
 }
 
@@ -125,13 +140,19 @@ fn external(file: &str, emit: &mut Emitter, w: &mut Work) -> Result<(), ScipErro
     Ok(())
 }
 
+/// Where a worker's answers come back, a batch at a time.
+type Answers = Receiver<Vec<Done>>;
+
 /// The reader's end of the workers: hands them work and writes what comes back into a sink,
 /// in order.
 pub(super) struct Pipe<'k> {
     sink: &'k mut dyn FactSink,
     /// Each worker's queue and answers (a worker answers in the order it was handed work).
-    workers: Vec<(Sender<Work>, Receiver<Done>)>,
-    /// The worker of each work on its way, in the order handed over; how many each has.
+    workers: Vec<(Sender<Vec<Work>>, Answers)>,
+    /// The batch being gathered, and its fields' bytes.
+    batch: Vec<Work>,
+    batch_bytes: usize,
+    /// The worker of each batch on its way, in the order handed over; how many each has.
     route: VecDeque<usize>,
     load: [usize; WORKERS],
     in_flight: usize,
@@ -161,6 +182,8 @@ impl<'k> Pipe<'k> {
         Pipe {
             sink,
             workers,
+            batch: Vec::new(),
+            batch_bytes: 0,
             route: VecDeque::new(),
             load: [0; WORKERS],
             in_flight: 0,
@@ -186,7 +209,8 @@ impl<'k> Pipe<'k> {
         self.payloads.push(buffer);
     }
 
-    /// Hands a worker a field's bytes; writes what the workers answered for earlier ones.
+    /// Adds a field's bytes to the batch for the workers, which is handed over once full
+    /// (writing what the workers answered for earlier batches).
     pub(super) fn send(
         &mut self,
         what: Field,
@@ -199,22 +223,46 @@ impl<'k> Pipe<'k> {
             .groups
             .pop()
             .unwrap_or_else(|| FactGroup::new(self.relations.clone()));
-        let w = Work {
+        self.batch_bytes += payload.len();
+        self.batch.push(Work {
             what,
             number,
             repo,
             payload,
             offset,
             group,
-        };
+        });
+        if self.batch_bytes >= BATCH_BYTES {
+            self.dispatch()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the batch gathered to the worker with the fewest on their way (without
+    /// waiting); answers whether it was handed over.
+    fn hand_over(&mut self) -> bool {
+        if self.batch.is_empty() {
+            return false;
+        }
+        self.batch_bytes = 0;
+        let batch = std::mem::take(&mut self.batch);
         let to = (0..WORKERS).min_by_key(|&i| self.load[i]).unwrap_or(0);
-        if self.workers[to].0.send(w).is_err() {
+        if self.workers[to].0.send(batch).is_err() {
             // The worker stopped: only a panic stops one early, and the scope passes it on.
-            return Ok(());
+            return false;
         }
         self.route.push_back(to);
         self.load[to] += 1;
         self.in_flight += 1;
+        true
+    }
+
+    /// Hands the batch gathered to a worker; writes what the workers answered for earlier
+    /// ones.
+    fn dispatch(&mut self) -> Result<(), IngestError> {
+        if !self.hand_over() {
+            return Ok(());
+        }
         while self.in_flight >= DEPTH {
             self.wait()?;
         }
@@ -228,7 +276,7 @@ impl<'k> Pipe<'k> {
     }
 
     /// The answers of the worker the next answer comes from.
-    fn done(&self) -> &Receiver<Done> {
+    fn done(&self) -> &Answers {
         &self.workers[self.route.front().copied().unwrap_or(0)].1
     }
 
@@ -242,6 +290,7 @@ impl<'k> Pipe<'k> {
 
     /// Writes everything handed to the workers.
     pub(super) fn finish(&mut self) -> Result<(), IngestError> {
+        self.dispatch()?;
         while self.in_flight > 0 {
             self.wait()?;
         }
@@ -251,13 +300,16 @@ impl<'k> Pipe<'k> {
     /// The error that stops the read when the reader found `e`: the error of a document
     /// before it, if any, else `e`. Nothing more is written.
     pub(super) fn stop(&mut self, e: IngestError) -> IngestError {
+        // The fields gathered come before the one that stopped the read: check them too.
+        self.hand_over();
         while self.in_flight > 0 {
             let answer = self.done().recv();
             self.answered();
-            match answer {
-                Ok(Done { result: Err(x), .. }) => return x.into(),
-                Ok(_) => {}
-                Err(_) => break,
+            let Ok(answers) = answer else { break };
+            for d in answers {
+                if let Err(x) = d.result {
+                    return x.into();
+                }
             }
         }
         e
@@ -276,14 +328,16 @@ impl<'k> Pipe<'k> {
         }
     }
 
-    fn write(&mut self, d: Done) -> Result<(), IngestError> {
+    fn write(&mut self, answers: Vec<Done>) -> Result<(), IngestError> {
         self.answered();
-        self.payloads.push(d.payload);
-        d.result?;
-        self.sink.group(&d.group)?;
-        self.facts += d.group.facts();
-        self.groups.push(d.group);
-        self.sink.progress(d.offset, self.facts);
+        for d in answers {
+            self.payloads.push(d.payload);
+            d.result?;
+            self.sink.group(&d.group)?;
+            self.facts += d.group.facts();
+            self.groups.push(d.group);
+            self.sink.progress(d.offset, self.facts);
+        }
         Ok(())
     }
 }

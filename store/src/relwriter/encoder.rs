@@ -1,0 +1,480 @@
+//! Encoding a relation's changes: what a [`RelWriter`] gathered ([`Encode`]) turned into
+//! the bytes to write ([`Encoded`]), on a thread of its own ([`Encoder`]) while the batch
+//! gathers the next relation.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{Receiver, Sender};
+
+use redb::{ReadableTable, Table, WriteTransaction};
+use rustc_hash::FxHashMap;
+
+use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs, merge_chunk};
+use crate::ascending::insert_ascending;
+use crate::catalog::RelationMeta;
+use crate::error::{Result, damaged};
+use crate::layout;
+use crate::seal::Seal;
+use crate::{column, index};
+
+/// A relation's changes in a batch: gathered by its [`RelWriter`], then encoded (on the
+/// encoder's thread) by [`Encode::run`].
+pub(crate) struct Encode {
+    /// The relation, its counts kept true as rows are added and removed.
+    pub(crate) meta: RelationMeta,
+    pub(super) arity: usize,
+    /// Blocks read or written this batch, by (column, block), with a dirty flag.
+    pub(super) block_cache: FxHashMap<(u16, u32), Block>,
+    /// Per column, the block rows are appended to (out of `block_cache` while rows are
+    /// added; put back by [`RelWriter::prepare`]).
+    pub(super) tails: Vec<Option<(u32, Block)>>,
+    /// Postings chunks read or changed this batch, by (column, chunk).
+    pub(super) chunks: FxHashMap<(u16, u32), ChunkCache>,
+    pub(super) owner_cache: FxHashMap<u32, Cached>,
+    /// The owners of rows appended to a relation that held none before this batch (so no
+    /// unit has owners stored), as `unit << 32 | row`: gathered flat and grouped by unit
+    /// once, in [`Encode::run`], rather than a bitmap looked up for each row.
+    pub(super) new_owners: Vec<u64>,
+    pub(super) dead: Option<Cached>,
+    /// Rows appended this batch, per column, as `term << 32 | row`.
+    pub(super) appended: Vec<Vec<u64>>,
+    /// Whether the relation had any row (live or dead) before this batch.
+    pub(super) had_rows: bool,
+    /// Whether the file's values carry checksums.
+    pub(super) seal: Seal,
+    /// The batch's runs.
+    pub(super) runs: Runs,
+}
+
+/// A relation's changes encoded, to write into its transaction: values to insert (`None`:
+/// to remove) by key.
+pub(crate) struct Encoded {
+    meta: RelationMeta,
+    blocks: Vec<(Key3, Vec<u8>)>,
+    /// Whole chunks, merged with what is stored and the runs (their runs are dropped).
+    postings: Vec<Change<Key3>>,
+    /// The new rows of chunks not read: each chunk's sealed bytes and how many postings it
+    /// holds, ascending by key, to merge with what is stored and the runs, or to write as a
+    /// run.
+    added: Vec<(Key3, Vec<u8>, usize)>,
+    had_rows: bool,
+    seal: Seal,
+    runs: Runs,
+    owners: Vec<Change<(u32, u32)>>,
+    dead: Option<Vec<u8>>,
+    units: Vec<(u32, bool)>,
+}
+
+/// What [`Encode::run`] gathers, before the catalog entry is final.
+#[derive(Default)]
+struct Parts {
+    blocks: Vec<(Key3, Vec<u8>)>,
+    postings: Vec<Change<Key3>>,
+    added: Vec<(Key3, Vec<u8>, usize)>,
+    owners: Vec<Change<(u32, u32)>>,
+    dead: Option<Vec<u8>>,
+    units: Vec<(u32, bool)>,
+}
+
+impl Encode {
+    /// Encodes a changed postings chunk (or removes it when empty), keeping `distinct` true.
+    fn write_chunk(
+        &mut self,
+        out: &mut Parts,
+        col: u16,
+        chunk: u32,
+        mut c: ChunkCache,
+    ) -> Result<()> {
+        let rel = self.meta.id;
+        c.postings.retain(|_, b| !b.is_empty());
+        recount(&mut self.meta, col, &c)?;
+        if c.postings.is_empty() {
+            // (An empty chunk read with runs drops them.)
+            if c.before > 0 || self.runs.earlier > 0 {
+                out.postings.push(((rel, col, chunk), None));
+            }
+        } else {
+            let bytes =
+                index::encode_chunk(self.seal.codec, c.postings.iter_mut().map(|(l, b)| (*l, b)));
+            let bytes = index::seal_chunk(self.seal, (rel, col, chunk), bytes);
+            out.postings.push(((rel, col, chunk), Some(bytes)));
+        }
+        Ok(())
+    }
+
+    /// Encodes the owners of appended rows gathered flat ([`RelWriter`]'s `new_owners`):
+    /// each unit's rows at once, into its cached bitmap when it has one.
+    fn new_owners(&mut self, out: &mut Parts) -> Result<()> {
+        let rel = self.meta.id;
+        let mut pairs = std::mem::take(&mut self.new_owners);
+        // Rows are appended in order, so each unit's rows come out ascending.
+        sort_pairs(&mut pairs);
+        let mut rows: Vec<u32> = Vec::new();
+        for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let unit = (group[0] >> 32) as u32;
+            rows.clear();
+            rows.extend(group.iter().map(|p| *p as u32));
+            if let Some(c) = self.owner_cache.get_mut(&unit) {
+                c.bitmap.extend(rows.iter().copied());
+                c.dirty = true;
+                continue;
+            }
+            if !rows.is_sorted_by(|a, b| a < b) {
+                return Err(damaged("appended rows out of order"));
+            }
+            let bytes = index::seal_owners(
+                self.seal,
+                (rel, unit),
+                index::encode_sorted_set(self.seal.codec, &rows),
+            );
+            out.owners.push(((rel, unit), Some(bytes)));
+            out.units.push((unit, true));
+        }
+        Ok(())
+    }
+
+    /// Encodes everything this batch changed, with the updated catalog entry and each unit
+    /// whose rows changed and whether it still owns any row of the relation.
+    pub(crate) fn run(mut self) -> Result<Encoded> {
+        let rel = self.meta.id;
+        let mut out = Parts::default();
+        for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
+            if dirty {
+                let key = (rel, col, block);
+                let bytes = column::seal(self.seal, key, column::encode(self.seal.codec, &terms)?);
+                out.blocks.push((key, bytes));
+            }
+        }
+        // Appended rows: merge each chunk's new rows into its postings.
+        let (mut rows, mut data) = (Vec::new(), Vec::new());
+        let mut terms: Vec<(u8, usize, usize)> = Vec::new();
+        for col in 0..self.arity {
+            let mut pairs = std::mem::take(&mut self.appended[col]);
+            // Rows are appended in order, so each term's rows come out ascending.
+            sort_pairs(&mut pairs);
+            let c16 = col as u16;
+            let mut i = 0;
+            while i < pairs.len() {
+                let chunk = index::chunk_of((pairs[i] >> 32) as u32).0;
+                let mut j = i;
+                while j < pairs.len() && index::chunk_of((pairs[j] >> 32) as u32).0 == chunk {
+                    j += 1;
+                }
+                // Each term's rows, one after another in `rows`: (low byte, start, end).
+                rows.clear();
+                terms.clear();
+                let mut k = i;
+                while k < j {
+                    let term = (pairs[k] >> 32) as u32;
+                    let start = rows.len();
+                    while k < j && (pairs[k] >> 32) as u32 == term {
+                        rows.push(pairs[k] as u32);
+                        k += 1;
+                    }
+                    if !rows[start..].is_sorted_by(|a, b| a < b) {
+                        return Err(damaged("appended rows out of order"));
+                    }
+                    terms.push((index::chunk_of(term).1, start, rows.len()));
+                }
+                let postings = terms.iter().map(|&(low, a, b)| (low, &rows[a..b]));
+                // A chunk this flush only adds to (read for lookups, maybe, but not changed)
+                // gets its new postings alone; one a removal changed, whole.
+                if !self.chunks.get(&(c16, chunk)).is_some_and(|c| c.dirty) {
+                    // Its new postings, to merge with what is stored when written
+                    // ([`Encoded::write`]).
+                    let bytes = index::encode_sorted_chunk(self.seal.codec, postings, &mut data);
+                    let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
+                    out.added.push(((rel, c16, chunk), bytes, terms.len()));
+                } else {
+                    // Merge, encode and let go of the chunk at once.
+                    let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
+                    c.dirty = true;
+                    for (low, rows) in postings {
+                        c.postings
+                            .entry(low)
+                            .or_default()
+                            .extend(rows.iter().copied());
+                    }
+                    self.write_chunk(&mut out, c16, chunk, c)?;
+                }
+                i = j;
+            }
+        }
+        for ((col, chunk), c) in std::mem::take(&mut self.chunks) {
+            if c.dirty {
+                self.write_chunk(&mut out, col, chunk, c)?;
+            }
+        }
+        self.new_owners(&mut out)?;
+        for (unit, mut c) in std::mem::take(&mut self.owner_cache) {
+            if !c.dirty {
+                continue;
+            }
+            out.units.push((unit, !c.bitmap.is_empty()));
+            if c.bitmap.is_empty() {
+                if c.stored {
+                    out.owners.push(((rel, unit), None));
+                }
+            } else {
+                let bytes = index::seal_owners(
+                    self.seal,
+                    (rel, unit),
+                    index::encode(self.seal.codec, &mut c.bitmap),
+                );
+                out.owners.push(((rel, unit), Some(bytes)));
+            }
+        }
+        if let Some(mut d) = self.dead.take()
+            && d.dirty
+        {
+            out.dead = Some(index::seal_dead(
+                self.seal,
+                rel,
+                index::encode(self.seal.codec, &mut d.bitmap),
+            ));
+        }
+        out.units.sort_unstable();
+        // In key order, redb's inserts walk its tree once.
+        out.owners.sort_unstable_by_key(|(key, _)| *key);
+        Ok(Encoded {
+            meta: self.meta,
+            blocks: out.blocks,
+            postings: out.postings,
+            added: out.added,
+            had_rows: self.had_rows,
+            seal: self.seal,
+            runs: self.runs,
+            owners: out.owners,
+            dead: out.dead,
+            units: out.units,
+        })
+    }
+}
+
+impl Encoded {
+    /// Writes the encoded changes into `txn`; answers the updated catalog entry and each unit
+    /// whose rows changed and whether it still owns any row of the relation.
+    pub(crate) fn write(
+        mut self,
+        txn: &WriteTransaction,
+    ) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
+        let rel = self.meta.id;
+        let mut blocks = txn.open_table(layout::BLOCKS)?;
+        for (key, bytes) in &self.blocks {
+            blocks.insert(*key, bytes.as_slice())?;
+        }
+        let mut postings = txn.open_table(layout::POSTINGS)?;
+        let mut runs = if self.runs.earlier > 0 || self.runs.spill {
+            Some(txn.open_table(layout::POSTINGS_RUNS)?)
+        } else {
+            None
+        };
+        for (key, bytes) in &self.postings {
+            match bytes {
+                Some(b) => postings.insert(*key, b.as_slice())?,
+                None => postings.remove(*key)?,
+            };
+            // The chunk was read with the runs: they are in it now.
+            if let Some(runs) = runs.as_mut() {
+                for f in 0..self.runs.earlier {
+                    runs.remove((f, key.0, key.1, key.2))?;
+                }
+            }
+        }
+        self.write_added(&mut postings, runs.as_mut())?;
+        let mut owners = txn.open_table(layout::OWNERS)?;
+        for (key, bytes) in &self.owners {
+            if bytes.is_none() {
+                owners.remove(*key)?;
+            }
+        }
+        let written = self
+            .owners
+            .iter()
+            .filter_map(|(k, b)| Some((*k, b.as_deref()?)));
+        insert_ascending(&mut owners, written)?;
+        if let Some(bytes) = &self.dead {
+            txn.open_table(layout::DEAD)?
+                .insert(rel, bytes.as_slice())?;
+        }
+        Ok((self.meta, self.units))
+    }
+}
+
+impl Encoded {
+    /// Writes the new postings of chunks the flush did not read: as this flush's run when
+    /// more flushes follow; else merged with what `postings` holds and the earlier runs (a
+    /// chunk nothing else holds is written as it is), each chunk with a run included, keeping
+    /// `distinct` true; then drops the relation's runs.
+    fn write_added(
+        &mut self,
+        postings: &mut Table<'_, Key3, &'static [u8]>,
+        runs: Option<&mut Table<'_, RunKey, &'static [u8]>>,
+    ) -> Result<()> {
+        let added = std::mem::take(&mut self.added);
+        if self.runs.spill {
+            let runs = runs.ok_or_else(|| damaged("a batch's runs table vanished"))?;
+            let f = self.runs.earlier;
+            for (key, bytes, _) in &added {
+                runs.insert((f, key.0, key.1, key.2), bytes.as_slice())?;
+            }
+            return Ok(());
+        }
+        let rel = self.meta.id;
+        let earlier = self.runs.earlier;
+        // Every chunk the runs or this flush add to, ascending.
+        let mut keys: Vec<(u16, u32)> = added.iter().map(|(k, _, _)| (k.1, k.2)).collect();
+        if let Some(runs) = runs.as_deref() {
+            for f in 0..earlier {
+                for entry in runs.range((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX))? {
+                    let k = entry?.0.value();
+                    keys.push((k.2, k.3));
+                }
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let mut added = added.into_iter().peekable();
+        // The chunks to write, ascending: written at once when every chunk is read.
+        let mut writes: Vec<(Key3, Vec<u8>)> = Vec::with_capacity(keys.len());
+        for (col, chunk) in keys {
+            let key = (rel, col, chunk);
+            let new = added.next_if(|(k, _, _)| *k == key);
+            let mut c = ChunkCache::default();
+            if self.had_rows
+                && let Some(v) = postings.get(key)?
+            {
+                merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                c.before = c.postings.len();
+            }
+            let mut merged = c.before > 0;
+            if let Some(runs) = runs.as_deref() {
+                for f in 0..earlier {
+                    if let Some(v) = runs.get((f, rel, col, chunk))? {
+                        merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                        merged = true;
+                    }
+                }
+            }
+            match new {
+                Some((_, bytes, n)) if !merged => {
+                    self.meta.distinct[col as usize] += n as u64;
+                    writes.push((key, bytes));
+                }
+                new => {
+                    if let Some((_, bytes, _)) = new {
+                        merge_chunk(self.seal, key, &bytes, &self.meta.name, &mut c)?;
+                    }
+                    recount(&mut self.meta, col, &c)?;
+                    let bytes = index::encode_chunk(
+                        self.seal.codec,
+                        c.postings.iter_mut().map(|(l, b)| (*l, b)),
+                    );
+                    writes.push((key, index::seal_chunk(self.seal, key, bytes)));
+                }
+            }
+        }
+        insert_ascending(postings, writes.iter().map(|(k, b)| (*k, b.as_slice())))?;
+        if let Some(runs) = runs {
+            for f in 0..earlier {
+                runs.retain_in((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX), |_, _| false)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Encodes relations' changes ([`Encode::run`]), on a thread of its own when given a scope
+/// to run one in (then the caller gathers the next relation meanwhile), else at once.
+pub(crate) struct Encoder {
+    thread: Option<(Sender<Encode>, Receiver<Result<Encoded>>)>,
+    in_flight: usize,
+    ready: VecDeque<Result<Encoded>>,
+}
+
+impl Encoder {
+    /// An encoder with a thread in `scope`, or without one.
+    pub(crate) fn new<'scope>(scope: Option<&'scope std::thread::Scope<'scope, '_>>) -> Encoder {
+        let thread = scope.map(|s| {
+            let (jobs, jobs_rx) = std::sync::mpsc::channel::<Encode>();
+            let (done_tx, done) = std::sync::mpsc::channel();
+            s.spawn(move || {
+                for job in jobs_rx {
+                    if done_tx.send(job.run()).is_err() {
+                        return;
+                    }
+                }
+            });
+            (jobs, done)
+        });
+        Encoder {
+            thread,
+            in_flight: 0,
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// Hands over a relation's changes.
+    pub(crate) fn send(&mut self, job: Encode) {
+        if let Some((jobs, _)) = &self.thread {
+            match jobs.send(job) {
+                Ok(()) => self.in_flight += 1,
+                // Only a panic stops the thread; the scope passes it on.
+                Err(e) => self.ready.push_back(e.0.run()),
+            }
+        } else {
+            self.ready.push_back(job.run());
+        }
+    }
+
+    /// An encoding done, if one is (without waiting).
+    pub(crate) fn ready(&mut self) -> Option<Result<Encoded>> {
+        if let Some(r) = self.ready.pop_front() {
+            return Some(r);
+        }
+        let (_, done) = self.thread.as_ref()?;
+        let r = done.try_recv().ok()?;
+        self.in_flight -= 1;
+        Some(r)
+    }
+
+    /// The next encoding, waiting for it; `None` when all are answered.
+    pub(crate) fn next(&mut self) -> Option<Result<Encoded>> {
+        if let Some(r) = self.ready.pop_front() {
+            return Some(r);
+        }
+        if self.in_flight == 0 {
+            return None;
+        }
+        let (_, done) = self.thread.as_ref()?;
+        self.in_flight -= 1;
+        Some(
+            done.recv()
+                .unwrap_or_else(|_| Err(damaged("the encoding thread stopped"))),
+        )
+    }
+}
+
+/// Above this many pairs, they are sorted in place: the radix sort's second buffer (8 bytes a
+/// pair) would add 64 MiB or more to the peak of a large flush.
+const RADIX_PAIRS_MAX: usize = 1 << 23;
+
+/// Sorts pairs `key << 32 | row` whose rows were appended in order: ascending, so each key's
+/// rows come out ascending.
+fn sort_pairs(pairs: &mut Vec<u64>) {
+    if pairs.len() > RADIX_PAIRS_MAX {
+        pairs.sort_unstable();
+    } else {
+        // Stable by key: the rows keep their (ascending) order.
+        strata_eval::internals::radix::sort_by_key(pairs, |p| p >> 32);
+    }
+}
+
+/// Keeps `meta.distinct[col]` true as chunk `c` is written: its postings now, less those
+/// `postings` held.
+fn recount(meta: &mut RelationMeta, col: u16, c: &ChunkCache) -> Result<()> {
+    let d = &mut meta.distinct[col as usize];
+    *d = (*d + c.postings.len() as u64)
+        .checked_sub(c.before as u64)
+        .ok_or_else(|| damaged(format!("relation {}: distinct count underflow", meta.name)))?;
+    Ok(())
+}
