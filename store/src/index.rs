@@ -559,20 +559,28 @@ pub fn encode_chunk<'b>(
         ends.extend_from_slice(&(data.len() as u32).to_le_bytes());
     }
     let mut out = Vec::with_capacity(9 + lows.len() * 5 + data.len());
-    out.push(lows.len() as u8);
     match codec {
         Codec::Plain => {
+            out.push(lows.len() as u8);
             out.extend_from_slice(&lows);
             out.extend_from_slice(&ends);
         }
-        Codec::Compact if lows.len() < 8 => out.extend_from_slice(&lows),
-        Codec::Compact => {
-            let mask = lows.iter().fold(0u64, |m, &l| m | 1 << (l & 63));
-            out.extend_from_slice(&mask.to_le_bytes());
-        }
+        Codec::Compact => compact_head(&lows, &mut out),
     }
     out.extend_from_slice(&data);
     out
+}
+
+/// A compact chunk's head: how many postings it holds, then their low bytes (fewer than 8)
+/// or the mask of them.
+fn compact_head(lows: &[u8], out: &mut Vec<u8>) {
+    out.push(lows.len() as u8);
+    if lows.len() < 8 {
+        out.extend_from_slice(lows);
+    } else {
+        let mask = lows.iter().fold(0u64, |m, &l| m | 1 << (l & 63));
+        out.extend_from_slice(&mask.to_le_bytes());
+    }
 }
 
 /// [`encode`] of the rows `rows` (ascending, distinct), with no bitmap in the compact codec
@@ -612,13 +620,7 @@ pub(crate) fn encode_sorted_chunk<'r>(
         base = encode_sorted(rows, data, First::From(base));
     }
     let mut out = Vec::with_capacity(9 + data.len());
-    out.push(n as u8);
-    if n < 8 {
-        out.extend_from_slice(&lows[..n]);
-    } else {
-        let mask = lows[..n].iter().fold(0u64, |m, &l| m | 1 << (l & 63));
-        out.extend_from_slice(&mask.to_le_bytes());
-    }
+    compact_head(&lows[..n], &mut out);
     out.extend_from_slice(data);
     out
 }

@@ -45,7 +45,6 @@ pub mod index;
 mod ingest;
 pub mod intern;
 pub mod layout;
-mod radix;
 mod relwriter;
 pub mod scip;
 mod seal;

@@ -320,7 +320,7 @@ impl Sorted {
                 .collect();
             drop(tuples);
             drop(units);
-            crate::radix::sort_u128(&mut keys, &mut Vec::new());
+            sort_packed(&mut keys);
             return Sorted::Packed { arity, keys };
         }
         let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
@@ -338,6 +338,20 @@ impl Sorted {
             },
             order,
         }
+    }
+}
+
+/// Above this many statements, a comparison sort in place: the radix sort's second buffer
+/// (16 bytes a statement) would add 64 MiB or more to the peak of a large flush.
+const RADIX_STATEMENTS_MAX: usize = 1 << 22;
+
+/// Sorts packed statements ascending: by bytes (`strata_eval`'s radix sort, a pass per byte
+/// that differs among the keys) unless there are too many for its second buffer.
+fn sort_packed(keys: &mut Vec<u128>) {
+    if keys.len() > RADIX_STATEMENTS_MAX {
+        keys.sort_unstable();
+    } else {
+        strata_eval::internals::radix::sort_by_key(keys, |&k| k);
     }
 }
 
