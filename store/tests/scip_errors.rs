@@ -124,34 +124,79 @@ fn wrong_wire_type_inside_a_document() {
     );
 }
 
+/// Ingests `bytes` (which must be accepted) and answers the batch's document summary, as
+/// the CLI prints it after `documents`.
+fn accepted(bytes: &[u8]) -> (tempfile::TempDir, strata_store::Store, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    let summary = ingest(&store, bytes, None, false).expect("index refused");
+    let docs = summary
+        .documents
+        .expect("a SCIP batch summarises its documents");
+    (dir, store, docs.to_string())
+}
+
+// Issue 32: scip-typescript writes lone UTF-16 surrogates into doc comments; one bad
+// string must not refuse a whole index.
 #[test]
-fn invalid_utf8_in_a_symbol() {
+fn invalid_utf8_in_a_symbol_is_repaired() {
     let mut occ = len_field(1, &[1, 0, 4]);
     occ.extend(len_field(2, b"t npm p 1 \xff/"));
     let doc = document("src/d.ts", &[occ]);
-    assert_eq!(
-        error_of(&with_start(&documents_field(&doc))),
-        "idx.scip: document 2 (src/d.ts): not a valid SCIP Document: a string is not valid UTF-8"
+    let (_dir, store, summary) = accepted(&with_start(&documents_field(&doc)));
+    assert!(summary.contains("1 string repaired"), "{summary}");
+    let docs = rows(&store, "document");
+    assert_eq!(docs.len(), 2, "{docs:?}");
+    let symbols: Vec<String> = rows(&store, "references")
+        .into_iter()
+        .map(|r| r[1].clone())
+        .collect();
+    assert!(
+        symbols.iter().any(|s| s == "t npm p 1 \u{fffd}/"),
+        "repaired symbol not stored: {symbols:?}"
     );
 }
 
 #[test]
-fn invalid_utf8_in_a_path() {
+fn invalid_utf8_in_a_path_is_repaired() {
     let doc = len_field(1, b"src/\xfe.ts");
-    assert_eq!(
-        error_of(&with_start(&documents_field(&doc))),
-        "idx.scip: document 2 (src/\u{fffd}.ts): not a valid SCIP Document: a string is not valid \
-         UTF-8"
+    let (_dir, store, summary) = accepted(&with_start(&documents_field(&doc)));
+    assert!(summary.contains("1 string repaired"), "{summary}");
+    let paths: Vec<String> = rows(&store, "document")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(
+        paths.iter().any(|p| p.contains("src/\u{fffd}.ts")),
+        "repaired path not stored: {paths:?}"
     );
 }
 
 #[test]
-fn document_missing_its_path() {
+fn document_missing_its_path_is_skipped() {
     let doc = len_field(4, b"TypeScript");
-    assert_eq!(
-        error_of(&with_start(&documents_field(&doc))),
-        "idx.scip: document 2 (no path): the document has no relative_path"
+    let (_dir, store, summary) = accepted(&with_start(&documents_field(&doc)));
+    assert!(
+        summary.contains("skipped document 2 (\"\"): "),
+        "skip not named: {summary}"
     );
+    // The first document is stored all the same.
+    assert_eq!(rows(&store, "document").len(), 1);
+}
+
+#[test]
+fn document_leaving_the_repository_is_skipped() {
+    let doc = document("../etc/passwd", &[occurrence(1, "t npm p 1 x/y().", 1)]);
+    let (_dir, store, summary) = accepted(&with_start(&documents_field(&doc)));
+    assert!(
+        summary.contains("skipped document 2 (\"../etc/passwd\")"),
+        "{summary}"
+    );
+    let paths: Vec<String> = rows(&store, "document")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(paths.iter().all(|p| !p.contains("..")), "{paths:?}");
 }
 
 #[test]

@@ -126,6 +126,8 @@ proptest! {
                 replaced: u64::from(!same),
                 added: 1,
                 removed: 1,
+                repaired: 0,
+                skipped: Vec::new(),
             }
         );
     }

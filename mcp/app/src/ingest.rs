@@ -261,7 +261,11 @@ impl Ingested {
             s.relations.join(", ")
         };
         let files = self.files;
-        let documents = s.documents.map(|d| format!("; {d}")).unwrap_or_default();
+        let documents = s
+            .documents
+            .as_ref()
+            .map(|d| format!("; {d}"))
+            .unwrap_or_default();
         let mut text = format!(
             "batch {}: {} facts read from {files} file{}, {} new, {} duplicates, {} \
              removed{documents}; relations: {rels}; {:.2}s (read {:.2}s, write {:.2}s, sync \

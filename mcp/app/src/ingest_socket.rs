@@ -296,23 +296,45 @@ struct WireSummary {
 }
 
 /// [`strata_store::scip::DocumentChanges`] on the wire.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct WireDocuments {
     read: u64,
     unchanged: u64,
     replaced: u64,
     added: u64,
     removed: u64,
+    #[serde(default)]
+    repaired: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    skipped: Vec<WireSkipped>,
 }
 
-impl From<strata_store::scip::DocumentChanges> for WireDocuments {
-    fn from(d: strata_store::scip::DocumentChanges) -> Self {
+/// [`strata_store::scip::SkippedDocument`] on the wire.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct WireSkipped {
+    number: u64,
+    path: String,
+    why: String,
+}
+
+impl From<&strata_store::scip::DocumentChanges> for WireDocuments {
+    fn from(d: &strata_store::scip::DocumentChanges) -> Self {
         WireDocuments {
             read: d.read,
             unchanged: d.unchanged,
             replaced: d.replaced,
             added: d.added,
             removed: d.removed,
+            repaired: d.repaired,
+            skipped: d
+                .skipped
+                .iter()
+                .map(|s| WireSkipped {
+                    number: s.number,
+                    path: s.path.clone(),
+                    why: s.why.clone(),
+                })
+                .collect(),
         }
     }
 }
@@ -325,6 +347,16 @@ impl From<WireDocuments> for strata_store::scip::DocumentChanges {
             replaced: d.replaced,
             added: d.added,
             removed: d.removed,
+            repaired: d.repaired,
+            skipped: d
+                .skipped
+                .into_iter()
+                .map(|s| strata_store::scip::SkippedDocument {
+                    number: s.number,
+                    path: s.path,
+                    why: s.why,
+                })
+                .collect(),
         }
     }
 }
@@ -340,7 +372,7 @@ impl From<&BatchSummary> for WireSummary {
             removed: s.removed,
             relations: s.relations.clone(),
             unknown_units: s.unknown_units.clone(),
-            documents: s.documents.map(WireDocuments::from),
+            documents: s.documents.as_ref().map(WireDocuments::from),
             elapsed: s.elapsed.as_secs_f64(),
             read_time: s.read_time.as_secs_f64(),
             write_time: s.write_time.as_secs_f64(),

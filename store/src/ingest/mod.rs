@@ -357,7 +357,7 @@ impl<'s> Batch<'s> {
     /// unchanged, M replaced, A added, K removed`): all zero but `read` unless the batch
     /// replaces, all zero unless it read an index.
     pub fn documents(&self) -> crate::scip::DocumentChanges {
-        self.documents.unwrap_or_default()
+        self.documents.clone().unwrap_or_default()
     }
 
     /// Removes every fact `unit` states when the batch commits (before its own facts are

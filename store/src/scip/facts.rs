@@ -97,11 +97,15 @@ struct Scratch {
     at: FxHashSet<(bool, u32, i32)>,
     /// Symbols with a `SymbolInformation` in the document.
     described: FxHashSet<u32>,
-    enclosing: Vec<(Pos, Pos, u32)>,
+    /// Global definitions' enclosing ranges: start, end, symbol, and whether the symbol
+    /// can be a caller.
+    enclosing: Vec<(Pos, Pos, u32, bool)>,
     refs: Vec<(Pos, u32)>,
     /// `uses` pairs written, and the definitions open at a reference.
     seen: FxHashSet<(u32, u32)>,
-    open: Vec<(Pos, u32)>,
+    /// `call_site` and `other_site` facts written: (symbol, holder or `u32::MAX`, line).
+    sites: FxHashSet<(u32, u32, i32)>,
+    open: Vec<(Pos, u32, bool)>,
 }
 
 impl Scratch {
@@ -113,6 +117,7 @@ impl Scratch {
         self.enclosing.clear();
         self.refs.clear();
         self.seen.clear();
+        self.sites.clear();
         self.open.clear();
     }
 }
@@ -141,6 +146,10 @@ impl Emitter {
             texts.text(g, &doc.language)
         };
         g.add(Rel::Document as usize, &[p, language]);
+        if let Some((dir, _)) = path.rsplit_once('/') {
+            let d = texts.text(g, dir);
+            g.add(Rel::InDirectory as usize, &[p, d]);
+        }
         let h = Cell::Text(g.add_text(hash));
         g.add(Rel::DocumentHash as usize, &[p, h]);
         // Symbols by their number in the group: each occurrence's symbol is hashed once.
@@ -165,7 +174,7 @@ impl Emitter {
                     g.add(Rel::DefinitionAt as usize, &[s, p, line]);
                 }
                 if let Some((s, e)) = enclosing_range(occ) {
-                    w.enclosing.push((s, e, id));
+                    w.enclosing.push((s, e, id, can_call(sym)));
                 }
             } else {
                 if w.referenced.insert(id) {
@@ -189,7 +198,7 @@ impl Emitter {
         for (sym, _) in defined_symbols {
             symbol(g, kinds, &mut texts, sym, None);
         }
-        uses(g, w);
+        uses(g, w, p);
     }
 
     /// The facts of external symbol number `number`, owned by `unit`.
@@ -264,6 +273,8 @@ fn symbol<'d>(
         }
     }
     if let Some(p) = parsed {
+        let d = texts.text(g, p.suffix.kind());
+        g.add(Rel::Descriptor as usize, &[s, d]);
         if let Some(owner) = p.owner {
             let o = texts.text(g, owner);
             g.add(Rel::MemberOf as usize, &[s, o]);
@@ -290,19 +301,39 @@ fn kind_name(kinds: &mut FxHashMap<i32, Option<Box<str>>>, value: i32) -> Option
         .as_deref()
 }
 
-/// `uses(from, to)`: each reference inside the enclosing range of a definition, the
-/// innermost enclosing definition of a global symbol winning.
-fn uses(g: &mut FactGroup, w: &mut Scratch) {
+/// Whether a symbol can be a caller, from its last descriptor alone: a method
+/// (`name().`), a term (`name.`: a constant, variable, field or arrow function) or a macro
+/// (`name!`); never a type (`#`), a namespace (`/`: module, package, file), a meta, a
+/// parameter or a type parameter. Every indexer's symbols are read the same way.
+pub(crate) fn can_call(sym: &str) -> bool {
+    symbol::parse(sym).is_some_and(|p| {
+        matches!(
+            p.suffix,
+            symbol::Suffix::Method | symbol::Suffix::Term | symbol::Suffix::Macro
+        )
+    })
+}
+
+/// Each reference's holder, the innermost global definition whose enclosing range holds it
+/// (the latest to start; of two starting together, the shorter), and from it:
+///
+/// - `uses(holder, to)` for each distinct pair;
+/// - `call_site(to, holder, path, line)` when the holder can be a caller ([`can_call`]);
+/// - `other_site(to, holder, path, line)` when it cannot (a class body, a module's own
+///   code), or `other_site(to, absent, path, line)` when no definition holds it (code at a
+///   file's top level, where the indexer gives the file no range).
+///
+/// A reference whose holder is the symbol itself (a recursive call) is in `uses` only: a
+/// definition is not its own caller.
+fn uses(g: &mut FactGroup, w: &mut Scratch, path: Cell) {
     let Scratch {
         enclosing,
         refs,
         seen,
+        sites,
         open,
         ..
     } = w;
-    if enclosing.is_empty() {
-        return;
-    }
     // Outer ranges before the ranges they contain; then sweep the references in order,
     // keeping the stack of ranges open at the reference.
     enclosing.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
@@ -310,20 +341,36 @@ fn uses(g: &mut FactGroup, w: &mut Scratch) {
     let mut next = 0;
     for &(pos, to) in refs.iter() {
         while next < enclosing.len() && enclosing[next].0 <= pos {
-            let (start, end, from) = enclosing[next];
-            while open.last().is_some_and(|&(e, _)| e <= start) {
+            let (start, end, from, calls) = enclosing[next];
+            while open.last().is_some_and(|&(e, ..)| e <= start) {
                 open.pop();
             }
-            open.push((end, from));
+            open.push((end, from, calls));
             next += 1;
         }
-        while open.last().is_some_and(|&(e, _)| e <= pos) {
+        while open.last().is_some_and(|&(e, ..)| e <= pos) {
             open.pop();
         }
-        if let Some(&(_, from)) = open.last()
-            && seen.insert((from, to))
-        {
-            g.add(Rel::Uses as usize, &[Cell::Text(from), Cell::Text(to)]);
+        let line = Cell::Number(f64::from(pos.0) + 1.0);
+        let to_cell = Cell::Text(to);
+        match open.last() {
+            None => {
+                if sites.insert((to, u32::MAX, pos.0)) {
+                    g.add(
+                        Rel::OtherSite as usize,
+                        &[to_cell, Cell::Absent, path, line],
+                    );
+                }
+            }
+            Some(&(_, from, calls)) => {
+                if seen.insert((from, to)) {
+                    g.add(Rel::Uses as usize, &[Cell::Text(from), to_cell]);
+                }
+                if from != to && sites.insert((to, from, pos.0)) {
+                    let rel = if calls { Rel::CallSite } else { Rel::OtherSite };
+                    g.add(rel as usize, &[to_cell, Cell::Text(from), path, line]);
+                }
+            }
         }
     }
 }

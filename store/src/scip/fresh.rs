@@ -17,10 +17,10 @@ type Result<T> = std::result::Result<T, SourceError>;
 
 /// Bumped whenever the facts read from a document change for the same bytes, so that a
 /// re-ingest after an upgrade rewrites every document.
-const READER_VERSION: u32 = 1;
+const READER_VERSION: u32 = 2;
 
 /// What a replacing read did with each document of an index.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DocumentChanges {
     /// Documents read from the index (skipped or not).
     pub read: u64,
@@ -32,7 +32,28 @@ pub struct DocumentChanges {
     pub added: u64,
     /// Documents of the repository the store held that the new index lacks, retracted.
     pub removed: u64,
+    /// Strings of the index that were not valid UTF-8, each made valid (every invalid
+    /// sequence, a lone UTF-16 surrogate included, replaced by U+FFFD) rather than refusing
+    /// the index.
+    pub repaired: u64,
+    /// Documents left out because their path cannot name a unit of the repository, in the
+    /// index's order (the rest of the index is read).
+    pub skipped: Vec<SkippedDocument>,
 }
+
+/// A document left out of a read: its number in the index, its path as written, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedDocument {
+    /// Its 1-based position among the index's documents.
+    pub number: u64,
+    /// Its `relative_path`, as the index has it (lossy UTF-8).
+    pub path: String,
+    /// What is wrong with the path.
+    pub why: String,
+}
+
+/// How many skipped documents a summary names; the rest are counted.
+const NAMED: usize = 5;
 
 impl DocumentChanges {
     /// Adds another read's counts (a batch reading several indexes).
@@ -42,6 +63,8 @@ impl DocumentChanges {
         self.replaced += other.replaced;
         self.added += other.added;
         self.removed += other.removed;
+        self.repaired += other.repaired;
+        self.skipped.extend(other.skipped.iter().cloned());
     }
 }
 
@@ -54,18 +77,35 @@ impl DocumentChanges {
 }
 
 /// `N documents unchanged, M replaced, A added, K removed` for a replacing read, `N documents
-/// read` for one that adds to what is stored.
+/// read` for one that adds to what is stored; then `, N strings repaired` and each skipped
+/// document (`, skipped document 3 ("../x.py"): its path leaves the repository`) when any.
 impl std::fmt::Display for DocumentChanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if !self.compared() {
+        if self.compared() {
+            write!(
+                f,
+                "{} documents unchanged, {} replaced, {} added, {} removed",
+                self.unchanged, self.replaced, self.added, self.removed
+            )?;
+        } else {
             let s = if self.read == 1 { "" } else { "s" };
-            return write!(f, "{} document{s} read", self.read);
+            write!(f, "{} document{s} read", self.read)?;
         }
-        write!(
-            f,
-            "{} documents unchanged, {} replaced, {} added, {} removed",
-            self.unchanged, self.replaced, self.added, self.removed
-        )
+        if self.repaired > 0 {
+            let s = if self.repaired == 1 { "" } else { "s" };
+            write!(f, ", {} string{s} repaired", self.repaired)?;
+        }
+        for d in self.skipped.iter().take(NAMED) {
+            write!(
+                f,
+                ", skipped document {} ({:?}): {}",
+                d.number, d.path, d.why
+            )?;
+        }
+        if self.skipped.len() > NAMED {
+            write!(f, ", and {} more skipped", self.skipped.len() - NAMED)?;
+        }
+        Ok(())
     }
 }
 
@@ -229,13 +269,14 @@ mod tests {
     #[test]
     fn the_content_hash_is_fixed() {
         // Stored on disk: a change here makes every replacing ingest rewrite every document.
+        // Reader version 2 (call sites, descriptors, directories).
         assert_eq!(
             content_hash("r/a.ts", b"hello"),
-            "5a0db1f354ee3b2d02e35cca41247dc9"
+            "f52f8daacddabe3905ccd2de9791c5f0"
         );
         assert_eq!(
             content_hash("r/a.ts", b""),
-            "609fc225bfefb56b615eabd2813b0093"
+            "8a64770ed079f7e5622fb66dd2e654e5"
         );
     }
 

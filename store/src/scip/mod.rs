@@ -43,6 +43,7 @@
 mod error;
 mod facts;
 mod fresh;
+mod repair;
 mod symbol;
 mod wire;
 mod worker;
@@ -53,8 +54,8 @@ use protobuf::Message;
 use scip::types::Metadata;
 
 pub use error::{Place, Problem, ScipError};
-pub use fresh::DocumentChanges;
 use fresh::Fresh;
+pub use fresh::{DocumentChanges, SkippedDocument};
 use wire::{FieldHead, Fields, LEN, WireError};
 use worker::{Field, Pipe};
 
@@ -102,6 +103,10 @@ pub(crate) enum Rel {
     Package,
     Uses,
     DocumentHash,
+    CallSite,
+    OtherSite,
+    Descriptor,
+    InDirectory,
 }
 
 /// Every relation a SCIP index is read into: the contract agents and the `code` module rely on.
@@ -187,6 +192,34 @@ pub const RELATIONS: &[Relation] = &[
         doc: "a hash of the document's bytes in the index, by which a re-ingest with \
               --replace skips the documents that did not change",
     },
+    Relation {
+        name: "call_site",
+        columns: &["callee", "caller", "path", "line"],
+        doc: "a reference to callee at this 1-based line of the document lies inside the \
+              definition of caller, the innermost global definition enclosing it, which can \
+              be a caller (a method, function, term or macro, from its last descriptor); a \
+              definition is not its own caller",
+    },
+    Relation {
+        name: "other_site",
+        columns: &["symbol", "holder", "path", "line"],
+        doc: "a reference to the symbol at this 1-based line of the document that no caller \
+              holds: its innermost enclosing definition (holder) is a type or a namespace \
+              (a class body, a module's own code), or absent when none encloses it (a file's \
+              top-level code, decorators)",
+    },
+    Relation {
+        name: "descriptor",
+        columns: &["symbol", "kind"],
+        doc: "the kind the global symbol's last descriptor gives it, whatever the indexer: \
+              Namespace, Type, Term, Method, TypeParameter, Parameter, Macro or Meta",
+    },
+    Relation {
+        name: "in_directory",
+        columns: &["path", "dir"],
+        doc: "the document lies directly in the directory dir (REPO/a/b for REPO/a/b/c.py, \
+              REPO for a file at the repository's top)",
+    },
 ];
 
 /// The top-level fields of `scip.Index`.
@@ -238,9 +271,11 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
             for path in gone {
                 pipe.sink().retract_unit(&path)?;
             }
-            changes = fresh.changes;
+            changes = std::mem::take(&mut fresh.changes);
         }
         changes.read = reader.documents;
+        changes.repaired = pipe.repaired;
+        changes.skipped = std::mem::take(&mut pipe.skipped);
         pipe.sink().documents(&changes);
         declare_all(pipe.sink(), reader.documents + reader.externals)?;
         let facts = pipe.facts;
@@ -389,8 +424,11 @@ impl Reader {
             return Ok(Some(None));
         };
         match (&self.repo, wire::peek_string(&fields.payload, 1)) {
-            (Some(repo), Some(relative)) if !relative.is_empty() => {
-                let path = format!("{repo}/{relative}");
+            (Some(repo), Some(relative)) => {
+                let Ok(path) = unit_path(repo, &relative) else {
+                    // Left out by the worker, which names it.
+                    return Ok(Some(None));
+                };
                 let hash = fresh::content_hash(&path, &fields.payload);
                 if fresh
                     .unchanged(repo, &path, &hash)
@@ -451,9 +489,46 @@ fn decode(what: &'static str, cause: protobuf::Error) -> Problem {
     Problem::Decode { what, cause }
 }
 
+/// The unit (and `path`) of a document: `REPO/relative_path`, the relative path normalized
+/// (empty and `.` segments dropped, `..` taking back the segment before it), or what is
+/// wrong with it when it cannot name a file of the repository: empty, absolute, holding a
+/// NUL byte, or leaving the repository through `..`.
+pub(crate) fn unit_path(repo: &str, relative: &str) -> Result<String, &'static str> {
+    if relative.contains('\0') {
+        return Err("its path holds a NUL byte");
+    }
+    if relative.starts_with('/') {
+        return Err("its path is absolute");
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for segment in relative.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err("its path leaves the repository");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    if parts.is_empty() {
+        return Err("its path is empty");
+    }
+    let mut path = String::with_capacity(repo.len() + 1 + relative.len());
+    path.push_str(repo);
+    for p in parts {
+        path.push('/');
+        path.push_str(p);
+    }
+    Ok(path)
+}
+
 /// The repository a project root names: its last path segment.
 fn repository(project_root: &str) -> Option<String> {
     let root = project_root.trim_end_matches('/');
     let last = root.rsplit('/').next()?;
-    (!last.is_empty() && !last.contains(':')).then(|| last.to_owned())
+    // The rules of --repo: one path segment, not `.` or `..`.
+    (!last.is_empty() && !last.contains(':') && last != "." && last != "..")
+        .then(|| last.to_owned())
 }

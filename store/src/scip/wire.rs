@@ -254,7 +254,7 @@ pub(crate) fn check_fields(
 }
 
 /// A varint at the start of `bytes` and its length.
-fn slice_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+pub(crate) fn slice_varint(bytes: &[u8]) -> Option<(u64, usize)> {
     let mut value = 0u64;
     for (i, &b) in bytes.iter().take(10).enumerate() {
         value |= u64::from(b & 0x7f) << (7 * i);

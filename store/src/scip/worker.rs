@@ -9,12 +9,13 @@
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
-use protobuf::Message;
+use protobuf::{Message, MessageFull};
 use scip::types::{Document, SymbolInformation};
 
 use super::error::{Place, Problem, ScipError};
 use super::facts::Emitter;
-use super::{DOCUMENT_FIELDS, decode, fresh, wire};
+use super::fresh::SkippedDocument;
+use super::{DOCUMENT_FIELDS, decode, fresh, repair, wire};
 use crate::dump::{FactGroup, FactSink};
 use crate::error::IngestError;
 
@@ -52,9 +53,11 @@ pub(super) enum Field {
     External,
 }
 
-/// What the worker answers for one [`Work`]: its facts, or what is wrong with its bytes.
+/// What the worker answers for one [`Work`]: its facts (in `group`), the document it left
+/// out, or what is wrong with its bytes; and how many of its strings it repaired.
 struct Done {
-    result: Result<(), ScipError>,
+    result: Result<Option<SkippedDocument>, ScipError>,
+    repaired: u64,
     payload: Vec<u8>,
     offset: u64,
     group: FactGroup,
@@ -68,14 +71,21 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
     for batch in work {
         let mut answers = Vec::with_capacity(batch.len());
         for mut w in batch {
+            let mut repaired = 0;
             let result = match std::mem::replace(&mut w.what, Field::External) {
-                Field::Document(hash) => {
-                    document(file, &mut emit, &mut doc, &mut w, hash.as_deref())
-                }
-                Field::External => external(file, &mut emit, &mut w),
+                Field::Document(hash) => document(
+                    file,
+                    &mut emit,
+                    &mut doc,
+                    &mut w,
+                    hash.as_deref(),
+                    &mut repaired,
+                ),
+                Field::External => external(file, &mut emit, &mut w, &mut repaired).map(|()| None),
             };
             answers.push(Done {
                 result,
+                repaired,
                 payload: w.payload,
                 offset: w.offset,
                 group: w.group,
@@ -87,13 +97,16 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
     }
 }
 
+/// Decodes a document (repairing its strings if it must) and gathers its facts into the
+/// work's group; answers the document left out when its path names no unit.
 fn document(
     file: &str,
     emit: &mut Emitter,
     doc: &mut Document,
     w: &mut Work,
     hash: Option<&str>,
-) -> Result<(), ScipError> {
+    repaired: &mut u64,
+) -> Result<Option<SkippedDocument>, ScipError> {
     let bytes = &w.payload;
     let err = |problem: Problem| ScipError::Document {
         file: file.to_owned(),
@@ -103,15 +116,28 @@ fn document(
     };
     wire::check_fields(bytes, DOCUMENT_FIELDS).map_err(err)?;
     doc.clear();
-    doc.merge_from_bytes(bytes)
-        .map_err(|cause| err(decode("Document", cause)))?;
-    if doc.relative_path.is_empty() {
-        return Err(err(Problem::NoPath));
+    if let Err(cause) = doc.merge_from_bytes(bytes) {
+        let Some((fixed, n)) = repair::repair(bytes, &Document::descriptor()) else {
+            return Err(err(decode("Document", cause)));
+        };
+        doc.clear();
+        doc.merge_from_bytes(&fixed)
+            .map_err(|_| err(decode("Document", cause)))?;
+        *repaired += n;
     }
     let Some(repo) = &w.repo else {
         return Err(err(Problem::NoRepository));
     };
-    let path = format!("{repo}/{}", doc.relative_path);
+    let path = match super::unit_path(repo, &doc.relative_path) {
+        Ok(path) => path,
+        Err(why) => {
+            return Ok(Some(SkippedDocument {
+                number: w.number,
+                path: doc.relative_path.clone(),
+                why: why.to_owned(),
+            }));
+        }
+    };
     let made;
     let hash = match hash {
         Some(h) => h,
@@ -121,18 +147,35 @@ fn document(
         }
     };
     emit.document(&mut w.group, doc, &path, hash, w.number);
-    Ok(())
+    Ok(None)
 }
 
-fn external(file: &str, emit: &mut Emitter, w: &mut Work) -> Result<(), ScipError> {
+/// Decodes an external symbol (repairing its strings if it must) and gathers its facts.
+fn external(
+    file: &str,
+    emit: &mut Emitter,
+    w: &mut Work,
+    repaired: &mut u64,
+) -> Result<(), ScipError> {
     let place = Place::ExternalSymbol(w.number);
     let problem = |problem| ScipError::Index {
         file: file.to_owned(),
         place,
         problem,
     };
-    let info = SymbolInformation::parse_from_bytes(&w.payload)
-        .map_err(|cause| problem(decode("SymbolInformation", cause)))?;
+    let info = match SymbolInformation::parse_from_bytes(&w.payload) {
+        Ok(info) => info,
+        Err(cause) => {
+            let Some((fixed, n)) = repair::repair(&w.payload, &SymbolInformation::descriptor())
+            else {
+                return Err(problem(decode("SymbolInformation", cause)));
+            };
+            let info = SymbolInformation::parse_from_bytes(&fixed)
+                .map_err(|_| problem(decode("SymbolInformation", cause)))?;
+            *repaired += n;
+            info
+        }
+    };
     let Some(repo) = &w.repo else {
         return Err(problem(Problem::NoRepository));
     };
@@ -161,6 +204,10 @@ pub(super) struct Pipe<'k> {
     relations: std::sync::Arc<[crate::dump::GroupRelation]>,
     /// Facts written so far.
     pub(super) facts: u64,
+    /// Strings repaired so far.
+    pub(super) repaired: u64,
+    /// Documents left out so far.
+    pub(super) skipped: Vec<SkippedDocument>,
 }
 
 impl<'k> Pipe<'k> {
@@ -191,6 +238,8 @@ impl<'k> Pipe<'k> {
             groups: Vec::new(),
             relations: super::facts::group_relations(),
             facts: 0,
+            repaired: 0,
+            skipped: Vec::new(),
         }
     }
 
@@ -332,7 +381,12 @@ impl<'k> Pipe<'k> {
         self.answered();
         for d in answers {
             self.payloads.push(d.payload);
-            d.result?;
+            self.repaired += d.repaired;
+            if let Some(skipped) = d.result? {
+                self.skipped.push(skipped);
+                self.groups.push(d.group);
+                continue;
+            }
             self.sink.group(&d.group)?;
             self.facts += d.group.facts();
             self.groups.push(d.group);
