@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use strata_eval::Vocabulary;
-use strata_store::scip::{CODE_MODULE, CODE_PACK};
+use strata_store::scip::CODE_MODULE;
 use support::{document, documents_field, len_field, metadata, occurrence, varint_field};
 
 const A: &str = "t npm demo 1 src/`a.ts`/A#";
@@ -111,16 +111,24 @@ fn strata(args: &[&str], stdin: Option<&[u8]>) -> String {
     stdout
 }
 
-/// The first SCIP ingest wrote the bundled module and pack.
-fn assert_code_installed(db: &Path) {
-    assert_eq!(
-        std::fs::read_to_string(db.join("modules/code.dl")).unwrap(),
-        CODE_MODULE
+/// The first SCIP ingest wrote the bundled module and pack, the pack's examples naming the
+/// ingested code (issue 32: never `myrepo/src/index.ts`); answers the pack.
+fn assert_code_installed(db: &Path) -> strata_mcp::Pack {
+    assert!(
+        std::fs::read_to_string(db.join("modules/code.dl"))
+            .unwrap()
+            .ends_with(CODE_MODULE)
     );
-    assert_eq!(
-        std::fs::read_to_string(db.join("strata.toml")).unwrap(),
-        CODE_PACK
+    let text = std::fs::read_to_string(db.join("strata.toml")).unwrap();
+    assert!(!text.contains("{{") && !text.contains("myrepo"), "{text}");
+    let pack = strata_mcp::Pack::parse(&text).unwrap();
+    assert!(
+        pack.examples
+            .iter()
+            .any(|e| e.program.contains("\"demo/src/")),
+        "{text}"
     );
+    pack
 }
 
 /// A temporary folder with `index.scip` (the demo index) and the path of a database `db`
@@ -168,10 +176,13 @@ fn a_scip_index_answers_through_the_command() {
     let (_dir, db, file) = demo_database();
     let db_s = db.to_str().unwrap();
     let said = strata(&["ingest", db_s, file.to_str().unwrap()], None);
-    assert!(said.contains("relations: defines"), "{said}");
+    assert!(said.contains("relations: call_site, defines, "), "{said}");
     assert!(said.contains("; 3 documents read; "), "{said}");
     assert!(
-        said.contains("wrote the bundled code pack: strata.toml and modules/code.dl"),
+        said.contains(
+            "wrote the bundled code pack, its examples from this code: strata.toml \
+                       and modules/code.dl"
+        ),
         "{said}"
     );
     assert_code_installed(&db);
@@ -196,12 +207,17 @@ fn a_scip_index_answers_through_the_command() {
         out.contains("other/src/a.ts") && out.contains("other/src/b.ts"),
         "{out}"
     );
+    // Text names symbols as a person does, JSON carries them whole.
     let out = q(&format!(r#"code.callers("{HELPER}", ?c) => ?c"#));
     assert!(
-        out.contains(RUN) && out.lines().any(|l| l == "1 row"),
+        out.contains("1. A.run()\n") && out.lines().any(|l| l == "1 row"),
         "{out}"
     );
-    let out = q(&format!(r#"code.implementations("{API}", ?s) => ?s"#));
+    assert!(out.contains("  A.run(): demo/src/a.ts:"), "{out}");
+    let qj = |program: &str| strata(&["query", db_s, program, "--json"], None);
+    let out = qj(&format!(r#"code.callers("{HELPER}", ?c) => ?c"#));
+    assert!(out.contains(RUN), "{out}");
+    let out = qj(&format!(r#"code.implementations("{API}", ?s) => ?s"#));
     assert!(out.contains(A), "{out}");
 
     let out = strata(
@@ -239,8 +255,7 @@ fn every_pack_example_checks_against_a_scip_database() {
         &["ingest", db.to_str().unwrap(), file.to_str().unwrap()],
         None,
     );
-    assert_code_installed(&db);
-    let pack = strata_mcp::Pack::parse(CODE_PACK).unwrap();
+    let pack = assert_code_installed(&db);
     assert_eq!(pack.name, "code");
     assert!(pack.examples.len() >= 7);
     let store = strata_store::Store::open(&db, Default::default()).unwrap();
@@ -249,11 +264,20 @@ fn every_pack_example_checks_against_a_scip_database() {
     for relation in [
         "depends_on",
         "dependents",
+        "call_sites",
         "callers",
+        "all_callers",
         "callees",
+        "all_callees",
+        "other_sites",
         "implementations",
         "defined_in",
         "impact",
+        "outline",
+        "unreferenced",
+        "symbol_impact",
+        "dir_deps",
+        "dir_cycles",
     ] {
         assert!(
             pack.examples
@@ -284,7 +308,7 @@ fn the_code_pack_is_written_once_and_never_over_a_users() {
     let instructions = app.instructions();
     assert!(
         instructions.contains("a codebase read from SCIP indexes")
-            && instructions.contains("code.depends_on"),
+            && instructions.contains("code.call_sites"),
         "{instructions}"
     );
     assert!(
@@ -300,6 +324,7 @@ fn the_code_pack_is_written_once_and_never_over_a_users() {
             "cypher",
             db_s,
             "MATCH (d:Document)-[:REFERENCES]->(s:Symbol) RETURN d.path AS file, s.symbol AS sym",
+            "--json",
         ],
         None,
     );
@@ -381,6 +406,7 @@ fn repo_names_the_repository_and_replace_keeps_to_it() {
     strata(&["ingest", db_s, file_s, "--repo", "one"], None);
     strata(&["ingest", db_s, file_s, "--repo", "two"], None);
     let q = |program: &str| strata(&["query", db_s, program, "--no-witnesses"], None);
+    let qj = |program: &str| strata(&["query", db_s, program, "--json"], None);
     let out = q("document(?p, _) => ?p");
     for p in [
         "one/src/a.ts",
@@ -418,9 +444,9 @@ fn repo_names_the_repository_and_replace_keeps_to_it() {
     assert!(out.contains("5 rows"), "{out}");
     assert!(!out.contains("one/src/b.ts"), "{out}");
     assert!(out.contains("two/src/b.ts"), "{out}");
-    let out = q(r#"defines("two/src/b.ts", ?s) => ?s"#);
+    let out = qj(r#"defines("two/src/b.ts", ?s) => ?s"#);
     assert!(out.contains(HELPER), "{out}");
-    let out = q(r#"references("two/src/a.ts", ?s) => ?s"#);
+    let out = qj(r#"references("two/src/a.ts", ?s) => ?s"#);
     assert!(out.contains(HELPER), "{out}");
 
     // --repo is for SCIP indexes, and one path segment.

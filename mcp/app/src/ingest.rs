@@ -157,15 +157,20 @@ pub fn ingest(
     progress: impl FnMut(u64, u64),
     committing: impl FnOnce(),
 ) -> Result<Ingested, IngestError> {
-    let mut done = ingest_batch(db, specs, options, progress, committing)?;
-    if specs.iter().any(|(_, s)| s.format == Format::Scip) {
-        done.code_pack = match crate::code_pack::write_if_missing(db) {
-            Ok(true) => CodePack::Written,
-            Ok(false) => CodePack::Untouched,
-            Err(e) => CodePack::Failed(e),
-        };
+    ingest_batch(db, specs, options, progress, committing)
+}
+
+/// After a committed batch that read a SCIP index, writes or refreshes the bundled `code`
+/// pack from what `store` holds now ([`crate::code_pack::write`]).
+pub(crate) fn write_code_pack(store: &Store, specs: impl IntoIterator<Item = Format>) -> CodePack {
+    if !specs.into_iter().any(|f| f == Format::Scip) {
+        return CodePack::Untouched;
     }
-    Ok(done)
+    let written = store
+        .snapshot()
+        .map_err(|e| crate::code_pack::CodePackError::Read(e.into()))
+        .and_then(|snap| crate::code_pack::write(store.dir(), &snap));
+    written.unwrap_or_else(CodePack::Failed)
 }
 
 /// The page cache a batch's own open of the database gets, whatever the file's size: an
@@ -199,11 +204,12 @@ fn ingest_batch(
         batch.read_file(path, spec).map_err(StoreError::from)?;
     }
     committing();
+    let summary = batch.commit().map_err(StoreError::from)?;
     Ok(Ingested {
-        summary: batch.commit().map_err(StoreError::from)?,
+        summary,
         files: specs.len(),
         via_server: false,
-        code_pack: CodePack::Untouched,
+        code_pack: write_code_pack(&store, specs.iter().map(|(_, s)| s.format)),
     })
 }
 
@@ -217,12 +223,18 @@ fn via_server(
     in_use: OpenError,
 ) -> Result<Ingested, IngestError> {
     use crate::ingest_socket::{SendError, send_batch};
+    // The server writes the bundled pack after its commit; say so when it did.
+    let had_pack = db.join(PACK_FILE).exists();
     match send_batch(db, options, specs) {
         Ok(summary) => Ok(Ingested {
             summary,
             files: specs.len(),
             via_server: true,
-            code_pack: CodePack::Untouched,
+            code_pack: if !had_pack && db.join(PACK_FILE).exists() {
+                CodePack::Written
+            } else {
+                CodePack::Untouched
+            },
         }),
         Err(SendError::NoServer(_)) => Err(StoreError::from(in_use).into()),
         Err(e) => Err(e.into()),
@@ -281,10 +293,17 @@ impl Ingested {
             s.write_time.as_secs_f64(),
             s.sync_time.as_secs_f64()
         );
+        if let CodePack::Refreshed = self.code_pack {
+            text.push_str(&format!(
+                "\nrefreshed the bundled code pack's examples from the code stored now \
+                 ({PACK_FILE} and {CODE_MODULE_FILE}; once you edit them they are never \
+                 rewritten)"
+            ));
+        }
         if let CodePack::Written = self.code_pack {
             text.push_str(&format!(
-                "\nwrote the bundled code pack: {PACK_FILE} and {CODE_MODULE_FILE} (edit them \
-                 freely; they are never overwritten)"
+                "\nwrote the bundled code pack, its examples from this code: {PACK_FILE} and \
+                 {CODE_MODULE_FILE} (edit them freely; once edited they are never rewritten)"
             ));
             if self.via_server {
                 text.push_str(

@@ -114,7 +114,8 @@ pub(crate) fn answered<Q>(
             ),
         });
     }
-    let page = AnswerPage::new(out.answer, plan.max_bytes, &(&run, around));
+    let mut page = AnswerPage::new(out.answer, plan.max_bytes, &(&run, around));
+    page.name_symbols(p.base.source());
     (page, run)
 }
 

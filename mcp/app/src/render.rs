@@ -66,6 +66,9 @@ pub struct AnswerPage {
     pub max_bytes: u64,
     /// The answer's whole budget, which a cut names.
     pub budget: u64,
+    /// The page with its SCIP symbols by name, for the text rendering
+    /// ([`AnswerPage::name_symbols`]).
+    named: Option<crate::names::Named>,
 }
 
 /// Bytes kept from an answer's budget for what a response writes around the page: its
@@ -81,7 +84,15 @@ impl AnswerPage {
             answer,
             max_bytes: budget.saturating_sub(around + FRAME),
             budget,
+            named: None,
         }
+    }
+
+    /// Writes the text rendering with SCIP symbols by name (`Model.save()`), and the
+    /// definition sites of the rows' symbols read from `source` after the rows
+    /// ([`crate::names`]); the JSON keeps every value whole.
+    pub(crate) fn name_symbols(&mut self, source: &dyn strata_eval::FactSource) {
+        self.named = crate::names::named(&self.answer, source);
     }
 
     /// The page fitted to its share of the budget in `measure`, its cut naming the whole
@@ -96,7 +107,19 @@ impl AnswerPage {
 
     /// The page's text, fitted to the budget.
     pub fn text(&self) -> String {
-        self.fitted(Measure::Text).text()
+        let Some(named) = &self.named else {
+            return self.fitted(Measure::Text).text();
+        };
+        let mut sites = String::new();
+        crate::names::write_sites(named, &mut sites);
+        let max = self.max_bytes.saturating_sub(sites.len() as u64);
+        let mut a = named.answer.fit(max, Measure::Text);
+        if let Some(cut) = &mut a.cut {
+            cut.max_bytes = self.budget;
+        }
+        let mut text = a.text();
+        text.push_str(&sites);
+        text
     }
 }
 

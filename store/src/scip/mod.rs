@@ -64,13 +64,17 @@ use crate::error::IngestError;
 
 type Result<T, E = IngestError> = std::result::Result<T, E>;
 
-/// The bundled `code` module (`modules/code.dl`): `depends_on`, `dependents`, `callers`,
-/// `callees`, `implementations`, `defined_in` and `impact` over the relations of
-/// [`RELATIONS`].
+/// The bundled `code` module (`modules/code.dl`) over the relations of [`RELATIONS`]: file
+/// questions (`depends_on`, `dependents`, `impact`), call questions (`call_sites`, `callers`,
+/// `all_callers`, `callees`, `all_callees`, `other_sites`, `symbol_impact`), `outline`,
+/// `unreferenced`, `implementations`, `defined_in` and directory questions (`dir_deps`,
+/// `dir_depends_on`, `dir_cycles`).
 pub const CODE_MODULE: &str = include_str!("code.dl");
 
-/// The bundled pack (`strata.toml`) for a database of SCIP indexes: what it is about, an
-/// example for each of the `code` module's questions, a hint, and the Cypher labels
+/// The bundled pack's template (`strata.toml`) for a database of SCIP indexes: what it is
+/// about, an example for each of the `code` module's questions (with placeholders such as
+/// `{{FILE}}` and `{{METHOD}}` that the application fills with the ingested code's names),
+/// a hint, and the Cypher labels
 /// `Document`, `Symbol` and types `DEFINES`, `REFERENCES`, `USES`, `IMPLEMENTS`, `MEMBER_OF`.
 pub const CODE_PACK: &str = include_str!("code.toml");
 

@@ -323,7 +323,13 @@ fn run_batch(
     }
     // From here a lost connection means the batch may have landed: say so first.
     status(Reply::Committing)?;
-    batch.commit().map_err(RequestError::store)
+    let summary = batch.commit().map_err(RequestError::store)?;
+    if let crate::code_pack::CodePack::Failed(e) =
+        crate::ingest::write_code_pack(&shared.store, specs.iter().map(|s| s.format))
+    {
+        eprintln!("strata serve: {e}");
+    }
+    Ok(summary)
 }
 
 /// Records when the batch holding the writer started, and clears it when dropped.
