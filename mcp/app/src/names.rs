@@ -183,6 +183,8 @@ pub(crate) struct Named {
     pub sites: Vec<String>,
     /// How many more row symbols have a site than [`Named::sites`] names.
     pub sites_left_out: usize,
+    /// Each symbol of the answer and the name the text shows for it.
+    pub shown: HashMap<String, String>,
 }
 
 /// Names `answer`'s symbols, or `None` when it shows none.
@@ -217,7 +219,7 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
     for n in names.values() {
         *by_short.entry(n.short.as_str()).or_default() += 1;
     }
-    let shown: HashMap<&str, String> = names
+    let shown: HashMap<String, String> = names
         .iter()
         .map(|(s, n)| {
             let text = if by_short[n.short.as_str()] > 1 {
@@ -225,12 +227,12 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
             } else {
                 n.short.clone()
             };
-            (*s, text)
+            ((*s).to_owned(), text)
         })
         .collect();
     let swap = |v: &Value| -> Value {
         match v {
-            Value::Text(s) => match shown.get(&**s) {
+            Value::Text(s) => match shown.get(s) {
                 Some(n) => Value::Text(n.as_str().into()),
                 None => v.clone(),
             },
@@ -246,12 +248,12 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
             match c {
                 Cell::Value(v) => {
                     if let Value::Text(s) = &*v
-                        && shown.contains_key(&**s)
+                        && shown.contains_key(s)
                         && seen.insert(s.clone())
                         && let Some(site) = site(source, v)
                     {
                         if sites.len() < SITES_SHOWN {
-                            sites.push(format!("{}: {site}", shown[&**s]));
+                            sites.push(format!("{}: {site}", shown[s]));
                         } else {
                             sites_left_out += 1;
                         }
@@ -271,6 +273,7 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
         answer: out,
         sites,
         sites_left_out,
+        shown,
     })
 }
 

@@ -137,7 +137,12 @@ impl Serialize for AnswerPage {
         let witnesses: Vec<Vec<NodeJson<'_>>> = a
             .rows
             .iter()
-            .map(|r| r.witness.iter().map(NodeJson).collect())
+            .map(|r| {
+                r.witness
+                    .iter()
+                    .map(|n| NodeJson(n, self.named.as_ref().map(|n| &n.shown)))
+                    .collect()
+            })
             .collect();
         m.serialize_entry("witnesses", &witnesses)?;
         m.serialize_entry("total", &a.total)?;
@@ -199,20 +204,48 @@ impl Serialize for CellJson<'_> {
 }
 
 /// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`,
-/// and `flat` (the levels it had) for a tree written flat.
-struct NodeJson<'a>(&'a Node);
+/// and `flat` (the levels it had) for a tree written flat. With names (SCIP symbol to the
+/// name a text answer shows), `fact` names symbols so and `values` keeps them whole.
+struct NodeJson<'a>(
+    &'a Node,
+    Option<&'a std::collections::HashMap<String, String>>,
+);
 
 impl Serialize for NodeJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n = self.0;
         let mut fact = String::new();
-        n.write_fact(&mut fact);
+        match self.1 {
+            Some(names)
+                if n.values
+                    .iter()
+                    .any(|v| matches!(v, Value::Text(t) if names.contains_key(t))) =>
+            {
+                let named = Node {
+                    relation: n.relation.clone(),
+                    values: n
+                        .values
+                        .iter()
+                        .map(|v| match v {
+                            Value::Text(t) => names
+                                .get(t)
+                                .map_or_else(|| v.clone(), |s| Value::Text(s.clone())),
+                            v => v.clone(),
+                        })
+                        .collect(),
+                    children: Vec::new(),
+                    flat: None,
+                };
+                named.write_fact(&mut fact);
+            }
+            _ => n.write_fact(&mut fact),
+        }
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("fact", &fact)?;
         m.serialize_entry("relation", &n.relation)?;
         let values: Vec<ValueJson<'_>> = n.values.iter().map(ValueJson).collect();
         m.serialize_entry("values", &values)?;
-        let children: Vec<NodeJson<'_>> = n.children.iter().map(NodeJson).collect();
+        let children: Vec<NodeJson<'_>> = n.children.iter().map(|c| NodeJson(c, self.1)).collect();
         m.serialize_entry("children", &children)?;
         if let Some(levels) = n.flat {
             m.serialize_entry("flat", &levels)?;
