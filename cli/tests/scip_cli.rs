@@ -213,7 +213,7 @@ fn a_scip_index_answers_through_the_command() {
         out.contains("1. A.run()\n") && out.lines().any(|l| l == "1 row"),
         "{out}"
     );
-    assert!(out.contains("  A.run(): demo/src/a.ts:"), "{out}");
+    assert!(out.contains("  A.run() demo/src/a.ts:"), "{out}");
     let qj = |program: &str| strata(&["query", db_s, program, "--json"], None);
     let out = qj(&format!(r#"code.callers("{HELPER}", ?c) => ?c"#));
     assert!(out.contains(RUN), "{out}");

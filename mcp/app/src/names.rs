@@ -178,7 +178,7 @@ fn ident(s: &str) -> Option<(String, &str)> {
 pub(crate) struct Named {
     /// The answer, symbols by name.
     pub answer: Answer,
-    /// `Model.save(): django/db/models/base.py:909`, one per symbol of the rows' cells
+    /// `Model.save() django/db/models/base.py:909`, one per symbol of the rows' cells
     /// defined in the data, in row order.
     pub sites: Vec<String>,
     /// How many more row symbols have a site than [`Named::sites`] names.
@@ -253,7 +253,7 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
                         && let Some(site) = site(source, v)
                     {
                         if sites.len() < SITES_SHOWN {
-                            sites.push(format!("{}: {site}", shown[s]));
+                            sites.push(format!("{} {site}", shown[s]));
                         } else {
                             sites_left_out += 1;
                         }
