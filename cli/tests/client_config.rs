@@ -432,7 +432,9 @@ fn every_client_configuration_in_the_docs_starts_and_answers() {
 
     let blocks = blocks(&page());
     let (mut stdio, mut http, mut commands) = (0, 0, 0);
-    let mut daemon: Option<Daemon> = None;
+    // Started first: a `--stdio` entry then relays to it over DB/strata-mcp.sock (had a
+    // `--stdio` entry started a daemon of its own first, that would hold the database).
+    let mut daemon: Option<Daemon> = Some(Daemon::start(&db, &token_file));
     for block in &blocks {
         let mut info = block.info.split_whitespace();
         match (info.next(), info.next(), info.next()) {
