@@ -471,11 +471,11 @@ fn every_client_configuration_in_the_docs_starts_and_answers() {
             _ => {}
         }
     }
-    // The page holds the configurations it promises: Claude Code's command and .mcp.json,
-    // Cursor's and VS Code's, and the daemon's for each client.
+    // The page holds the configurations it promises: Claude Code's and Codex's commands,
+    // Claude Code's .mcp.json, Cursor's and VS Code's, and the daemon's for each client.
     assert_eq!(
         (commands, stdio, http),
-        (1, 3, 3),
+        (2, 3, 3),
         "the `sh mcp-command` lines, stdio and HTTP `json mcp-config` blocks found"
     );
 }
