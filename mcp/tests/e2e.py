@@ -70,7 +70,7 @@ Or ask in Cypher with the cypher tool: MATCH, WHERE and RETURN over this graph, 
 Before guessing a value, look describes a relation, values shows what one of its arguments holds and find what a name may stand for. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."""
 
 SEED_AGENT_LINE = (
-    "For questions about the packages of a Go service and what each imports, use the deps MCP "
+    "For questions about the packages of a Go service and what each imports, use the strata MCP "
     "server before searching files: it answers exactly from its graph. Call its schema tool, then query, "
     "or cypher to ask in Cypher."
 )
