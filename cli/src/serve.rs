@@ -180,7 +180,10 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     let server = if args.daemon {
         open_waiting(&args.db, options)?
     } else {
-        strata_mcp::Server::open(&args.db, options)?
+        match strata_mcp::Server::open(&args.db, options) {
+            Ok(s) => s,
+            Err(e) => return Err(held_by_server(&args.db, e.into())),
+        }
     };
     // Read the dictionary for `find` (and `ask`'s grounding) before the first call needs it.
     {
@@ -255,4 +258,21 @@ fn open_waiting(db: &std::path::Path, options: strata_mcp::Options) -> Result<st
             r => return Ok(r?),
         }
     }
+}
+
+/// `e`, naming the server that holds the database when one listens on its MCP socket.
+fn held_by_server(db: &std::path::Path, e: anyhow::Error) -> anyhow::Error {
+    #[cfg(unix)]
+    if e.to_string().contains("is in use by another process")
+        && let Some(pid) = strata_mcp::serve::serving_pid(db)
+    {
+        return anyhow::anyhow!(
+            "{e}. That process is strata's server of this database (pid {pid}), serving MCP \
+             clients on {}: `strata serve DB --stdio` clients relay to it. One started by a \
+             --stdio client exits its --idle-exit (60s by default) after its last client \
+             left: wait for that, or stop it (kill {pid}), then start this one",
+            strata_mcp::serve::mcp_socket_path(db).display()
+        );
+    }
+    e
 }

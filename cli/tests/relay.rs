@@ -248,6 +248,21 @@ fn issue28_two_stdio_servers_on_one_database_share_a_daemon() {
         let rows = r.query(r#"imports("web", ?b) => ?b"#);
         assert!(rows.contains("1. log"), "{rows}");
     }
+    // A server of its own cannot start meanwhile, and says which process holds the database.
+    let out = Command::new(BIN)
+        .arg("serve")
+        .arg(&db)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("is in use by another process")
+            && stderr.contains(&format!("server of this database (pid {pid})")),
+        "{stderr}"
+    );
     a.stop();
     // The other session goes on.
     assert!(b.query("imports(?a, ?b) => ?a").contains("web"));

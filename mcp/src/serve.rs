@@ -28,7 +28,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 
 #[cfg(unix)]
-pub use self::relay::{Relayed, relay_stdio};
+pub use self::relay::{Relayed, relay_stdio, serving_pid};
 pub use self::sessions::{CappedSessions, SessionsError};
 #[cfg(unix)]
 pub use self::socket::{

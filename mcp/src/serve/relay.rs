@@ -64,6 +64,11 @@ pub fn relay_stdio(db: &Path, daemon: impl Fn() -> Command) -> Result<Relayed, S
     Ok(Relayed::Done)
 }
 
+/// The process id of the server listening on the MCP socket of `db`, if one does.
+pub fn serving_pid(db: &Path) -> Option<u64> {
+    connect(db).map(|(_, _, pid)| pid)
+}
+
 /// A connection to the server, its reader, and the server's process id.
 type Connection = (UnixStream, BufReader<UnixStream>, u64);
 
