@@ -1,8 +1,9 @@
 //! One server per database, any number of clients (issue 28): `strata serve DB --stdio`
 //! relays to the process serving the database on `DB/strata-mcp.sock`, starting a daemon
 //! (`--daemon`) when none does. Two relays at once share one daemon; `strata ingest` goes
-//! through it; a relay whose daemon is killed answers with an error naming the loss, and
-//! the next relay starts a new daemon; an idle daemon exits and releases the database; an
+//! through it; a relay whose daemon is killed answers the call in flight and the next ones
+//! with an error naming the loss (not a cancelled call), and the next relay starts a new
+//! daemon; an idle daemon exits and releases the database; an
 //! HTTP server is reached the same way.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -180,12 +181,16 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-fn kill(pid: u32) {
+fn signal(pid: u32, name: &str) {
     let ok = Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
+        .args([&format!("-{name}"), &pid.to_string()])
         .status()
         .unwrap();
     assert!(ok.success());
+}
+
+fn kill(pid: u32) {
+    signal(pid, "KILL");
 }
 
 /// Waits (generously) until `done` holds.
@@ -281,11 +286,40 @@ fn issue28_a_killed_daemon_is_answered_as_gone_and_restarted() {
     a.initialize();
     let pid = a.server_pid();
     assert!(a.query("imports(?a, ?b) => ?b").contains("api"));
+    // Two calls in flight (the daemon stopped, so neither is answered), one cancelled; then
+    // the daemon is killed.
+    signal(pid, "STOP");
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "query", "arguments": {"program": "imports(?a, ?b) => ?b"}}})
+    };
+    a.send(&call(100));
+    a.send(&call(101));
+    a.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 101, "reason": "test"}}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
     kill(pid);
     wait_for("the daemon to die", || !alive(pid));
+    // The call in flight is answered with a tool error naming the loss; the cancelled one
+    // is not answered.
+    let line = a
+        .lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("an answer to the call in flight");
+    let r: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(r["id"], json!(100), "{r}");
+    assert_eq!(r["result"]["isError"], json!(true), "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("went away"), "{text}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        a.lines.try_recv().is_err(),
+        "the cancelled call is not answered"
+    );
 
-    // The next call is answered, as a tool error naming the loss; other requests with a
-    // JSON-RPC error.
+    // The next call is answered the same way; other requests with a JSON-RPC error.
     let r = a.call_query("imports(?a, ?b) => ?b");
     assert_eq!(r["result"]["isError"], json!(true), "{r}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap();
