@@ -308,6 +308,8 @@ pub fn run_daemon<G>(
     idle_exit: Option<Duration>,
     ready: impl FnOnce() -> G,
 ) -> Result<(), ServeError> {
+    // Freed memory goes back to the system, as in the other servers (see `memory`).
+    let _trimmer = super::memory::Trimmer::start();
     let rt = super::runtime()?;
     let (stop, stopped) = watch::channel(false);
     {
