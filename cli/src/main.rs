@@ -80,6 +80,9 @@ enum Command {
     AgentLine {
         /// The database directory.
         db: PathBuf,
+        /// The name the client registered the server under (`claude mcp add NAME ...`).
+        #[arg(long, default_value = "strata")]
+        name: String,
     },
     /// Keep a database fresh after every commit: a git post-commit hook that re-indexes
     /// the repository and ingests the SCIP index, labelled with the commit.
@@ -172,9 +175,14 @@ fn run(cli: Cli) -> Result<()> {
         Command::Schema { db, path } => query::schema(&db, path.as_deref()),
         Command::Ask(args) => ask::ask(&args),
         Command::Serve(args) => serve::serve(&args),
-        Command::AgentLine { db } => {
+        Command::AgentLine { db, name } => {
             let pack = strata_app::Pack::load(&db)?;
-            let line = strata_app::instructions::agent_line(&pack);
+            // The line names the pack's server; the agent knows it by the registered name.
+            let line = strata_app::instructions::agent_line(&pack).replacen(
+                &format!("use the {} MCP server", pack.server_name()),
+                &format!("use the {name} MCP server"),
+                1,
+            );
             say!("{}", strata_app::instructions::cypher_agent_line(&line))?;
             Ok(())
         }

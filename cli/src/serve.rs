@@ -1,5 +1,6 @@
 //! `strata serve`: the database served to agents over MCP, on stdio or streamable HTTP,
-//! with the ingest socket open beside it.
+//! with the ingest socket and the MCP socket open beside it. `--stdio` relays to the
+//! process serving the database, starting a `--daemon` when none does.
 
 use std::path::PathBuf;
 
@@ -10,14 +11,27 @@ use super::ask::{ModelArgs, app_options};
 use super::duration;
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http"])))]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http", "daemon"])))]
 pub(crate) struct ServeArgs {
     /// The database directory.
     pub(crate) db: PathBuf,
     /// Speak MCP over standard input and output (only JSON-RPC on stdout; exits at the end
-    /// of input).
+    /// of input), relayed to the process serving the database (started with --daemon when
+    /// none does).
     #[arg(long)]
     pub(crate) stdio: bool,
+    /// With --stdio: hold the database in this process and serve this client from it (no
+    /// relay, no daemon); fails while another process holds the database.
+    #[arg(long, requires = "stdio")]
+    pub(crate) in_process: bool,
+    /// Hold the database and serve MCP sessions on DB/strata-mcp.sock, the process
+    /// --stdio starts and relays to; exits --idle-exit after its last client left.
+    #[arg(long)]
+    pub(crate) daemon: bool,
+    /// How long a daemon started by --stdio (or --daemon) waits after its last client
+    /// left before it exits: 60s, 10m, or never.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub(crate) idle_exit: String,
     /// Serve streamable HTTP at http://ADDR/mcp, e.g. 127.0.0.1:7411.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<std::net::SocketAddr>,
@@ -91,6 +105,27 @@ pub(crate) struct ServeArgs {
 }
 
 pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
+    let idle_exit = match args.idle_exit.as_str() {
+        "never" => None,
+        d => Some(duration(d).context("--idle-exit")?),
+    };
+    #[cfg(unix)]
+    if args.stdio && !args.in_process {
+        // The daemon gets this command line, --daemon for --stdio.
+        let exe = std::env::current_exe().context("finding the strata binary")?;
+        let argv: Vec<std::ffi::OsString> = std::env::args_os()
+            .skip(1)
+            .map(|a| if a == "--stdio" { "--daemon".into() } else { a })
+            .collect();
+        let daemon = || {
+            let mut c = std::process::Command::new(&exe);
+            c.args(&argv);
+            c
+        };
+        if strata_mcp::serve::relay_stdio(&args.db, daemon)? == strata_mcp::serve::Relayed::Done {
+            return Ok(());
+        }
+    }
     let mut options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
     options.max_bytes = args.max_bytes;
     let heavy = args
@@ -142,7 +177,14 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
         }
         None => None,
     };
-    let server = strata_mcp::Server::open(&args.db, options)?;
+    let server = if args.daemon {
+        open_waiting(&args.db, options)?
+    } else {
+        match strata_mcp::Server::open(&args.db, options) {
+            Ok(s) => s,
+            Err(e) => return Err(held_by_server(&args.db, e.into())),
+        }
+    };
     // Read the dictionary for `find` (and `ask`'s grounding) before the first call needs it.
     {
         let server = server.clone();
@@ -159,7 +201,8 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
         idle_timeout: duration(&args.ingest_idle).context("--ingest-idle")?,
     };
     let store = server.store().clone();
-    let socket = || match strata_app::ingest_socket::IngestListener::bind_with(store, ingest) {
+    let ingest_socket = || match strata_app::ingest_socket::IngestListener::bind_with(store, ingest)
+    {
         Ok(l) => Some(l),
         Err(e) => {
             eprintln!(
@@ -170,6 +213,26 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             None
         }
     };
+    if args.daemon {
+        strata_mcp::serve::run_daemon(server, &args.db, idle_exit, ingest_socket)?;
+        return Ok(());
+    }
+    // Relays (`strata serve DB --stdio`) reach this process on DB/strata-mcp.sock.
+    let mcp_server = server.clone();
+    let socket = || {
+        let mcp = match strata_mcp::serve::McpListener::bind(mcp_server, &args.db) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!(
+                    "strata: warning: cannot listen on {} ({e}); other MCP clients cannot \
+                     share this server",
+                    strata_mcp::serve::mcp_socket_path(&args.db).display()
+                );
+                None
+            }
+        };
+        (ingest_socket(), mcp)
+    };
     match http {
         Some(o) => strata_mcp::run_http(server, o, socket)?,
         None => {
@@ -178,4 +241,38 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Opens the database for a daemon, waiting (a while) while it is in use: a daemon that
+/// just went idle may still be closing it.
+fn open_waiting(db: &std::path::Path, options: strata_mcp::Options) -> Result<strata_mcp::Server> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match strata_mcp::Server::open(db, options.clone()) {
+            Err(e)
+                if e.to_string().contains("is in use by another process")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            r => return Ok(r?),
+        }
+    }
+}
+
+/// `e`, naming the server that holds the database when one listens on its MCP socket.
+fn held_by_server(db: &std::path::Path, e: anyhow::Error) -> anyhow::Error {
+    #[cfg(unix)]
+    if e.to_string().contains("is in use by another process")
+        && let Some(pid) = strata_mcp::serve::serving_pid(db)
+    {
+        return anyhow::anyhow!(
+            "{e}. That process is strata's server of this database (pid {pid}), serving MCP \
+             clients on {}: `strata serve DB --stdio` clients relay to it. One started by a \
+             --stdio client exits its --idle-exit (60s by default) after its last client \
+             left: wait for that, or stop it (kill {pid}), then start this one",
+            strata_mcp::serve::mcp_socket_path(db).display()
+        );
+    }
+    e
 }

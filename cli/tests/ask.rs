@@ -221,11 +221,12 @@ fn strata_ask_without_a_model_or_a_valid_program_fails_clearly() {
     assert!(err.contains("\n2. local m (openai at "), "{err}");
 }
 
-/// Sends `lines` to `strata serve DB --stdio ARGS...` and answers the replies to the
-/// requests among them, by id.
+/// Sends `lines` to `strata serve DB --stdio --in-process ARGS...` (each call a server of
+/// its own, with its own options) and answers the replies to the requests among them, by
+/// id.
 fn serve_stdio(db: &str, args: &[&str], lines: &[Value]) -> Vec<Value> {
     let mut child = Command::new(BIN)
-        .args(["serve", db, "--stdio"])
+        .args(["serve", db, "--stdio", "--in-process"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -432,7 +432,9 @@ fn every_client_configuration_in_the_docs_starts_and_answers() {
 
     let blocks = blocks(&page());
     let (mut stdio, mut http, mut commands) = (0, 0, 0);
-    let mut daemon: Option<Daemon> = None;
+    // Started first: a `--stdio` entry then relays to it over DB/strata-mcp.sock (had a
+    // `--stdio` entry started a daemon of its own first, that would hold the database).
+    let mut daemon: Option<Daemon> = Some(Daemon::start(&db, &token_file));
     for block in &blocks {
         let mut info = block.info.split_whitespace();
         match (info.next(), info.next(), info.next()) {
@@ -469,11 +471,11 @@ fn every_client_configuration_in_the_docs_starts_and_answers() {
             _ => {}
         }
     }
-    // The page holds the configurations it promises: Claude Code's command and .mcp.json,
-    // Cursor's and VS Code's, and the daemon's for each client.
+    // The page holds the configurations it promises: Claude Code's and Codex's commands,
+    // Claude Code's .mcp.json, Cursor's and VS Code's, and the daemon's for each client.
     assert_eq!(
         (commands, stdio, http),
-        (1, 3, 3),
+        (2, 3, 3),
         "the `sh mcp-command` lines, stdio and HTTP `json mcp-config` blocks found"
     );
 }

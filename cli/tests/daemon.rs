@@ -33,7 +33,7 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// `strata serve DB --stdio`, spoken to with hand-written JSON-RPC lines.
+/// `strata serve DB --stdio --in-process` (it holds the database itself), spoken to with hand-written JSON-RPC lines.
 struct Daemon {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -44,7 +44,7 @@ struct Daemon {
 impl Daemon {
     fn start(db: &Path) -> Daemon {
         let mut child = Command::new(BIN)
-            .args(["serve", db.to_str().unwrap(), "--stdio"])
+            .args(["serve", db.to_str().unwrap(), "--stdio", "--in-process"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

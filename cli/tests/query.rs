@@ -225,6 +225,11 @@ fn cypher_answers_the_seeds_call_as_the_seed_does() {
         out.ends_with("then query, or cypher to ask in Cypher.\n"),
         "{out}"
     );
+    // The line names the server as the docs register it, not by the pack's name.
+    assert!(out.contains("use the strata MCP server"), "{out}");
+    let (ok, out, err) = strata(&["agent-line", &db, "--name", "deps-graph"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("use the deps-graph MCP server"), "{out}");
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn signal(child: &Child, name: &str) {
 fn issue20_serve_exits_on_sigterm_without_its_socket() {
     let tmp = tempfile::tempdir().unwrap();
     let db = make_db(tmp.path());
-    let child = serve_without_socket(&db, &["--stdio"]);
+    let child = serve_without_socket(&db, &["--stdio", "--in-process"]);
     signal(&child, "TERM");
     exits_and_releases(child, &db, "SIGTERM");
 }
@@ -92,7 +92,7 @@ fn issue20_serve_http_exits_on_sigint_without_its_socket() {
 fn issue20_serve_stdio_exits_at_end_of_input_without_its_socket() {
     let tmp = tempfile::tempdir().unwrap();
     let db = make_db(tmp.path());
-    let mut child = serve_without_socket(&db, &["--stdio"]);
+    let mut child = serve_without_socket(&db, &["--stdio", "--in-process"]);
     drop(child.stdin.take());
     exits_and_releases(child, &db, "the end of input");
 }

@@ -5,7 +5,11 @@
 
 mod connections;
 mod memory;
+#[cfg(unix)]
+mod relay;
 mod sessions;
+#[cfg(unix)]
+mod socket;
 mod stdio;
 
 use std::future::Future;
@@ -23,7 +27,14 @@ use rmcp::service::ServerInitializeError;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+pub use self::relay::{Relayed, relay_stdio, serving_pid};
 pub use self::sessions::{CappedSessions, SessionsError};
+#[cfg(unix)]
+pub use self::socket::{
+    DEFAULT_IDLE_EXIT, GREETING_METHOD, MCP_LOCK_FILE, MCP_LOG_FILE, MCP_SOCKET_FILE, McpListener,
+    mcp_socket_path, run_daemon,
+};
 pub use self::stdio::MAX_STDIO_MESSAGE_BYTES;
 use crate::server::Server;
 

@@ -70,7 +70,7 @@ Or ask in Cypher with the cypher tool: MATCH, WHERE and RETURN over this graph, 
 Before guessing a value, look describes a relation, values shows what one of its arguments holds and find what a name may stand for. To try a program, call query with sample: it runs on a few rows and says which part matched nothing. The explain tool says where a program's work went, and why its answer is empty."""
 
 SEED_AGENT_LINE = (
-    "For questions about the packages of a Go service and what each imports, use the deps MCP "
+    "For questions about the packages of a Go service and what each imports, use the strata MCP "
     "server before searching files: it answers exactly from its graph. Call its schema tool, then query, "
     "or cypher to ask in Cypher."
 )
@@ -251,7 +251,7 @@ async def seed_calls(c: Client, transport: str) -> None:
 
 
 async def stdio_client_checks(strata: str, db: Path) -> None:
-    params = StdioServerParameters(command=strata, args=["serve", str(db), "--stdio"])
+    params = StdioServerParameters(command=strata, args=["serve", str(db), "--stdio", "--idle-exit", "1s"])
     async with Client(params, mode="legacy") as c:
         await seed_calls(c, "stdio")
 
@@ -266,7 +266,7 @@ def raw_stdio_checks(strata: str, db: Path) -> None:
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": "query", "arguments": {"program": SEED_PROGRAM, "limit": 2}}},
     ]
-    p = subprocess.Popen([strata, "serve", str(db), "--stdio"], stdin=subprocess.PIPE,
+    p = subprocess.Popen([strata, "serve", str(db), "--stdio", "--idle-exit", "1s"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.stdin is not None and p.stdout is not None
     # Send all, wait for the three answers, then close stdin.
@@ -382,6 +382,16 @@ async def http_checks(strata: str, db: Path) -> None:
           r.returncode != 0 and b"without a token" in r.stderr, r.stderr.decode())
 
 
+def wait_released(strata: str, db: Path) -> None:
+    """Waits until the daemon the stdio relays started exits and the database opens again."""
+    deadline = time.time() + 60
+    while subprocess.run([strata, "stats", str(db)], capture_output=True).returncode != 0:
+        if time.time() > deadline:
+            raise RuntimeError("the daemon did not exit after its idle time")
+        time.sleep(0.1)
+    check("daemon: exits after its idle time, releasing the database", True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--strata", default=str(REPO / "target" / "debug" / "strata"))
@@ -394,6 +404,8 @@ def main() -> int:
         for name, step in [
             ("stdio client", lambda: asyncio.run(stdio_client_checks(strata, db))),
             ("raw stdio", lambda: raw_stdio_checks(strata, db)),
+            # The stdio clients relayed to a daemon; it lets go of the database 1 s after.
+            ("daemon idle exit", lambda: wait_released(strata, db)),
             ("http", lambda: asyncio.run(http_checks(strata, db))),
         ]:
             try:
