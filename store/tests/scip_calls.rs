@@ -7,7 +7,8 @@
 //! of every descriptor kind.
 //!
 //! A missing index skips its test with a loud notice on stderr (`cargo test -- --nocapture`
-//! shows it); `real_indexes_present` fails when `STRATA_REQUIRE_INDEXES=1` and one is missing.
+//! shows it); `real_indexes_present` fails when `STRATA_REQUIRE_INDEXES=1` (as `.ci/run`
+//! sets it) and one is missing, but for semver's, which needs rust-analyzer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -64,7 +65,9 @@ fn real_indexes_present() {
         return;
     }
     let msg = format!("missing SCIP indexes {missing:?}: run store/tests/scip/make-indexes.sh");
-    if std::env::var("STRATA_REQUIRE_INDEXES").as_deref() == Ok("1") {
+    // make-indexes.sh skips semver (loudly) where rust-analyzer cannot be had.
+    let required = missing.iter().any(|&n| n != "semver");
+    if required && std::env::var("STRATA_REQUIRE_INDEXES").as_deref() == Ok("1") {
         panic!("{msg} (STRATA_REQUIRE_INDEXES=1)");
     }
     eprintln!("\n*** SKIPPED: {msg} ***\n");
