@@ -69,7 +69,7 @@ fn take_varint(b: &mut &[u8]) -> u64 {
 }
 
 fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).expect("utf-8")
+    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Packed (or not) int32s of a repeated field.
