@@ -60,7 +60,7 @@ pub use cypher::{CypherError, CypherQuery, Graph, Mapping};
 pub use data::memory::MemorySource;
 pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};
 pub use data::value::{Term, TermKind, Value, canonical_number};
-pub use exec::budget::Cancel;
+pub use exec::budget::{Cancel, Progress, ProgressCounts};
 pub use exec::engine::{
     EvalError, LiteralProfile, MemoryUse, Options as EngineOptions, RelationUse,
 };

@@ -9,13 +9,14 @@ use std::future::Future;
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{MaybeSendFuture, RequestContext, RoleServer};
-use strata_eval::Cancel;
+use rmcp::service::{MaybeSendFuture, Peer, RequestContext, RoleServer};
+use strata_eval::{Cancel, Progress};
 
 use crate::server::{Server, ToolOutput};
 
@@ -31,6 +32,39 @@ impl From<ToolOutput> for CallToolResult {
     }
 }
 
+/// What a call that its client may cancel came to.
+#[derive(Debug)]
+pub enum Called {
+    /// The tool answered (or failed, or ran past the time limit: a tool error).
+    Answered(ToolOutput),
+    /// The client cancelled the call: its evaluation has stopped and given back its slot
+    /// and memory; nothing is to be answered.
+    Cancelled,
+    /// No tool has that name.
+    Unknown,
+}
+
+/// Where a call's progress notifications go: the client and the token it gave.
+pub struct ProgressSink {
+    /// The client.
+    pub peer: Peer<RoleServer>,
+    /// The request's `_meta.progressToken`.
+    pub token: ProgressToken,
+}
+
+/// How often a call with a progress token reports (the first report after as long).
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Cancels the evaluation when dropped: a call whose future is dropped (its session
+/// closed) stops its evaluation too.
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 impl Server {
     /// Runs tool `name` off the async threads, under the server's time limit: past it the
     /// evaluation is cancelled and the call answers a tool error saying the limit. `None`
@@ -40,30 +74,107 @@ impl Server {
         name: &str,
         arguments: Option<rmcp::model::JsonObject>,
     ) -> Option<ToolOutput> {
+        match self
+            .call_cancellable(name, arguments, std::future::pending(), None)
+            .await
+        {
+            Called::Answered(out) => Some(out),
+            Called::Cancelled | Called::Unknown => None,
+        }
+    }
+
+    /// [`Server::call_async`], stopped when `cancelled` resolves (the client cancelled the
+    /// request or its session closed): the evaluation is cancelled, and this returns
+    /// [`Called::Cancelled`] once it has stopped, its heavy slot and memory given back.
+    /// With `progress`, a call still running after [`PROGRESS_EVERY`] sends
+    /// `notifications/progress` that often (work spent, rounds, facts derived), the last
+    /// one before this returns.
+    pub async fn call_cancellable(
+        &self,
+        name: &str,
+        arguments: Option<rmcp::model::JsonObject>,
+        cancelled: impl Future<Output = ()>,
+        progress: Option<ProgressSink>,
+    ) -> Called {
         if !self.callable(name) {
-            return None;
+            return Called::Unknown;
         }
         let cancel = Cancel::new();
+        let _stop = CancelOnDrop(cancel.clone());
+        let counts = Progress::new();
         let timeout = self.call_time_limit(name);
         let server = self.clone();
         let tool = name.to_owned();
         let task_cancel = cancel.clone();
-        let task = tokio::task::spawn_blocking(move || server.call(&tool, arguments, &task_cancel));
+        let task_counts = counts.clone();
+        let mut task = tokio::task::spawn_blocking(move || {
+            server.call_counted(&tool, arguments, &task_cancel, &task_counts)
+        });
         // The engine stops itself at the deadline; the margin lets it say so in its words.
-        let grace = timeout + std::time::Duration::from_millis(500);
-        Some(match tokio::time::timeout(grace, task).await {
-            Ok(Ok(out)) => out?,
-            Ok(Err(e)) => ToolOutput::error(format!("{name}: the call failed: {e}")),
-            Err(_) => {
-                cancel.cancel();
-                ToolOutput::error(format!(
-                    "{name}: the call ran past the server's time limit of {}; ask for less \
-                     (bind more arguments, lower limit or max_work)",
-                    seconds(timeout)
-                ))
+        let grace = tokio::time::sleep(timeout + std::time::Duration::from_millis(500));
+        tokio::pin!(grace);
+        tokio::pin!(cancelled);
+        let started = tokio::time::Instant::now();
+        let mut ticks = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                joined = &mut task => {
+                    return match joined {
+                        Ok(Some(out)) => Called::Answered(out),
+                        Ok(None) => Called::Unknown,
+                        Err(e) => Called::Answered(ToolOutput::error(format!(
+                            "{name}: the call failed: {e}"
+                        ))),
+                    };
+                }
+                () = &mut cancelled => {
+                    cancel.cancel();
+                    // The evaluation checks the token every batch of work: wait for it to
+                    // stop, so its slot and memory are free when this returns.
+                    let _ = task.await;
+                    return Called::Cancelled;
+                }
+                () = &mut grace => {
+                    cancel.cancel();
+                    return Called::Answered(ToolOutput::error(format!(
+                        "{name}: the call ran past the server's time limit of {}; ask for less \
+                         (bind more arguments, lower limit or max_work)",
+                        seconds(timeout)
+                    )));
+                }
+                _ = ticks.tick(), if progress.is_some() => {
+                    if let Some(sink) = &progress {
+                        report(sink, &counts, started.elapsed()).await;
+                    }
+                }
             }
-        })
+        }
     }
+}
+
+/// Sends one progress notification: the work spent so far is the progress (it only grows),
+/// the message says the rounds, facts and time. Awaited, so it is written before the
+/// answer; a client that is slow to read it does not hold the call past a second.
+async fn report(sink: &ProgressSink, counts: &Progress, elapsed: std::time::Duration) {
+    let c = counts.read();
+    let message = if c.work == 0 {
+        format!(
+            "preparing (or waiting for a heavy slot), {:.0}s",
+            elapsed.as_secs_f64()
+        )
+    } else {
+        format!(
+            "evaluating: {} rounds, {} facts derived, {} work units, {:.0}s",
+            c.rounds,
+            c.facts,
+            c.work,
+            elapsed.as_secs_f64()
+        )
+    };
+    let mut param = ProgressNotificationParam::new(sink.token.clone(), c.work as f64);
+    param.message = Some(message);
+    let _ = tokio::time::timeout(PROGRESS_EVERY, sink.peer.notify_progress(param)).await;
 }
 
 /// Runs `f` on the blocking pool (it reads the store).
@@ -73,6 +184,25 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| McpError::internal_error(format!("the request failed: {e}"), None))?
+}
+
+impl Server {
+    /// Sends `notifications/tools/list_changed` when the pack was read again since this
+    /// session last listed the tools (their descriptions are written from it).
+    async fn say_if_tools_changed(&self, peer: &Peer<RoleServer>) {
+        if self.pack_changed() {
+            let _ = tokio::time::timeout(PROGRESS_EVERY, peer.notify_tool_list_changed()).await;
+        }
+    }
+}
+
+/// The JSON-RPC error for a method the server does not answer (-32601), naming it.
+fn method_not_found(method: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {method}"),
+        None,
+    )
 }
 
 fn seconds(d: std::time::Duration) -> String {
@@ -91,6 +221,7 @@ impl ServerHandler for Server {
                 .enable_prompts()
                 .enable_resources()
                 .enable_tools()
+                .enable_tool_list_changed()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -105,7 +236,9 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, McpError>> + MaybeSendFuture + '_ {
-        std::future::ready(Ok(ListToolsResult::with_all_items(self.tools())))
+        let tools = self.tools();
+        self.mark_listed();
+        std::future::ready(Ok(ListToolsResult::with_all_items(tools)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -115,11 +248,27 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        match self.call_async(&request.name, request.arguments).await {
-            Some(out) => Ok(CallToolResponse::Complete(out.into())),
-            None => Err(McpError::invalid_params(
+        let progress = context.meta.get_progress_token().map(|token| ProgressSink {
+            peer: context.peer.clone(),
+            token,
+        });
+        let ct = context.ct.clone();
+        let called = self
+            .call_cancellable(
+                &request.name,
+                request.arguments,
+                ct.cancelled_owned(),
+                progress,
+            )
+            .await;
+        self.say_if_tools_changed(&context.peer).await;
+        match called {
+            Called::Answered(out) => Ok(CallToolResponse::Complete(out.into())),
+            // rmcp drops the answer to a cancelled request; this one is never sent.
+            Called::Cancelled => Err(McpError::internal_error("the call was cancelled", None)),
+            Called::Unknown => Err(McpError::invalid_params(
                 format!(
                     "unknown tool \"{}\"; the tools are {}",
                     request.name,
@@ -132,6 +281,14 @@ impl ServerHandler for Server {
                 None,
             )),
         }
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        Err(method_not_found("completion/complete"))
     }
 
     async fn list_resources(

@@ -47,6 +47,7 @@ pub mod server;
 pub use strata_app::ingest_socket;
 pub use strata_app::{ask, find, host, instructions, model, pack};
 
+pub use handler::{Called, PROGRESS_EVERY, ProgressSink};
 pub use serve::{HttpOptions, ServeError, run_http, run_stdio, serve_http, serve_stdio};
 pub use server::{Options, Server, ServerBuilder, ServerError, ToolOutput};
 pub use strata_app::ask::{AskOptions, Language, Mode, ModelFlags};

@@ -14,7 +14,7 @@ use rmcp::model::{JsonObject, Tool};
 use strata_app::App;
 use strata_app::host::HostOptions;
 use strata_app::pack::Pack;
-use strata_eval::Cancel;
+use strata_eval::{Cancel, Progress};
 use strata_store::Store;
 
 mod builder;
@@ -33,6 +33,9 @@ use tools::TOOLS;
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
+    /// What this session (this clone and its clones) was last shown of the pack, to tell
+    /// it when the tool table changed (see [`Server::session`]).
+    listed: Arc<std::sync::Mutex<Option<Arc<Pack>>>>,
 }
 
 struct Inner {
@@ -87,6 +90,7 @@ impl Server {
                 app,
                 tools: std::sync::Mutex::new(tools),
             }),
+            listed: Arc::default(),
         })
     }
 
@@ -146,6 +150,42 @@ impl Server {
         kept.clone()
     }
 
+    /// A clone for one session: it shares the application, and keeps its own record of the
+    /// pack its client was last shown, so that [`Server::pack_changed`] tells each session
+    /// once.
+    pub fn session(&self) -> Server {
+        Server {
+            inner: Arc::clone(&self.inner),
+            listed: Arc::default(),
+        }
+    }
+
+    /// Records that this session was shown the tools of the pack as it is now.
+    pub(crate) fn mark_listed(&self) {
+        let pack = self.pack();
+        *self
+            .listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pack);
+    }
+
+    /// Whether the pack was read again (so the tool descriptions changed) since this
+    /// session was last shown the tools; records the new pack as shown when it was.
+    pub(crate) fn pack_changed(&self) -> bool {
+        let pack = self.pack();
+        let mut listed = self
+            .listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match listed.as_ref() {
+            Some(seen) if !Arc::ptr_eq(seen, &pack) => {
+                *listed = Some(pack);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// One tool by name, as last listed.
     pub fn tool(&self, name: &str) -> Option<Tool> {
         self.lock_tools().iter().find(|t| t.name == name).cloned()
@@ -172,12 +212,25 @@ impl Server {
         arguments: Option<JsonObject>,
         cancel: &Cancel,
     ) -> Option<ToolOutput> {
+        self.call_counted(name, arguments, cancel, &Progress::new())
+    }
+
+    /// [`Server::call`], its evaluations counting their work, rounds and facts into
+    /// `progress` as they go.
+    pub fn call_counted(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        cancel: &Cancel,
+        progress: &Progress,
+    ) -> Option<ToolOutput> {
         let spec = TOOLS.iter().find(|t| t.name == name)?;
         let mut arguments = arguments.unwrap_or_default();
-        let call = match self.inner.app.begin(spec.name, &mut arguments) {
+        let mut call = match self.inner.app.begin(spec.name, &mut arguments) {
             Ok(c) => c,
             Err(e) => return Some(ToolOutput::failure(&e, false)),
         };
+        call.progress = progress.clone();
         Some((spec.run)(
             self,
             &call,

@@ -297,6 +297,80 @@ def raw_stdio_checks(strata: str, db: Path) -> None:
     check("stdio: exits 0 at the end of stdin", rc == 0, f"exit code {rc}")
 
 
+CLOSURE = ("r(?a, ?b) :- calls(?a, ?b); r(?a, ?c) :- r(?a, ?b), calls(?b, ?c); "
+           "r(?a, ?b) => count(?a)")
+FIVE_CALLS = ("calls(?a, ?b), calls(?b, ?c), calls(?c, ?d), calls(?d, ?e), calls(?e, ?f) "
+              "=> count(?a)")
+
+
+def make_calls_db(strata: str, root: Path, n: int = 2000) -> Path:
+    """A generated call graph (fixtures' `runaway::calls`): n functions, three calls each."""
+    db = root / "calls-db"
+    db.mkdir()
+    dump = root / "calls.edges.tsv"
+    dump.write_text("".join(f"f{a}\tCALLS\tf{(a * 7 + k * 13) % n}\n"
+                            for a in range(n) for k in (1, 2, 3)))
+    subprocess.run([strata, "ingest", str(db), str(dump)], check=True, stdout=subprocess.DEVNULL)
+    return db
+
+
+def raw_stdio_cancel_checks(strata: str, root: Path) -> None:
+    """Issue 28: notifications/cancelled stops a heavy call, which is not answered, and the
+    only heavy slot is free for the next heavy call."""
+    db = make_calls_db(strata, root)
+    p = subprocess.Popen([strata, "serve", str(db), "--stdio", "--heavy-calls", "1",
+                          "--admission-wait", "200ms", "--timeout", "10m"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert p.stdin is not None and p.stdout is not None
+
+    def send(m: dict) -> None:
+        p.stdin.write((json.dumps(m) + "\n").encode())
+        p.stdin.flush()
+
+    def answer(want: int) -> tuple[dict, list[dict]]:
+        notes = []
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                return {}, notes
+            m = json.loads(line)
+            if "id" not in m:
+                notes.append(m)
+                continue
+            return m, notes
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                     "clientInfo": {"name": "raw", "version": "0"}}})
+    init, _ = answer(1)
+    check("stdio: tools.listChanged is declared",
+          init.get("result", {}).get("capabilities", {}).get("tools", {}).get("listChanged") is True,
+          repr(init)[:300])
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+          "params": {"name": "query", "arguments": {"program": CLOSURE},
+                     "_meta": {"progressToken": "p2"}}})
+    # The first progress notification says the closure runs (past its first second).
+    first = json.loads(p.stdout.readline())
+    check("stdio: a call with a progress token hears notifications/progress",
+          first.get("method") == "notifications/progress"
+          and first.get("params", {}).get("progressToken") == "p2", repr(first)[:300])
+    send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+          "params": {"requestId": 2, "reason": "e2e"}})
+    time.sleep(0.3)
+    send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+          "params": {"name": "query", "arguments": {"program": FIVE_CALLS}}})
+    m, _ = answer(3)
+    check("stdio: a cancelled call is not answered", m.get("id") == 3, repr(m)[:300])
+    check("stdio: after a cancel the next heavy call is admitted",
+          m.get("result", {}).get("isError") is False, repr(m)[:500])
+    p.stdin.close()
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
 def start_http(strata: str, db: Path, port: int, *extra: str) -> subprocess.Popen:
     p = subprocess.Popen([strata, "serve", str(db), "--http", f"127.0.0.1:{port}", *extra],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -404,6 +478,7 @@ def main() -> int:
         for name, step in [
             ("stdio client", lambda: asyncio.run(stdio_client_checks(strata, db))),
             ("raw stdio", lambda: raw_stdio_checks(strata, db)),
+            ("raw stdio cancel", lambda: raw_stdio_cancel_checks(strata, Path(tmp))),
             # The stdio clients relayed to a daemon; it lets go of the database 1 s after.
             ("daemon idle exit", lambda: wait_released(strata, db)),
             ("http", lambda: asyncio.run(http_checks(strata, db))),

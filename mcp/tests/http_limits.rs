@@ -251,3 +251,20 @@ fn issue20_http_short_token_refused() {
     let e = o.validate().unwrap_err().to_string();
     assert!(e.contains("at least 16"), "{e}");
 }
+
+/// Issue 28: a `tools/call` whose params rmcp cannot read is -32602 with its id.
+#[test]
+fn issue28_http_bad_tools_call_params_are_invalid_params_with_the_id() {
+    let s = start(|_| {});
+    for body in [
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1,2]}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}"#,
+    ] {
+        let (status, answer) = http(s.addr, "POST", &[], body);
+        assert_eq!(status, 200, "{answer}");
+        assert!(
+            answer.contains("-32602") && answer.contains("\"id\":9"),
+            "{answer}"
+        );
+    }
+}

@@ -38,12 +38,67 @@ impl Cancel {
     }
 }
 
+/// Counters an evaluation keeps up to date while it runs, for another thread to read (an
+/// adapter's progress notifications): the work spent, the rounds run and the facts derived.
+/// Clones share the counts. Each count only grows, over every evaluation given the same
+/// counters (a call that runs again under other limits goes on counting). Cheap: work is
+/// added once per [`BATCH`] units, rounds and facts once per round.
+#[derive(Clone, Debug, Default)]
+pub struct Progress(Arc<Counters>);
+
+#[derive(Debug, Default)]
+struct Counters {
+    work: AtomicU64,
+    rounds: AtomicU64,
+    facts: AtomicU64,
+}
+
+/// What [`Progress`] counted, read at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProgressCounts {
+    /// Work units spent.
+    pub work: u64,
+    /// Semi-naive rounds run.
+    pub rounds: u64,
+    /// Derived facts added.
+    pub facts: u64,
+}
+
+impl Progress {
+    /// Counters at zero.
+    pub fn new() -> Progress {
+        Progress::default()
+    }
+
+    /// The counts now.
+    pub fn read(&self) -> ProgressCounts {
+        ProgressCounts {
+            work: self.0.work.load(Ordering::Relaxed),
+            rounds: self.0.rounds.load(Ordering::Relaxed),
+            facts: self.0.facts.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn work(&self, units: u64) {
+        self.0.work.fetch_add(units, Ordering::Relaxed);
+    }
+
+    pub(crate) fn round(&self) {
+        self.0.rounds.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn facts(&self, new: u64) {
+        self.0.facts.fetch_add(new, Ordering::Relaxed);
+    }
+}
+
 /// The limits of one evaluation, and the work spent so far.
 #[derive(Debug)]
 pub struct Budget {
     max_work: Option<u64>,
     deadline: Option<(Instant, Duration)>,
     cancel: Cancel,
+    progress: Progress,
     spent: AtomicU64,
     /// The memory cap and the bytes held, when there is a cap.
     memory: Option<SharedByteBudget>,
@@ -54,19 +109,22 @@ pub const BATCH: u64 = 1024;
 
 impl Budget {
     /// A budget of at most `max_work` units, finishing within `timeout` of `started` (of
-    /// now when `None`), stoppable by `cancel`, holding at most `max_memory` bytes.
+    /// now when `None`), stoppable by `cancel`, holding at most `max_memory` bytes, adding
+    /// the work it spends to `progress`.
     pub fn new(
         max_work: Option<u64>,
         timeout: Option<Duration>,
         started: Option<Instant>,
         cancel: Cancel,
         max_memory: Option<u64>,
+        progress: Progress,
     ) -> Budget {
         let from = started.unwrap_or_else(Instant::now);
         Budget {
             max_work,
             deadline: timeout.map(|t| (from + t, t)),
             cancel,
+            progress,
             spent: AtomicU64::new(0),
             memory: max_memory.map(SharedByteBudget::new),
         }
@@ -102,6 +160,7 @@ impl Budget {
     /// Adds `units` of work and checks every limit.
     pub fn charge(&self, units: u64) -> Result<(), EvalError> {
         let spent = self.spent.fetch_add(units, Ordering::Relaxed) + units;
+        self.progress.work(units);
         if let Some(max) = self.max_work
             && spent > max
         {
@@ -111,6 +170,11 @@ impl Budget {
             });
         }
         self.check_time()
+    }
+
+    /// The counters the evaluation reports to.
+    pub fn progress(&self) -> &Progress {
+        &self.progress
     }
 
     /// Checks the deadline and the cancellation token.

@@ -19,7 +19,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::data::dict::Dict;
 use crate::data::source::FactSource;
 use crate::data::value::Term;
-use crate::exec::budget::{BATCH, Budget, Cancel};
+use crate::exec::budget::{BATCH, Budget, Cancel, Progress};
 use crate::exec::delta::{Candidate, INLINE, Output};
 use crate::exec::relation::{Mask, Relation};
 use crate::exec::witness::{Witnesses, Word};
@@ -51,8 +51,11 @@ pub struct Options {
     /// rewriting the program spend the same time as evaluating it. `None`: from when the
     /// evaluation begins.
     pub started: Option<Instant>,
-    /// Stops the evaluation when cancelled.
+    /// Stops the evaluation when cancelled: checked where the deadline is, at every batch
+    /// of a worker's work and between rounds.
     pub cancel: Cancel,
+    /// Counts the work, rounds and facts as the evaluation goes (for progress reports).
+    pub progress: Progress,
     /// The most bytes the evaluation may hold in its derived relations, their indexes, the
     /// witnesses' derivations and the tuples a round derived but has not merged yet; past
     /// it the evaluation stops with [`EvalError::MemoryLimit`] and drops all of them.
@@ -72,6 +75,7 @@ impl Default for Options {
             timeout: None,
             started: None,
             cancel: Cancel::new(),
+            progress: Progress::new(),
             max_memory: None,
             profile: false,
         }
@@ -128,6 +132,7 @@ pub fn evaluate<'s>(
         options.started,
         options.cancel.clone(),
         options.max_memory,
+        options.progress.clone(),
     );
     // A call whose time went to checking and rewriting stops before it evaluates.
     budget.check_time()?;
@@ -307,6 +312,7 @@ impl Evaluator<'_, '_> {
             }
             loop {
                 self.rounds += 1;
+                self.budget.progress().round();
                 self.budget.check_time()?;
                 self.run_round(&variants)?;
                 let mut changed = false;
@@ -472,9 +478,18 @@ impl Evaluator<'_, '_> {
                 self.record_profile(&plans[out.plan], &out.stats);
             }
         }
+        let before = self.facts();
         self.merge(&outputs);
         drop(outputs);
+        self.budget
+            .progress()
+            .facts(self.facts().saturating_sub(before));
         self.hold()
+    }
+
+    /// The tuples the derived relations hold (for progress reports).
+    fn facts(&self) -> u64 {
+        self.relations.iter().map(|r| u64::from(r.len())).sum()
     }
 
     fn record_profile(&mut self, plan: &Plan, stats: &[[u64; 2]]) {

@@ -33,6 +33,9 @@ pub struct Call {
     /// rewriting the program spend the same time as evaluating it (`None`: from when the
     /// evaluation begins).
     pub started: Option<std::time::Instant>,
+    /// Counters the call's evaluations report their work, rounds and facts to, for an
+    /// adapter to read while the call runs (progress notifications).
+    pub progress: strata_eval::Progress,
 }
 
 impl Call {
@@ -45,6 +48,7 @@ impl Call {
             },
             run: Run::default(),
             started: Some(std::time::Instant::now()),
+            progress: strata_eval::Progress::new(),
         }
     }
 }

@@ -132,6 +132,7 @@ impl App {
         r.engine.timeout = Some(self.call_timeout(call));
         r.engine.started = call.started;
         r.engine.cancel = cancel.clone();
+        r.engine.progress = call.progress.clone();
         if let Some(t) = o.threads {
             r.engine.threads = t.max(1);
         }

@@ -133,10 +133,22 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
             continue;
         }
         match serde_json::from_slice::<Value>(text) {
-            Ok(_) => {
-                rmcp.write_all(text).await?;
-                rmcp.write_all(b"\n").await?;
-            }
+            Ok(v) => match super::invalid_params(&v) {
+                Some(message) => {
+                    let id = v.get("id").cloned().unwrap_or(Value::Null);
+                    if answers
+                        .send(error_line(id, -32602, &message))
+                        .await
+                        .is_err()
+                    {
+                        return Ok(());
+                    }
+                }
+                None => {
+                    rmcp.write_all(text).await?;
+                    rmcp.write_all(b"\n").await?;
+                }
+            },
             Err(e) => {
                 let answer = error_line(
                     Value::Null,

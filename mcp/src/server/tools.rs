@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde::de::DeserializeOwned;
 use strata_eval::Cancel;
 
@@ -201,10 +201,30 @@ pub(super) fn list(
                         .idempotent(true)
                         // `ask` reaches a model outside the database.
                         .open_world(t.name == strata_app::ask::TOOL),
-                ),
+                )
+                .with_meta(result_size_meta(options.max_bytes)),
         );
     }
     Ok(tools)
+}
+
+/// The key of the `_meta` entry with which Claude Code shows a tool's result whole up to
+/// that many characters (past 50,000 without it, it writes the result to a file and shows
+/// the model a preview).
+pub const MAX_RESULT_SIZE_CHARS: &str = "anthropic/maxResultSizeChars";
+
+/// The most Claude Code accepts for [`MAX_RESULT_SIZE_CHARS`].
+pub const MAX_RESULT_SIZE_CHARS_CAP: u64 = 500_000;
+
+/// A tool's `_meta`: the answer budget (`max_bytes`, bytes, so never fewer characters) as
+/// the result size its client is to show whole.
+fn result_size_meta(max_bytes: u64) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert(
+        MAX_RESULT_SIZE_CHARS.to_owned(),
+        max_bytes.min(MAX_RESULT_SIZE_CHARS_CAP).into(),
+    );
+    MetaObject(meta)
 }
 
 /// Adds the host's arguments to `tool`'s input schema, beside its own; a name that is one
