@@ -5,7 +5,7 @@
 
 /// The parts of a SCIP symbol's qualified name, owner chain first (a namespace's own dots
 /// kept: `django.db.models.base`); `None` for a local symbol or a text that is no SCIP
-/// symbol. Type parameters and parameters are left out.
+/// symbol. Type parameters and parameters are left out but as the last descriptor.
 pub(super) fn qualified(symbol: &str) -> Option<Vec<String>> {
     if symbol.starts_with("local ") {
         return None;
@@ -28,11 +28,15 @@ pub(super) fn qualified(symbol: &str) -> Option<Vec<String>> {
     }
     let mut parts = Vec::new();
     while i < b.len() {
-        // A type parameter `[T]` or a parameter `(x)`: not part of the name.
+        // A type parameter `[T]` or a parameter `(x)`: part of the name only as its last
+        // descriptor (`parse().(version)` is `parse.version`, no `parse`).
         if matches!(b[i], b'[' | b'(') {
             let close = if b[i] == b'[' { ']' } else { ')' };
-            let end = symbol[i..].find(close)?;
-            i += end + 1;
+            let end = i + symbol[i..].find(close)?;
+            if end + 1 == b.len() {
+                parts.push(symbol[i + 1..end].trim_matches('`').to_owned());
+            }
+            i = end + 1;
             continue;
         }
         let (name, next) = name(symbol, i)?;
@@ -147,12 +151,20 @@ mod tests {
         );
         assert_eq!(
             dotted(&qualified("scip-typescript npm my  pkg 1.0 src/`a.ts`/f().(x)").unwrap()),
-            "src.a.ts.f"
+            "src.a.ts.f.x"
         );
         assert_eq!(
             dotted(&qualified("rust-analyzer cargo std 1.0 vec/Vec#[T]push().").unwrap()),
             "vec.Vec.push"
         );
+        let param =
+            qualified("scip-python python packaging 24.2 `packaging.version`/parse().(version)");
+        assert_eq!(
+            dotted(param.as_ref().unwrap()),
+            "packaging.version.parse.version"
+        );
+        let q = query_segments("Version.parse").unwrap();
+        assert!(name_rank(&q, &param.unwrap()).is_none());
         assert!(qualified("local 3").is_none());
         assert!(qualified("Model.save is called").is_none());
         assert!(qualified("plain").is_none());
