@@ -28,6 +28,9 @@ mod keys;
 mod lookup;
 mod query;
 mod rank;
+mod scip;
+#[cfg(test)]
+mod scip_tests;
 #[cfg(test)]
 mod tests;
 mod words;

@@ -6,6 +6,7 @@
 use std::sync::{Arc, PoisonError};
 
 use serde::Serialize;
+use strata_eval::FactSource;
 use strata_store::Snapshot;
 use strata_store::layout::DEFAULT_TIER;
 
@@ -55,6 +56,10 @@ pub struct FindMatch {
     /// For a fuzzy match, the edits between the name and the text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edits: Option<u32>,
+    /// For a SCIP symbol, its kind and where it is defined: `Method,
+    /// django/db/models/base.py:909`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
     /// Where it appears.
     pub uses: Vec<FindUse>,
 }
@@ -107,6 +112,10 @@ impl Render for FindResponse {
                 None => m.kind.to_owned(),
             };
             text.push_str(&format!("{}. {quoted} {how}\n   ", i + 1));
+            if let Some(sym) = &m.symbol {
+                text.push_str(sym);
+                text.push_str("; ");
+            }
             text.push_str(&m.uses_text());
             text.push('\n');
         }
@@ -234,20 +243,24 @@ impl App {
         let found = self.find_search(&snap, name, keep)?;
         let total = found.total;
         let mut matches = Vec::new();
-        for m in &found.matches {
+        for (id, kind, edits) in ranked(&snap, name, &found, keep)? {
             if matches.len() >= limit {
                 break;
             }
-            let uses = snap
-                .term_uses(strata_eval::Term::text(m.id))
-                .map_err(CallError::store("find"))?;
+            let term = strata_eval::Term::text(id);
+            let uses = snap.term_uses(term).map_err(CallError::store("find"))?;
             if uses.is_empty() {
                 continue;
             }
+            let value = match found.text(id) {
+                Some(t) => t.to_owned(),
+                None => text_of(&snap, term).unwrap_or_default(),
+            };
             matches.push(FindMatch {
-                value: found.text(m.id).unwrap_or_default().to_owned(),
-                kind: m.kind.name(),
-                edits: (m.kind == Kind::Fuzzy).then_some(m.distance),
+                value,
+                kind,
+                edits,
+                symbol: symbol_info(&snap, term),
                 uses: uses
                     .iter()
                     .map(|u| FindUse {
@@ -266,4 +279,137 @@ impl App {
             snapshot: SnapshotInfo::of(&snap),
         })
     }
+}
+
+/// The most `symbol` rows read for the symbols a query's last segment names.
+const SYMBOL_CANDIDATES: usize = 1000;
+
+/// What a match is ranked as: a SCIP symbol whose qualified name the query names.
+const QUALIFIED: &str = "qualified name";
+
+/// A match in answer order: its text's id, how it matched and, for a fuzzy match, its
+/// edits.
+type Ranked = (u32, &'static str, Option<u32>);
+
+/// The matches in answer order: first the SCIP symbols (texts in the first column of a
+/// `symbol(symbol, kind, display_name)` relation) whose qualified name the query names
+/// (`Model.save`, `Model#save`, `Model save`, `django.db.models.base.Model.save`: see
+/// [`super::scip`]), whole names before tails, then as the finder ranked the rest.
+/// Candidates are the finder's matches and the symbols whose `display_name` is the query's
+/// last segment.
+fn ranked(
+    snap: &Snapshot,
+    name: &str,
+    found: &FinderAnswer,
+    keep: usize,
+) -> Result<Vec<Ranked>, CallError> {
+    let rest = found.matches.iter().map(|m| {
+        let edits = (m.kind == Kind::Fuzzy).then_some(m.distance);
+        (m.id, m.kind.name(), edits)
+    });
+    let has_symbols = snap
+        .relation("symbol")
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.columns.len() == 3);
+    let Some(segs) = super::scip::query_segments(name).filter(|_| has_symbols) else {
+        return Ok(rest.collect());
+    };
+    let mut ids: Vec<u32> = found.matches.iter().map(|m| m.id).collect();
+    let last = segs.last().map(String::as_str).unwrap_or_default();
+    if let Ok(Some(t)) = snap.term(&strata_eval::Value::text(last)) {
+        let mut n = 0;
+        let _ = snap.lookup("symbol", &[(2, t)], &mut |row| {
+            if let Some(strata_eval::TermKind::Text(id)) = row.first().map(|t| t.kind()) {
+                ids.push(id);
+            }
+            n += 1;
+            if n >= SYMBOL_CANDIDATES {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        });
+    }
+    let mut named: Vec<((bool, bool, usize), String, u32)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        if !seen.insert(id) {
+            continue;
+        }
+        let term = strata_eval::Term::text(id);
+        let text = match found.text(id) {
+            Some(t) => t.to_owned(),
+            None => text_of(snap, term).unwrap_or_default(),
+        };
+        let Some(parts) = super::scip::qualified(&text) else {
+            continue;
+        };
+        let Some(key) = super::scip::name_rank(&segs, &parts) else {
+            continue;
+        };
+        if !is_symbol(snap, term) {
+            continue;
+        }
+        named.push((key, text, id));
+    }
+    named.sort_unstable();
+    named.truncate(keep);
+    let first: std::collections::HashSet<u32> = named.iter().map(|n| n.2).collect();
+    Ok(named
+        .into_iter()
+        .map(|(_, _, id)| (id, QUALIFIED, None))
+        .chain(rest.filter(|m| !first.contains(&m.0)))
+        .collect())
+}
+
+/// The text a term stands for, if it is one.
+fn text_of(snap: &Snapshot, term: strata_eval::Term) -> Option<String> {
+    match snap.value(term).ok()? {
+        strata_eval::Value::Text(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether `term` is a symbol of the `symbol` relation.
+fn is_symbol(snap: &Snapshot, term: strata_eval::Term) -> bool {
+    snap.estimate("symbol", &[(0, term)]).is_ok_and(|n| n > 0)
+}
+
+/// For a SCIP symbol, its kind (`symbol(symbol, kind, display_name)`) and where it is
+/// defined (`definition_at(symbol, path, line)`): `Method, django/db/models/base.py:909`;
+/// `None` for any other text.
+fn symbol_info(snap: &Snapshot, term: strata_eval::Term) -> Option<String> {
+    let mut kind = None;
+    snap.lookup("symbol", &[(0, term)], &mut |row| {
+        kind = row.get(1).copied();
+        std::ops::ControlFlow::Break(())
+    })
+    .ok()?;
+    let kind = kind?;
+    let mut out = match snap.value(kind).ok()? {
+        strata_eval::Value::Text(k) => k,
+        _ => String::new(),
+    };
+    let mut at = None;
+    let _ = snap.lookup("definition_at", &[(0, term)], &mut |row| {
+        at = Some((row.get(1).copied(), row.get(2).copied()));
+        std::ops::ControlFlow::Break(())
+    });
+    if let Some((Some(path), line)) = at {
+        let path = text_of(snap, path).unwrap_or_default();
+        let line = line.and_then(|l| match snap.value(l).ok()? {
+            strata_eval::Value::Number(n) => Some(n.to_string()),
+            strata_eval::Value::Text(t) => Some(t),
+            strata_eval::Value::Absent => None,
+        });
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        out.push_str(&path);
+        if let Some(n) = line {
+            out.push_str(&format!(":{n}"));
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
