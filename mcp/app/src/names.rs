@@ -25,13 +25,7 @@ pub(crate) struct Name {
 /// Reads a global SCIP symbol (`scheme manager package version descriptors`); `None` for
 /// anything else, a local symbol included.
 pub(crate) fn name(symbol: &str) -> Option<Name> {
-    // Four space-separated fields before the descriptors; a space inside a field is doubled.
-    let mut rest = symbol;
-    for _ in 0..4 {
-        let at = field_end(rest)?;
-        rest = &rest[at + 1..];
-    }
-    let descriptors = parse(rest)?;
+    let descriptors = descriptors(symbol)?;
     let mut short = String::new();
     let mut space = String::new();
     for (name, kind) in &descriptors {
@@ -75,6 +69,19 @@ pub(crate) fn name(symbol: &str) -> Option<Name> {
     Some(Name { short, qualified })
 }
 
+/// The descriptors of a global SCIP symbol (after its scheme, manager, package and version),
+/// each name unescaped, with its kind; `None` for a local symbol or other text. The one
+/// reading of a symbol's descriptors that answers and `find` share.
+pub(crate) fn descriptors(symbol: &str) -> Option<Vec<(String, Kind)>> {
+    // Four space-separated fields before the descriptors; a space inside a field is doubled.
+    let mut rest = symbol;
+    for _ in 0..4 {
+        let at = field_end(rest)?;
+        rest = &rest[at + 1..];
+    }
+    parse(rest)
+}
+
 /// The byte offset of the space ending the field at the start of `s` (a doubled space is
 /// part of the field).
 fn field_end(s: &str) -> Option<usize> {
@@ -93,15 +100,24 @@ fn field_end(s: &str) -> Option<usize> {
     None
 }
 
+/// What a SCIP descriptor's suffix says a name is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub(crate) enum Kind {
+    /// `name/`: a package, module, namespace or file.
     Namespace,
+    /// `name#`: a class, interface, struct, trait, impl.
     Type,
+    /// `name.`: a constant, variable, field.
     Term,
+    /// `name(disambiguator).`: a function or method.
     Method,
+    /// `name!`.
     Macro,
+    /// `(name)`.
     Parameter,
+    /// `[name]`.
     TypeParameter,
+    /// `name:`.
     Meta,
 }
 
@@ -112,14 +128,14 @@ fn parse(mut s: &str) -> Option<Vec<(String, Kind)>> {
         let (name, rest) = match s.strip_prefix('(') {
             Some(r) => {
                 let (n, r) = r.split_once(')')?;
-                out.push((n.to_owned(), Kind::Parameter));
+                out.push((n.trim_matches('`').to_owned(), Kind::Parameter));
                 s = r;
                 continue;
             }
             None => match s.strip_prefix('[') {
                 Some(r) => {
                     let (n, r) = r.split_once(']')?;
-                    out.push((n.to_owned(), Kind::TypeParameter));
+                    out.push((n.trim_matches('`').to_owned(), Kind::TypeParameter));
                     s = r;
                     continue;
                 }

@@ -7,81 +7,18 @@
 /// kept: `django.db.models.base`); `None` for a local symbol or a text that is no SCIP
 /// symbol. Type parameters and parameters are left out but as the last descriptor.
 pub(super) fn qualified(symbol: &str) -> Option<Vec<String>> {
-    if symbol.starts_with("local ") {
-        return None;
-    }
-    // Scheme, manager, package name and version, each ended by a space (two stand for one).
-    let b = symbol.as_bytes();
-    let mut i = 0;
-    for _ in 0..4 {
-        loop {
-            let c = *b.get(i)?;
-            i += 1;
-            if c == b' ' {
-                if b.get(i) == Some(&b' ') {
-                    i += 1;
-                    continue;
-                }
-                break;
-            }
-        }
-    }
-    let mut parts = Vec::new();
-    while i < b.len() {
-        // A type parameter `[T]` or a parameter `(x)`: part of the name only as its last
-        // descriptor (`parse().(version)` is `parse.version`, no `parse`).
-        if matches!(b[i], b'[' | b'(') {
-            let close = if b[i] == b'[' { ']' } else { ')' };
-            let end = i + symbol[i..].find(close)?;
-            if end + 1 == b.len() {
-                parts.push(symbol[i + 1..end].trim_matches('`').to_owned());
-            }
-            i = end + 1;
-            continue;
-        }
-        let (name, next) = name(symbol, i)?;
-        i = next;
-        match *b.get(i)? {
-            b'/' | b'#' | b'.' | b':' | b'!' => i += 1,
-            b'(' => {
-                // A method: `(disambiguator).`
-                let end = symbol[i..].find(')')?;
-                i += end + 1;
-                if b.get(i) == Some(&b'.') {
-                    i += 1;
-                }
-            }
-            _ => return None,
-        }
-        parts.push(name);
-    }
+    use crate::names::Kind;
+    let descriptors = crate::names::descriptors(symbol)?;
+    let last = descriptors.len() - 1;
+    // A type parameter `[T]` or a parameter `(x)`: part of the name only as its last
+    // descriptor (`parse().(version)` is `parse.version`, no `parse`).
+    let parts: Vec<String> = descriptors
+        .into_iter()
+        .enumerate()
+        .filter(|(i, (_, k))| *i == last || !matches!(k, Kind::Parameter | Kind::TypeParameter))
+        .map(|(_, (name, _))| name)
+        .collect();
     (!parts.is_empty()).then_some(parts)
-}
-
-/// The descriptor name starting at `i` (backticks stripped, a doubled one kept as one)
-/// and where it ends.
-fn name(symbol: &str, i: usize) -> Option<(String, usize)> {
-    let b = symbol.as_bytes();
-    if b.get(i) == Some(&b'`') {
-        let mut out = String::new();
-        let mut j = i + 1;
-        loop {
-            let rest = &symbol[j..];
-            let k = rest.find('`')?;
-            out.push_str(&rest[..k]);
-            j += k + 1;
-            if b.get(j) == Some(&b'`') {
-                out.push('`');
-                j += 1;
-            } else {
-                return Some((out, j));
-            }
-        }
-    }
-    let end = symbol[i..]
-        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '+' | '-' | '$')))
-        .map_or(symbol.len(), |k| i + k);
-    (end > i).then(|| (symbol[i..end].to_owned(), end))
 }
 
 /// A qualified name's parts as one dotted name: `django.db.models.base.Model.save`.
