@@ -151,7 +151,7 @@ impl Server {
     }
 
     /// A clone for one session: it shares the application, and keeps its own record of the
-    /// pack its client was last shown, so that [`Server::pack_changed`] tells each session
+    /// pack its client was last shown, so that `Server::pack_changed` tells each session
     /// once.
     pub fn session(&self) -> Server {
         Server {

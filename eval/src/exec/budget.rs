@@ -42,7 +42,7 @@ impl Cancel {
 /// adapter's progress notifications): the work spent, the rounds run and the facts derived.
 /// Clones share the counts. Each count only grows, over every evaluation given the same
 /// counters (a call that runs again under other limits goes on counting). Cheap: work is
-/// added once per [`BATCH`] units, rounds and facts once per round.
+/// added once per batch of 1,024 units, rounds and facts once per round.
 #[derive(Clone, Debug, Default)]
 pub struct Progress(Arc<Counters>);
 
