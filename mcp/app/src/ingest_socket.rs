@@ -89,6 +89,21 @@ pub fn socket_path(db: &Path) -> PathBuf {
     db.join(SOCKET_FILE)
 }
 
+/// Makes way for a listener at `path`, which only a process holding the database binds:
+/// a socket file there is stale and is removed; anything else by that name is left alone
+/// and refused. Every socket a server listens on (this one, the MCP socket) starts so.
+pub fn clear_stale_socket(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(path),
+        Ok(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{} exists and is not a socket", path.display()),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// One file of a batch, as the header names it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

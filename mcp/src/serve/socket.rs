@@ -15,7 +15,7 @@
 //! the daemon).
 
 use std::fs::File;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,17 +68,7 @@ fn bind(db: &Path) -> std::io::Result<(std::os::unix::net::UnixListener, PathBuf
             ),
         ));
     }
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.file_type().is_socket() => std::fs::remove_file(&path)?,
-        Ok(_) => {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!("{} exists and is not a socket", path.display()),
-            ));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
-    }
+    strata_app::ingest_socket::clear_stale_socket(&path)?;
     let listener = std::os::unix::net::UnixListener::bind(&path)?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
     listener.set_nonblocking(true)?;

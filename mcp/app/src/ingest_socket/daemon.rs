@@ -66,17 +66,7 @@ impl IngestListener {
     /// lock) and is removed first; anything else by that name is left alone and refused.
     pub fn bind_with(store: Store, options: ListenerOptions) -> std::io::Result<IngestListener> {
         let path = socket_path(store.dir());
-        match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_socket() => std::fs::remove_file(&path)?,
-            Ok(_) => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::AlreadyExists,
-                    format!("{} exists and is not a socket", path.display()),
-                ));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        clear_stale_socket(&path)?;
         let id = DatabaseId::of(store.dir())?;
         let listener = address::bind(store.dir())?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
