@@ -4,6 +4,8 @@
 //! its values typed (a number with no fraction is an integer: a count is `12812`, not
 //! `12812.0`), and the snapshot an answer read ([`SnapshotInfo`]).
 
+use std::collections::{BTreeMap, HashMap};
+
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
 use strata_eval::Node;
@@ -55,7 +57,9 @@ impl SnapshotInfo {
 /// `rows` (arrays of values), `witnesses` (per row, the trees of its premises), `total`,
 /// `offset` and `next` (the page token to continue with, or null), with `facts_left_out`
 /// (per row) when a witness was bounded and `cut` when rows or values were left out to fit
-/// the budget; flattened into the responses that answer rows. Each rendering is fitted to
+/// the budget; flattened into the responses that answer rows. A page that names SCIP
+/// symbols ([`AnswerPage::name_symbols`]) writes its witness nodes by name, without their
+/// `values`, and adds `symbols`, from each name to the symbol it stands for. Each rendering is fitted to
 /// the budget in its own measure ([`Answer::fit`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnswerPage {
@@ -134,17 +138,30 @@ impl Serialize for AnswerPage {
             .map(|r| r.cells.iter().map(CellJson).collect())
             .collect();
         m.serialize_entry("rows", &rows)?;
-        let witnesses: Vec<Vec<NodeJson<'_>>> = a
-            .rows
-            .iter()
-            .map(|r| {
-                r.witness
+        match &self.named {
+            None => {
+                let witnesses: Vec<Vec<NodeJson<'_>>> = a
+                    .rows
                     .iter()
-                    .map(|n| NodeJson(n, self.named.as_ref().map(|n| &n.shown)))
-                    .collect()
-            })
-            .collect();
-        m.serialize_entry("witnesses", &witnesses)?;
+                    .map(|r| r.witness.iter().map(NodeJson).collect())
+                    .collect();
+                m.serialize_entry("witnesses", &witnesses)?;
+            }
+            Some(named) => {
+                let witnesses: Vec<Vec<NamedNodeJson<'_>>> = a
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        r.witness
+                            .iter()
+                            .map(|n| NamedNodeJson(n, &named.shown))
+                            .collect()
+                    })
+                    .collect();
+                m.serialize_entry("witnesses", &witnesses)?;
+                m.serialize_entry("symbols", &symbol_table(&a, &named.shown))?;
+            }
+        }
         m.serialize_entry("total", &a.total)?;
         m.serialize_entry("offset", &a.offset)?;
         m.serialize_entry("next", &a.token().map(|t| t.to_string()))?;
@@ -204,54 +221,88 @@ impl Serialize for CellJson<'_> {
 }
 
 /// A witness tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`,
-/// and `flat` (the levels it had) for a tree written flat. With names (SCIP symbol to the
-/// name a text answer shows), `fact` names symbols so and `values` keeps them whole.
-struct NodeJson<'a>(
-    &'a Node,
-    Option<&'a std::collections::HashMap<String, String>>,
-);
+/// and `flat` (the levels it had) for a tree written flat.
+struct NodeJson<'a>(&'a Node);
 
 impl Serialize for NodeJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let n = self.0;
         let mut fact = String::new();
-        match self.1 {
-            Some(names)
-                if n.values
-                    .iter()
-                    .any(|v| matches!(v, Value::Text(t) if names.contains_key(t))) =>
-            {
-                let named = Node {
-                    relation: n.relation.clone(),
-                    values: n
-                        .values
-                        .iter()
-                        .map(|v| match v {
-                            Value::Text(t) => names
-                                .get(t)
-                                .map_or_else(|| v.clone(), |s| Value::Text(s.clone())),
-                            v => v.clone(),
-                        })
-                        .collect(),
-                    children: Vec::new(),
-                    flat: None,
-                };
-                named.write_fact(&mut fact);
-            }
-            _ => n.write_fact(&mut fact),
-        }
+        n.write_fact(&mut fact);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("fact", &fact)?;
         m.serialize_entry("relation", &n.relation)?;
         let values: Vec<ValueJson<'_>> = n.values.iter().map(ValueJson).collect();
         m.serialize_entry("values", &values)?;
-        let children: Vec<NodeJson<'_>> = n.children.iter().map(|c| NodeJson(c, self.1)).collect();
+        let children: Vec<NodeJson<'_>> = n.children.iter().map(NodeJson).collect();
         m.serialize_entry("children", &children)?;
         if let Some(levels) = n.flat {
             m.serialize_entry("flat", &levels)?;
         }
         m.end()
     }
+}
+
+/// A witness tree of a page that names SCIP symbols, as JSON: `{"fact":
+/// "call_site(\"Model.save()\", ...)", "relation", "children"}` (and `flat`). Its fact names
+/// each symbol as the text does, and the page's `symbols` table maps each name to the
+/// symbol, so a node carries no `values`: they would repeat the fact with every symbol
+/// written whole, which is most of such a page's bytes.
+struct NamedNodeJson<'a>(&'a Node, &'a HashMap<String, String>);
+
+impl Serialize for NamedNodeJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (n, names) = (self.0, self.1);
+        let named = Node {
+            relation: n.relation.clone(),
+            values: n
+                .values
+                .iter()
+                .map(|v| match v {
+                    Value::Text(t) => names
+                        .get(&**t)
+                        .map_or_else(|| v.clone(), |s| Value::Text(s.as_str().into())),
+                    v => v.clone(),
+                })
+                .collect(),
+            children: Vec::new(),
+            flat: None,
+        };
+        let mut fact = String::new();
+        named.write_fact(&mut fact);
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("fact", &fact)?;
+        m.serialize_entry("relation", &n.relation)?;
+        let children: Vec<NamedNodeJson<'_>> =
+            n.children.iter().map(|c| NamedNodeJson(c, names)).collect();
+        m.serialize_entry("children", &children)?;
+        if let Some(levels) = n.flat {
+            m.serialize_entry("flat", &levels)?;
+        }
+        m.end()
+    }
+}
+
+/// Each name the witnesses of `a` show and the SCIP symbol it stands for, by name.
+fn symbol_table<'a>(
+    a: &'a Answer,
+    names: &'a HashMap<String, String>,
+) -> BTreeMap<&'a str, &'a str> {
+    let mut table = BTreeMap::new();
+    for r in &a.rows {
+        let mut stack: Vec<&Node> = r.witness.iter().collect();
+        while let Some(n) = stack.pop() {
+            for v in &n.values {
+                if let Value::Text(t) = v
+                    && let Some(name) = names.get(&**t)
+                {
+                    table.insert(name.as_str(), &**t);
+                }
+            }
+            stack.extend(&n.children);
+        }
+    }
+    table
 }
 
 /// `why: X matched nothing` and `hint: ...` lines after an answer's text, as a response
@@ -277,6 +328,90 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    const SAVE: &str = "scip-python python django 5.1 `django.db.models.base`/Model#save().";
+    const ASAVE: &str = "scip-python python django 5.1 `django.db.models.base`/Model#asave().";
+
+    fn node(relation: &str, values: Vec<Value>, children: Vec<Node>) -> Node {
+        Node {
+            relation: relation.into(),
+            values,
+            children,
+            flat: None,
+        }
+    }
+
+    /// A page of the callers of `Model.save()`: its one row and its call-site witness.
+    fn callers_page(caller_row: &str) -> AnswerPage {
+        let site = node(
+            "call_site",
+            vec![
+                Value::text(SAVE),
+                Value::text(ASAVE),
+                Value::text("django/db/models/base.py"),
+                Value::Number(930.0),
+            ],
+            Vec::new(),
+        );
+        let top = node(
+            "code.callers",
+            vec![Value::text(SAVE), Value::text(ASAVE)],
+            vec![site],
+        );
+        let answer = Answer {
+            columns: vec!["c".into()],
+            rows: vec![strata_eval::Row {
+                cells: vec![Cell::Value(Value::text(caller_row))],
+                witness: vec![top],
+                facts_left_out: 0,
+                facts_unbuilt: 0,
+            }],
+            offset: 0,
+            total: 1,
+            snapshot: None,
+            witness_facts: Some(64),
+            cut: None,
+        };
+        let mut page = AnswerPage::new(answer, 80_000, &());
+        page.name_symbols(&strata_eval::MemorySource::new());
+        page
+    }
+
+    #[test]
+    fn issue_32_named_json_witnesses_cite_names_and_a_symbol_table() {
+        let j = serde_json::to_value(callers_page(ASAVE)).unwrap();
+        // The row keeps the symbol whole, for a program to bind.
+        assert_eq!(j["rows"], serde_json::json!([[ASAVE]]));
+        let top = &j["witnesses"][0][0];
+        assert_eq!(
+            top["fact"],
+            r#"code.callers("Model.save()", "Model.asave()")"#
+        );
+        assert_eq!(top["relation"], "code.callers");
+        assert!(top.get("values").is_none(), "{top}");
+        let site = &top["children"][0];
+        assert_eq!(
+            site["fact"],
+            r#"call_site("Model.save()", "Model.asave()", "django/db/models/base.py", 930)"#
+        );
+        assert_eq!(
+            j["symbols"],
+            serde_json::json!({"Model.save()": SAVE, "Model.asave()": ASAVE})
+        );
+    }
+
+    #[test]
+    fn issue_32_a_name_that_is_also_a_plain_value_is_not_used() {
+        // The row holds the text "Model.asave()" itself: naming ASAVE so would make the
+        // symbol table ambiguous, so ASAVE stays whole; SAVE is still named.
+        let j = serde_json::to_value(callers_page("Model.asave()")).unwrap();
+        let top = &j["witnesses"][0][0];
+        assert_eq!(
+            top["fact"],
+            format!(r#"code.callers("Model.save()", "{ASAVE}")"#)
+        );
+        assert_eq!(j["symbols"], serde_json::json!({"Model.save()": SAVE}));
+    }
 
     #[test]
     fn whole_numbers_are_integers() {

@@ -35,12 +35,13 @@ impl ToolOutput {
         }
     }
 
-    /// A response: its JSON as the structured content, and as the text its JSON (pretty)
-    /// when the call asked for `json`, else its text rendering.
+    /// A response: its JSON as the structured content, and as the text its JSON (compact:
+    /// an agent pays for every indentation byte) when the call asked for `json`, else its
+    /// text rendering.
     pub fn answer(response: &impl Render, json: bool) -> ToolOutput {
         let structured = response.json();
         let text = if json {
-            serde_json::to_string_pretty(&structured).unwrap_or_default()
+            serde_json::to_string(&structured).unwrap_or_default()
         } else {
             response.text()
         };
@@ -56,13 +57,13 @@ impl ToolOutput {
         ToolOutput::text(response.text())
     }
 
-    /// A tool error: the error's text (its JSON, pretty, when the call asked for `json`
+    /// A tool error: the error's text (its JSON, compact, when the call asked for `json`
     /// and the error is `ask`'s failure with every try), and the error as data.
     pub fn failure(e: &CallError, json: bool) -> ToolOutput {
         let structured = e.json();
         let text = match e {
             CallError::Ask(a) if json && a.json().is_some() => {
-                serde_json::to_string_pretty(&structured).unwrap_or_else(|_| e.to_string())
+                serde_json::to_string(&structured).unwrap_or_else(|_| e.to_string())
             }
             _ => e.to_string(),
         };
