@@ -13,8 +13,8 @@
 use std::cmp::Ordering;
 
 use crate::data::value::Value;
-use crate::front::ast::{AggFunc, CmpOp};
 use crate::ir::Builtin;
+use crate::ops::{AggFunc, CmpOp};
 
 /// Why a builtin could not give a value.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -5,7 +5,7 @@
 //! the names kept for witnesses and reports.
 
 use crate::data::value::Value;
-use crate::front::ast::{AggFunc, CmpOp};
+pub use crate::ops::{AggFunc, CmpOp};
 
 /// The name prefix of join intermediates: internal (`@`), never shown.
 pub const JOIN_PREFIX: &str = "@join.";

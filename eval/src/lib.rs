@@ -46,6 +46,7 @@ pub mod ir;
 pub(crate) mod link;
 #[doc(hidden)]
 pub mod naive;
+pub(crate) mod ops;
 pub(crate) mod plan;
 pub(crate) mod rewrite;
 pub mod witness;

@@ -6,7 +6,7 @@
 //! atom with the most bound arguments (then the smallest estimated size), and every filter
 //! (negation, comparison, builtin, aggregate) as soon as its variables are bound.
 
-use crate::front::ast::CmpOp;
+use crate::ir::CmpOp;
 use crate::ir::{Arg, Builtin, HeadArg, Ir, Lit, RelId, RelKind, Rule, VarId};
 
 /// A set of bound columns, as a bit mask (bit `c` for column `c`).
@@ -110,7 +110,7 @@ pub enum Step {
         /// Whether `result` is bound before (then the step compares).
         result_bound: bool,
         /// The function.
-        func: crate::front::ast::AggFunc,
+        func: crate::ir::AggFunc,
         /// Whether duplicates count once.
         distinct: bool,
         /// The variable aggregated.

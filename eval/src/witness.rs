@@ -9,6 +9,8 @@ use crate::exec::engine::{EvalError, Evaluation};
 use crate::exec::witness::Witnesses;
 use crate::ir::Ir;
 
+mod linear;
+
 /// One node of a witness tree: a fact, and the facts it was derived from.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Node {
@@ -277,14 +279,14 @@ pub(crate) fn premises_of(
     let facts = facts_of(ir, ev, w, rel, id);
     visible(ir, ev, w, facts)
         .into_iter()
-        .map(|p| node(ir, ev, w, p, room).map(crate::rewrite::linear::reshape))
+        .map(|p| node(ir, ev, w, p, room).map(linear::reshape))
         .collect()
 }
 
 /// The premises a witness shows: all but the demand rewrite's magic facts, and in place of
 /// a join intermediate's tuple, the premises it was derived from (so a rule shows the
 /// premises of its literals as written). A linear walk's facts are kept: [`premises_of`]
-/// rebuilds them in the recursion's own rules ([`crate::rewrite::linear::reshape`]).
+/// rebuilds them in the recursion's own rules ([`linear::reshape`]).
 fn visible(ir: &Ir, ev: &Evaluation<'_>, w: &Witnesses, premises: Vec<Fact>) -> Vec<Fact> {
     let mut out = Vec::new();
     let mut stack: Vec<Fact> = premises.into_iter().rev().collect();

@@ -28,8 +28,8 @@
 //! assert_eq!(snap.value(rows[0][1]).unwrap(), Value::text("log"));
 //! ```
 
-#[doc(hidden)]
 mod ascending;
+#[doc(hidden)]
 pub mod backend;
 mod bits;
 pub mod catalog;

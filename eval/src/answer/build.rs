@@ -16,7 +16,7 @@ use crate::data::value::{Term, Value};
 use crate::exec::engine::{EvalError, Evaluation};
 use crate::exec::relation::Relation;
 use crate::exec::witness::Premise;
-use crate::front::ast::AggFunc;
+use crate::ir::AggFunc;
 use crate::ir::{ColumnSpec, Ir, OrderSpec, RelId, Shape};
 use crate::witness::{Fact, Room, WITNESS_BUILD, node, premises_of};
 

@@ -17,8 +17,7 @@ use crate::exec::engine::{EvalError, Task, part_range};
 use crate::exec::index::{Entry, paired_column};
 use crate::exec::relation::{KEY_COLUMNS, Mask, Relation};
 use crate::exec::witness::{Premise, Word};
-use crate::front::ast::{AggFunc, CmpOp};
-use crate::ir::{Arg, Builtin, HeadArg, Ir, RelId};
+use crate::ir::{AggFunc, Arg, Builtin, CmpOp, HeadArg, Ir, RelId};
 use crate::plan::{Col, Operand, Plan, Step};
 
 /// What the workers read: shared, immutable during a round.

@@ -9,7 +9,7 @@
 //! exactly when their terms are (one encoding per value), so the constant matches the same
 //! facts the variable did and the goal keeps its tuples.
 
-use crate::front::ast::CmpOp;
+use crate::ir::CmpOp;
 use crate::ir::{Arg, HeadArg, Ir, Lit, VarId};
 
 /// The program with its goal's equalities to constants substituted, or `None` when it has

@@ -42,7 +42,7 @@
 //! the edge relations). Rules the goal no longer reaches are dropped.
 //!
 //! Witnesses: an `r'` fact's derivation is an exit rule's premises and a chain of
-//! `@linear` facts, each with the premises of one recursive rule. [`reshape`] rebuilds from
+//! `@linear` facts, each with the premises of one recursive rule. `witness::linear::reshape` rebuilds from
 //! it the derivation in `r`'s own rules: the exit rule's fact `r(k, t0)`, then one fact per
 //! link, `r(k, t(i+1))` from `r(k, ti)` and the link's premises in the rule's order. Each of
 //! those facts holds (it is derived by `r`'s rules from true premises), so the witness is
@@ -53,10 +53,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ir::{Arg, HeadArg, Ir, Lit, RelDecl, RelId, RelKind, Rule, VarId};
 use crate::rewrite::magic::{is_bound, next_binding};
-use crate::witness::Node;
 
 /// The name prefix of the reachability relations this rewrite adds: internal (`@`), kept in
-/// witnesses only until [`reshape`] rewrites them in the recursive relation's rules.
+/// witnesses only until `witness::linear::reshape` rewrites them in the recursive relation's rules.
 pub const PREFIX: &str = "@linear.";
 
 /// How a linear recursion's rules are written, by where the kept columns are.
@@ -620,78 +619,4 @@ fn prune(ir: &mut Ir) {
         }
     }
     ir.rules.retain(|r| reached[r.head]);
-}
-
-/// A witness premise of a relation this rewrite answers, rebuilt in the recursive
-/// relation's own rules (see the module documentation); any other node is returned as it
-/// is. `node` is a fact of the answering relation whose children are an exit rule's
-/// premises and one `@linear` fact.
-pub fn reshape(node: Node) -> Node {
-    let Some(at) = node
-        .children
-        .iter()
-        .position(|c| c.relation.starts_with(PREFIX))
-    else {
-        return node;
-    };
-    let Some(walk) = Walk::of_name(&node.children[at].relation) else {
-        return node;
-    };
-    let Node {
-        relation,
-        values: answered,
-        mut children,
-        ..
-    } = node;
-    let values = |link: &Node| {
-        let mut v = answered.clone();
-        for (j, &c) in walk.moved.iter().enumerate() {
-            if let (Some(slot), Some(x)) = (v.get_mut(c), link.values.get(j)) {
-                *slot = x.clone();
-            }
-        }
-        v
-    };
-    let mut link = children.remove(at);
-    if walk.plus {
-        // A fused walk's fact (the answer's only premise): its step's premises are the
-        // exit rule's, and its own link leads on.
-        let Some(j) = link
-            .children
-            .iter()
-            .position(|c| c.relation.starts_with(PREFIX))
-        else {
-            return Node {
-                relation,
-                values: answered,
-                children,
-                flat: None,
-            };
-        };
-        children = std::mem::take(&mut link.children);
-        link = children.remove(j);
-    }
-    // The exit rule's fact, then one fact per link, each from the one before.
-    let mut tree = Node {
-        relation: relation.clone(),
-        values: values(&link),
-        children,
-        flat: None,
-    };
-    while let Some(j) = link
-        .children
-        .iter()
-        .position(|c| c.relation.starts_with(PREFIX))
-    {
-        let mut premises = std::mem::take(&mut link.children);
-        let next = std::mem::replace(&mut premises[j], tree);
-        tree = Node {
-            relation: relation.clone(),
-            values: values(&next),
-            children: premises,
-            flat: None,
-        };
-        link = next;
-    }
-    tree
 }

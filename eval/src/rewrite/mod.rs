@@ -7,7 +7,7 @@
 //! which may then rewrite its result); [`magic`] evaluates by demand when the goal binds an
 //! argument of a derived relation; [`split`] cuts long recursive bodies into binary join
 //! intermediates. Relations a rewrite adds are internal (`@` names) and never shown (a
-//! linear walk's facts are rebuilt in the recursion's own rules, [`linear::reshape`]).
+//! linear walk's facts are rebuilt in the recursion's own rules, `witness::linear::reshape`).
 //!
 //! # Demand and join intermediates
 //!
