@@ -57,7 +57,7 @@ pub use answer::{Answer, Cell, Cut, CutUnit, Measure, PageToken, PageTokenError,
 pub use budget::{
     ANSWER_BYTES, ANSWER_BYTES_MIN, ByteBudget, ByteSize, ByteSizeError, SharedByteBudget,
 };
-pub use cypher::{CypherError, CypherQuery, Graph, Mapping};
+pub use cypher::{CypherError, CypherQuery, Graph, Mapping, MappingError};
 pub use data::memory::MemorySource;
 pub use data::source::{FactSource, Origin, RelationInfo, SourceError, Visit};
 pub use data::value::{Term, TermKind, Value, canonical_number};

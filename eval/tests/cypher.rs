@@ -711,7 +711,9 @@ fn a_pack_maps_a_type_over_a_module_relation() {
         types: vec![],
     };
     assert_eq!(
-        strata_eval::cypher::Graph::derive(&g.1, &bad).unwrap_err(),
+        strata_eval::cypher::Graph::derive(&g.1, &bad)
+            .unwrap_err()
+            .to_string(),
         "cypher: label Package's id column \"nme\" is not a column of pkg(name, license)"
     );
 }

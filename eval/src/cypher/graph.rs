@@ -55,6 +55,57 @@ pub struct Mapping {
     pub types: Vec<(String, String)>,
 }
 
+/// Why a pack's Cypher mapping does not fit the vocabulary ([`Graph::derive`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MappingError {
+    /// A label or relationship type maps to a relation the vocabulary lacks.
+    #[error(
+        "cypher: {what} {name} maps to relation \"{relation}\", which the database doesn't have"
+    )]
+    UnknownRelation {
+        /// `label` or `relationship type`.
+        what: &'static str,
+        /// The label's or type's name.
+        name: String,
+        /// The relation it names.
+        relation: String,
+    },
+    /// A label maps to a relation of no columns.
+    #[error("cypher: label {label} maps to relation \"{relation}\", which has no columns")]
+    NoColumns {
+        /// The label.
+        label: String,
+        /// The relation it names.
+        relation: String,
+    },
+    /// A label's id column is not a column of its relation.
+    #[error(
+        "cypher: label {label}'s id column \"{column}\" is not a column of {relation}({columns})"
+    )]
+    UnknownIdColumn {
+        /// The label.
+        label: String,
+        /// The id column it names.
+        column: String,
+        /// The relation it maps to.
+        relation: String,
+        /// That relation's columns, joined by `, `.
+        columns: String,
+    },
+    /// A relationship type maps to a relation of other than two columns.
+    #[error(
+        "cypher: relationship type {name} maps to \"{relation}\", which has {columns} columns, not 2"
+    )]
+    NotTwoColumns {
+        /// The type's name.
+        name: String,
+        /// The relation it names.
+        relation: String,
+        /// How many columns that relation has.
+        columns: usize,
+    },
+}
+
 /// The graph: labels, relationship types and attribute properties.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Graph {
@@ -70,7 +121,7 @@ impl Graph {
     /// The graph of `vocab`'s base relations, with `mapping`'s labels and types added (a
     /// mapped label or type replaces a derived one of the same name). A mapping naming a
     /// relation the vocabulary lacks, or a column its relation lacks, is an error saying so.
-    pub fn derive(vocab: &Vocabulary, mapping: &Mapping) -> Result<Graph, String> {
+    pub fn derive(vocab: &Vocabulary, mapping: &Mapping) -> Result<Graph, MappingError> {
         let mut g = Graph::default();
         for r in vocab.base_relations() {
             match (r.origin, r.arity()) {
@@ -93,23 +144,27 @@ impl Graph {
         }
         for (label, relation, id) in &mapping.labels {
             let Some(schema) = vocab.relation(relation) else {
-                return Err(format!(
-                    "cypher: label {label} maps to relation \"{relation}\", which the database doesn't have"
-                ));
+                return Err(MappingError::UnknownRelation {
+                    what: "label",
+                    name: label.clone(),
+                    relation: relation.clone(),
+                });
             };
             if schema.columns.is_empty() {
-                return Err(format!(
-                    "cypher: label {label} maps to relation \"{relation}\", which has no columns"
-                ));
+                return Err(MappingError::NoColumns {
+                    label: label.clone(),
+                    relation: relation.clone(),
+                });
             }
             let id = match id {
                 None => 0,
                 Some(c) => schema.columns.iter().position(|x| x == c).ok_or_else(|| {
-                    format!(
-                        "cypher: label {label}'s id column \"{c}\" is not a column of {}({})",
-                        relation,
-                        schema.columns.join(", ")
-                    )
+                    MappingError::UnknownIdColumn {
+                        label: label.clone(),
+                        column: c.clone(),
+                        relation: relation.clone(),
+                        columns: schema.columns.join(", "),
+                    }
                 })?,
             };
             g.labels.retain(|l| l.name != *label);
@@ -124,15 +179,18 @@ impl Graph {
             match vocab.relation(relation) {
                 Some(s) if s.columns.len() == 2 => {}
                 Some(s) => {
-                    return Err(format!(
-                        "cypher: relationship type {name} maps to \"{relation}\", which has {} columns, not 2",
-                        s.columns.len()
-                    ));
+                    return Err(MappingError::NotTwoColumns {
+                        name: name.clone(),
+                        relation: relation.clone(),
+                        columns: s.columns.len(),
+                    });
                 }
                 None => {
-                    return Err(format!(
-                        "cypher: relationship type {name} maps to relation \"{relation}\", which the database doesn't have"
-                    ));
+                    return Err(MappingError::UnknownRelation {
+                        what: "relationship type",
+                        name: name.clone(),
+                        relation: relation.clone(),
+                    });
                 }
             }
             g.types.retain(|t| t.name != *name);

@@ -40,7 +40,7 @@ mod parse;
 mod pattern;
 mod program;
 
-pub use graph::{Graph, Mapping};
+pub use graph::{Graph, Mapping, MappingError};
 pub use parse::{MAX_DEPTH, MAX_HOPS};
 
 use crate::answer::query::{Outcome, Query, QueryError, RunOptions};

@@ -77,8 +77,8 @@ pub enum OptionsError {
     #[error("the memory limit must be more than zero bytes")]
     ZeroMemory,
     /// The pack's `[cypher]` mapping does not fit the database.
-    #[error("{0}")]
-    Mapping(String),
+    #[error(transparent)]
+    Mapping(strata_eval::MappingError),
     /// The host's arguments are malformed or clash with a tool's own.
     #[error(transparent)]
     HostArguments(#[from] HostArgumentError),
@@ -232,8 +232,8 @@ pub enum CallError {
         tool: &'static str,
     },
     /// The pack's Cypher mapping does not fit the vocabulary.
-    #[error("{0}")]
-    Graph(String),
+    #[error(transparent)]
+    Graph(strata_eval::MappingError),
     /// `schema` or `look` named nothing the vocabulary has.
     #[error(
         "{tool}: nothing is named \"{name}\"{}; call schema with no path for every relation \

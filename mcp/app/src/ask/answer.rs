@@ -117,7 +117,7 @@ pub enum AskError {
     NoGraph,
     /// The pack's Cypher mapping does not fit the vocabulary.
     #[error("ask: {0}")]
-    Graph(String),
+    Graph(strata_eval::MappingError),
     /// No try gave a program that checks and runs (or the request was stopped first).
     #[error("{}", failure_text(*.language, .tries, *.cancelled))]
     NoProgram {
