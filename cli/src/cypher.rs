@@ -5,11 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use strata_app::{Call, CypherRequest, binds_from_flags};
-use strata_eval::Cancel;
+use strata_app::read::{Read, What};
 
 use super::query::RunFlags;
-use super::{print, program_error};
+use super::read;
 
 #[derive(Args)]
 pub(crate) struct CypherArgs {
@@ -29,14 +28,16 @@ pub(crate) struct CypherArgs {
 }
 
 pub(crate) fn cypher(args: &CypherArgs) -> Result<()> {
-    let app = args.run.app(&args.db)?;
-    let request = CypherRequest {
+    let what = What::Cypher {
         query: args.query.clone(),
-        params: binds_from_flags("cypher", "--param", &args.params)?,
-        page: args.run.page(),
+        params: args.params.clone(),
     };
-    let out = app
-        .cypher(&Call::plain("cypher"), &request, &Cancel::new())
-        .map_err(program_error)?;
-    print(&out, args.json)
+    read(
+        &args.db,
+        &Read {
+            what,
+            json: args.json,
+            limits: args.run.limits()?,
+        },
+    )
 }

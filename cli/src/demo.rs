@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 
 use super::batch::{BatchArgs, IngestArgs, ingest};
 use super::query::{QueryArgs, RunFlags, query, schema};
-use super::{check, open};
+use super::{check, stats};
 
 pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
     let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
@@ -35,7 +35,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
     say!("$ strata ingest {} <the example's dumps>", dir.display())?;
     ingest(&args)?;
     say!("\n$ strata stats {}", dir.display())?;
-    say!("{}", open(&dir)?.stats()?.to_string().trim_end())?;
+    stats(&dir, false)?;
     say!("\n$ strata check {}", dir.display())?;
     check(&dir)?;
     let program = r#"deps.depends_on("app", ?d) => ?d"#;
@@ -54,7 +54,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
                 no_witnesses: false,
                 threads: None,
                 sample: None,
-                max_bytes: strata_eval::ANSWER_BYTES,
+                max_bytes: None,
                 witness_row: None,
                 max_memory: None,
                 cache: None,

@@ -4,8 +4,10 @@
 //! the MCP server (`strata-mcp`).
 //!
 //! This file holds the commands' table and what they share; each command lives in a module
-//! of its own: `batch` (ingest, retract), `query` (query, explain, schema), `cypher`, `ask`,
-//! `serve` and `demo`.
+//! of its own: `batch` (ingest, retract), `query` (query, explain, schema), `cypher`,
+//! `lookup` (find, look, values), `ask`, `serve` and `demo`. Every reader goes through
+//! [`strata_app::read`], which answers directly or through the server holding the
+//! database.
 
 // The argument structs' doc comments are clap's help texts, written for a terminal:
 // brackets (`[:IMPORTS]`, `[:port]`) and URLs in them are not rustdoc links.
@@ -61,6 +63,14 @@ enum Command {
     Explain(QueryArgs),
     /// Ask in Cypher: the query is compiled to a program, which runs as `query` runs one.
     Cypher(cypher::CypherArgs),
+    /// What a name may stand for: ranked matches of a partial or misspelled name among the
+    /// stored values, with the relations and columns each appears in (the MCP tool `find`).
+    Find(lookup::FindArgs),
+    /// Describe a relation or module: its schema, and for a stored relation its size and
+    /// a few facts (the MCP tool `look`).
+    Look(lookup::LookArgs),
+    /// The distinct values of one argument of a relation (the MCP tool `values`).
+    Values(lookup::ValuesArgs),
     /// Show the relations and modules a program may use: the card, or one module's or
     /// relation's schema.
     Schema {
@@ -111,6 +121,7 @@ mod batch;
 mod cypher;
 mod demo;
 mod hook;
+mod lookup;
 mod query;
 mod serve;
 
@@ -148,16 +159,15 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Ingest(args) => batch::ingest(&args),
         Command::Retract(args) => batch::retract(&args),
-        Command::Stats { db, space } => {
-            let store = open(&db)?;
-            say!("{}", store.stats()?.to_string().trim_end())?;
-            if space {
-                say!("{}", store.space()?.to_string().trim_end())?;
-            }
-            Ok(())
-        }
+        Command::Stats { db, space } => stats(&db, space),
         Command::Compact { db } => {
-            for c in strata_store::compact(&db)? {
+            let compacted = match strata_store::compact(&db) {
+                Err(strata_store::CompactError::Open(
+                    e @ strata_store::OpenError::InUse { .. },
+                )) => return Err(held_alone(&db, e, "compact", "rewrites every file")),
+                r => r?,
+            };
+            for c in compacted {
                 say!(
                     "{}: {} bytes before, {} after ({} given back)",
                     c.path.display(),
@@ -173,6 +183,9 @@ fn run(cli: Cli) -> Result<()> {
         Command::Explain(args) => query::query(&args, true),
         Command::Cypher(args) => cypher::cypher(&args),
         Command::Schema { db, path } => query::schema(&db, path.as_deref()),
+        Command::Find(args) => lookup::find(&args),
+        Command::Look(args) => lookup::look(&args),
+        Command::Values(args) => lookup::values(&args),
         Command::Ask(args) => ask::ask(&args),
         Command::Serve(args) => serve::serve(&args),
         Command::AgentLine { db, name } => {
@@ -191,21 +204,75 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-fn open(db: &Path) -> Result<Store> {
-    Ok(Store::open(db, OpenOptions::default())?)
+/// Answers `request` over the database in `db` (directly, or through the server holding
+/// it) and prints it; what `--max-bytes` cut is said on standard error too.
+fn read(db: &Path, request: &strata_app::read::Read) -> Result<()> {
+    let reading = request.answer(db).map_err(|e| {
+        if e.is_program() {
+            anyhow::Error::from(ProgramError(e.to_string()))
+        } else {
+            e.into()
+        }
+    })?;
+    say!("{}", reading.text)?;
+    if let Some(cut) = &reading.cut {
+        eprintln!("strata: {cut}");
+    }
+    Ok(())
 }
 
+/// `strata stats` (with `--space`, where the bytes go).
+fn stats(db: &Path, space: bool) -> Result<()> {
+    let request = strata_app::read::Read {
+        what: strata_app::read::What::Stats { space },
+        json: false,
+        limits: strata_app::read::Limits::default(),
+    };
+    read(db, &request)
+}
+
+/// `strata check`: it verifies every page of every file, which needs the database to
+/// itself, so it is never sent to a server holding it: that is said, with the server.
 fn check(db: &Path) -> Result<()> {
     let verified = OpenOptions {
         verify: strata_store::Verify::Always,
         ..OpenOptions::default()
     };
-    let report = Store::open(db, verified)?.check()?;
+    let store = match Store::open(db, verified) {
+        Err(e @ strata_store::OpenError::InUse { .. }) => {
+            return Err(held_alone(
+                db,
+                e,
+                "check",
+                "verifies every page of every file",
+            ));
+        }
+        r => r?,
+    };
+    let report = store.check()?;
     say!("{}", report.to_string().trim_end())?;
     if !report.ok() {
         bail!("{db}: the integrity check failed", db = db.display());
     }
     Ok(())
+}
+
+/// The error `strata COMMAND` (`check`, `compact`: it `does` something that needs the
+/// database to itself) gives while another process holds the database: when that is
+/// strata's server, it says so, and that the command is not sent to it.
+fn held_alone(db: &Path, e: strata_store::OpenError, command: &str, does: &str) -> anyhow::Error {
+    #[cfg(unix)]
+    if strata_app::ingest_socket::server_listens(db) {
+        let pid =
+            strata_mcp::serve::serving_pid(db).map_or_else(String::new, |p| format!(" (pid {p})"));
+        return anyhow::anyhow!(
+            "{e}. It is strata's server of this database{pid}: `strata {command}` {does}, \
+             which needs the database to itself, so unlike the readers it is not sent to the \
+             server. Stop the server (one a --stdio client started exits by itself \
+             --idle-exit after its last client left), then run it again"
+        );
+    }
+    e.into()
 }
 
 /// Parses `500ms`, `30s`, `2m`, `1h` (a bare number is seconds).
@@ -229,22 +296,10 @@ fn duration(s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// An error and its sources, joined with `: `, each source once: an error whose message
-/// already holds its source's (`query: {source}`, `{tool}: {source}`) does not repeat
-/// it, which anyhow's `{:#}` would (a budget error's text printed twice).
+/// An error and its sources, joined with `: `, each source once, as the core joins a
+/// server's errors ([`strata_app::read::error_text`]).
 fn error_text(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let message = cause.to_string();
-        if text.contains(&message) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&message);
-    }
-    text
+    strata_app::read::error_text(e.as_ref())
 }
 
 /// Prints `response` as text, or as JSON (pretty) with `json`.

@@ -6,12 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use strata_app::{
-    App, Call, ExplainRequest, Options, Page, QueryRequest, SchemaRequest, binds_from_flags,
-};
-use strata_eval::Cancel;
+use strata_app::read::{Limits, Read, What};
 
-use super::{duration, print, program_error};
+use super::{duration, read};
 
 #[derive(Args)]
 pub(crate) struct QueryArgs {
@@ -40,10 +37,11 @@ pub(crate) struct RunFlags {
     /// Continue from this page token (the one the last page ended with).
     #[arg(long)]
     pub(crate) page_token: Option<String>,
-    /// The most bytes of the answer, text or JSON: rows past it are left out, said so, with
-    /// the page token to go on.
-    #[arg(long, default_value_t = strata_eval::ANSWER_BYTES)]
-    pub(crate) max_bytes: u64,
+    /// The most bytes of the answer, text or JSON (at least 1024): rows past it are left
+    /// out, said so (on standard error too), with the page token to go on. Without it, the
+    /// whole page is printed, up to --limit rows.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_bytes: Option<u64>,
     /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
     /// witness, which a page bounds to 64 facts.
     #[arg(long, value_name = "N")]
@@ -77,39 +75,21 @@ pub(crate) struct RunFlags {
 }
 
 impl RunFlags {
-    /// The application over `db` with these flags' limits.
-    pub(crate) fn app(&self, db: &Path) -> Result<App> {
-        // The row limit is the page's, refused in the core when 0 as a server refuses it;
-        // the application's is the default or above.
-        let options = Options {
-            limit: self.limit.max(Options::default().limit),
+    /// The limits these flags set, for a read.
+    pub(crate) fn limits(&self) -> Result<Limits> {
+        Ok(Limits {
+            limit: self.limit,
+            page_token: self.page_token.clone().unwrap_or_default(),
+            max_bytes: self.max_bytes,
+            witness_row: self.witness_row,
             max_work: self.max_work,
             timeout: duration(&self.timeout)?,
-            threads: self.threads,
-            max_bytes: self.max_bytes,
-            max_memory: Some(
-                self.max_memory
-                    .map_or_else(|| strata_app::default_max_memory(1), |s| s.0),
-            ),
-            cache_bytes: cache_bytes(self.cache),
-            ..Options::default()
-        };
-        Ok(App::open(db, options)?)
-    }
-
-    /// The page these flags ask for (the work cap and the byte budget are the
-    /// application's).
-    pub(crate) fn page(&self) -> Page {
-        Page {
-            limit: Some(self.limit),
-            max_work: 0,
-            page_token: self.page_token.clone().unwrap_or_default(),
-            sample: self.sample.unwrap_or(0),
             witnesses: !self.no_witnesses,
-            max_bytes: None,
-            witness_row: self.witness_row,
-            max_memory: None,
-        }
+            threads: self.threads,
+            sample: self.sample.unwrap_or(0),
+            max_memory: self.max_memory.map(|s| s.0),
+            cache_bytes: cache_bytes(self.cache),
+        })
     }
 }
 
@@ -119,40 +99,37 @@ pub(crate) fn cache_bytes(cache: Option<strata_eval::ByteSize>) -> Option<usize>
 }
 
 pub(crate) fn query(args: &QueryArgs, explain: bool) -> Result<()> {
-    let app = args.run.app(&args.db)?;
-    let command = if explain { "explain" } else { "query" };
-    let binds = binds_from_flags(command, "--bind", &args.binds)?;
-    let call = Call::plain(command);
-    if explain {
-        let request = ExplainRequest {
+    let what = if explain {
+        What::Explain {
             program: args.program.clone(),
-            binds,
-            max_work: 0,
-            max_memory: None,
-        };
-        let report = app
-            .explain(&call, &request, &Cancel::new())
-            .map_err(program_error)?;
-        return print(&report, args.json);
-    }
-    let request = QueryRequest {
-        program: args.program.clone(),
-        binds,
-        page: args.run.page(),
+            binds: args.binds.clone(),
+        }
+    } else {
+        What::Query {
+            program: args.program.clone(),
+            binds: args.binds.clone(),
+        }
     };
-    let out = app
-        .query(&call, &request, &Cancel::new())
-        .map_err(program_error)?;
-    print(&out, args.json)
+    read(
+        &args.db,
+        &Read {
+            what,
+            json: args.json,
+            limits: args.run.limits()?,
+        },
+    )
 }
 
 pub(crate) fn schema(db: &Path, path: Option<&str>) -> Result<()> {
-    let app = App::open(db, Options::default())?;
-    let request = SchemaRequest {
+    let what = What::Schema {
         path: path.unwrap_or_default().to_owned(),
     };
-    let out = app
-        .schema(&Call::plain("schema"), &request)
-        .map_err(program_error)?;
-    print(&out, false)
+    read(
+        db,
+        &Read {
+            what,
+            json: false,
+            limits: Limits::default(),
+        },
+    )
 }

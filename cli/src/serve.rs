@@ -200,19 +200,21 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     let ingest = strata_app::ingest_socket::ListenerOptions {
         idle_timeout: duration(&args.ingest_idle).context("--ingest-idle")?,
     };
-    let store = server.store().clone();
-    let ingest_socket = || match strata_app::ingest_socket::IngestListener::bind_with(store, ingest)
-    {
-        Ok(l) => Some(l),
-        Err(e) => {
-            eprintln!(
-                "strata: warning: cannot listen on {} ({e}); `strata ingest` cannot reach this \
+    // The same socket answers the command line's reads (`strata query`, `stats`, `find`...)
+    // over this server's application.
+    let app = server.app().clone();
+    let ingest_socket =
+        || match strata_app::ingest_socket::IngestListener::bind_serving(app, ingest) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!(
+                    "strata: warning: cannot listen on {} ({e}); `strata ingest` cannot reach this \
                  server",
-                strata_app::ingest_socket::socket_path(&args.db).display()
-            );
-            None
-        }
-    };
+                    strata_app::ingest_socket::socket_path(&args.db).display()
+                );
+                None
+            }
+        };
     if args.daemon {
         strata_mcp::serve::run_daemon(server, &args.db, idle_exit, ingest_socket)?;
         return Ok(());

@@ -202,9 +202,11 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Whether no process holds the database: `strata check` needs it alone (`stats` would be
+/// answered by a server holding it).
 fn released(db: &Path) -> bool {
     Command::new(BIN)
-        .args(["stats", db.to_str().unwrap()])
+        .args(["check", db.to_str().unwrap()])
         .output()
         .unwrap()
         .status

@@ -23,6 +23,8 @@ use crate::pack::Pack;
 #[derive(Clone)]
 pub struct App {
     inner: Arc<Inner>,
+    /// The limits: the application's own, or a view's ([`App::with_options`]).
+    options: Arc<Options>,
 }
 
 struct Inner {
@@ -30,7 +32,6 @@ struct Inner {
     /// The pack, and the state of `strata.toml` it was read from: read again when the file
     /// changes (see [`App::pack`]).
     pack: RwLock<PackState>,
-    options: Options,
     /// The database's `modules/` folder, whether or not it exists (yet).
     modules_dir: PathBuf,
     host: HostOptions,
@@ -75,25 +76,7 @@ impl App {
         options: Options,
         host: HostOptions,
     ) -> Result<App, OpenError> {
-        if options.limit == 0 {
-            return Err(OptionsError::ZeroLimit.into());
-        }
-        if options.max_bytes < strata_eval::ANSWER_BYTES_MIN {
-            return Err(OptionsError::MaxBytes {
-                asked: options.max_bytes,
-                min: strata_eval::ANSWER_BYTES_MIN,
-            }
-            .into());
-        }
-        if options.timeout.is_zero() {
-            return Err(OptionsError::ZeroTimeout.into());
-        }
-        if options.heavy_calls == Some(0) {
-            return Err(OptionsError::ZeroHeavyCalls.into());
-        }
-        if options.max_memory == Some(0) {
-            return Err(OptionsError::ZeroMemory.into());
-        }
+        check_options(&options)?;
         let admission = options
             .heavy_calls
             .map(|n| Admission::new(n, options.admission_wait));
@@ -129,7 +112,6 @@ impl App {
             inner: Arc::new(Inner {
                 store,
                 pack: RwLock::new(pack),
-                options,
                 modules_dir,
                 host,
                 host_vocab: Mutex::new(None),
@@ -137,6 +119,20 @@ impl App {
                 finder: Mutex::new(None),
                 admission,
             }),
+            options: Arc::new(options),
+        })
+    }
+
+    /// A view of this application with other limits: the same store, pack, modules,
+    /// caches and gate of heavy calls (the gate stays this application's, whatever
+    /// `options.heavy_calls` says), answering as an application opened with `options`
+    /// would. A server answers `strata query` and the other readers of the command line
+    /// so, with the limits their flags give.
+    pub fn with_options(&self, options: Options) -> Result<App, OptionsError> {
+        check_options(&options)?;
+        Ok(App {
+            inner: Arc::clone(&self.inner),
+            options: Arc::new(options),
         })
     }
 
@@ -257,7 +253,7 @@ impl App {
 
     /// The application's limits.
     pub fn options(&self) -> &Options {
-        &self.inner.options
+        &self.options
     }
 
     /// `response` (schema, look, values, find or explain: a response that is not a page of
@@ -266,7 +262,7 @@ impl App {
     pub fn fit<R>(&self, response: R) -> crate::Fitted<R> {
         crate::Fitted {
             response,
-            max_bytes: self.inner.options.max_bytes,
+            max_bytes: self.options.max_bytes,
         }
     }
 
@@ -340,6 +336,30 @@ impl App {
     pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Finder>>> {
         &self.inner.finder
     }
+}
+
+/// Refuses limits that make no sense: a row limit, a timeout, heavy calls or a memory cap
+/// of 0, and an answer budget under [`strata_eval::ANSWER_BYTES_MIN`].
+fn check_options(options: &Options) -> Result<(), OptionsError> {
+    if options.limit == 0 {
+        return Err(OptionsError::ZeroLimit);
+    }
+    if options.max_bytes < strata_eval::ANSWER_BYTES_MIN {
+        return Err(OptionsError::MaxBytes {
+            asked: options.max_bytes,
+            min: strata_eval::ANSWER_BYTES_MIN,
+        });
+    }
+    if options.timeout.is_zero() {
+        return Err(OptionsError::ZeroTimeout);
+    }
+    if options.heavy_calls == Some(0) {
+        return Err(OptionsError::ZeroHeavyCalls);
+    }
+    if options.max_memory == Some(0) {
+        return Err(OptionsError::ZeroMemory);
+    }
+    Ok(())
 }
 
 /// The pack being served, the state of `strata.toml` it was read from, and why a later

@@ -35,6 +35,10 @@
 //!    connection. A connection that ends without an answer tells the client whether the
 //!    batch may have landed: not before `"committing"`, perhaps after it.
 //!
+//! The same socket carries the command line's reads (`strata query`, `stats`, `find`...):
+//! a first line holding `"read"` is one, answered by the server over its application
+//! (`reads`, [`crate::read`]).
+//!
 //! The socket is created owner-only (mode 0600). A socket path longer than `sockaddr_un`
 //! holds is bound and reached through `/proc/self/fd/N/strata.sock`, `N` a descriptor of
 //! the database directory (Linux). A socket file left by a killed daemon is stale: the
@@ -440,14 +444,17 @@ mod client;
 mod daemon;
 #[cfg(test)]
 mod hardening;
+mod reads;
 mod spool;
 
 pub use address::DatabaseId;
 pub use client::{SendError, remove_stale_socket, send_batch, server_listens};
 use daemon::Frames;
+use daemon::Shared;
 #[cfg(test)]
 use daemon::read_line;
 pub use daemon::{IngestListener, ListenerOptions};
+pub use reads::{ReadSendError, send_read};
 
 #[cfg(test)]
 mod tests {

@@ -72,6 +72,7 @@ mod names;
 mod options;
 pub mod pack;
 mod query;
+pub mod read;
 pub mod render;
 mod schema;
 pub mod suggest;

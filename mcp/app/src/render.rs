@@ -109,6 +109,24 @@ impl AnswerPage {
         a
     }
 
+    /// The page as its rendering in `measure` shows it: the rows kept within the budget,
+    /// and the cut saying what was left out (none when it all fits), as the text or the
+    /// JSON says it.
+    pub fn shown(&self, measure: Measure) -> Answer {
+        let (Some(named), Measure::Text) = (&self.named, measure) else {
+            return self.fitted(measure);
+        };
+        let mut sites = String::new();
+        crate::names::write_sites(named, &mut sites);
+        let mut a = named
+            .answer
+            .fit(self.max_bytes.saturating_sub(sites.len() as u64), measure);
+        if let Some(cut) = &mut a.cut {
+            cut.max_bytes = self.budget;
+        }
+        a
+    }
+
     /// The page's text, fitted to the budget.
     pub fn text(&self) -> String {
         let Some(named) = &self.named else {

@@ -38,9 +38,11 @@ impl std::fmt::Debug for IngestListener {
 }
 
 /// What every connection of one listener shares.
-struct Shared {
+pub(super) struct Shared {
     store: Store,
-    id: DatabaseId,
+    /// The application reads are answered over ([`super::reads`]); none: reads are refused.
+    pub(super) app: Option<crate::App>,
+    pub(super) id: DatabaseId,
     options: ListenerOptions,
     /// Connections being served (capped at [`MAX_CONNECTIONS`]).
     connections: Arc<Counter>,
@@ -65,6 +67,24 @@ impl IngestListener {
     /// holds. A socket file already there is stale (this process holds the database's
     /// lock) and is removed first; anything else by that name is left alone and refused.
     pub fn bind_with(store: Store, options: ListenerOptions) -> std::io::Result<IngestListener> {
+        IngestListener::listen(store, None, options)
+    }
+
+    /// Listens on `DB/strata.sock` of `app`'s database, which this process holds, for
+    /// batches to commit and for the command line's reads to answer over `app` (see
+    /// [`crate::read`]).
+    pub fn bind_serving(
+        app: crate::App,
+        options: ListenerOptions,
+    ) -> std::io::Result<IngestListener> {
+        IngestListener::listen(app.store().clone(), Some(app), options)
+    }
+
+    fn listen(
+        store: Store,
+        app: Option<crate::App>,
+        options: ListenerOptions,
+    ) -> std::io::Result<IngestListener> {
         let path = socket_path(store.dir());
         clear_stale_socket(&path)?;
         let id = DatabaseId::of(store.dir())?;
@@ -77,6 +97,7 @@ impl IngestListener {
         let commits = Arc::new(Counter::default());
         let shared = Arc::new(Shared {
             store,
+            app,
             id,
             options,
             connections: Arc::new(Counter::default()),
@@ -212,7 +233,19 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
         return;
     };
     let mut reader = BufReader::with_capacity(1 << 16, conn);
-    let reply = match run_batch(&mut reader, &mut writer, shared) {
+    let line = match read_line(&mut reader, MAX_HEADER_BYTES) {
+        Ok(line) => line,
+        Err(e) => {
+            let _ = write_reply(&mut writer, &Reply::Error(e.to_string()));
+            return;
+        }
+    };
+    if is_read(&line) {
+        // A read's client sends nothing after its line.
+        super::reads::serve_read(&line, &writer, shared);
+        return;
+    }
+    let reply = match run_batch(&line, &mut reader, &mut writer, shared) {
         Ok(summary) => {
             eprintln!(
                 "strata: batch {} committed from `strata ingest`: {} facts read, {} new",
@@ -249,13 +282,19 @@ pub(super) fn read_line(r: &mut impl BufRead, max: u64) -> Result<Vec<u8>, Reque
     Ok(line)
 }
 
+/// Whether a request's first line is a read's (an object with a `read` entry).
+fn is_read(line: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
+        .is_ok_and(|o| o.contains_key("read"))
+}
+
 fn run_batch(
+    line: &[u8],
     reader: &mut impl BufRead,
     writer: &mut dyn Write,
     shared: &Shared,
 ) -> Result<BatchSummary, RequestError> {
-    let line = read_line(reader, MAX_HEADER_BYTES)?;
-    let header: Header = serde_json::from_slice(&line).map_err(RequestError::Header)?;
+    let header: Header = serde_json::from_slice(line).map_err(RequestError::Header)?;
     if !header.database.same_as(&shared.id) {
         return Err(RequestError::WrongDatabase {
             asked: header.database,
