@@ -128,6 +128,15 @@ pub enum CallError {
         #[source]
         source: Box<strata_eval::VocabError>,
     },
+    /// The program's error, where it names a module that does not load (left out): the
+    /// module's own error said beside it.
+    #[error("{program}\n{}", notes.join("\n"))]
+    ModuleRefused {
+        /// The program's error.
+        program: Box<CallError>,
+        /// What each refused module it names says ([`crate::modules`]).
+        notes: Vec<String>,
+    },
     /// A module is a link that leads outside the database directory.
     #[error("{tool}: {source}")]
     ModuleLink {
@@ -274,6 +283,7 @@ impl CallError {
     /// The error's kind, one word: `program`, `cypher`, `store`, `host`, `bind`, ...
     pub fn kind(&self) -> &'static str {
         match self {
+            CallError::ModuleRefused { program, .. } => program.kind(),
             CallError::Query(QueryError::Program(_)) => "program",
             CallError::Query(_) => "evaluation",
             CallError::Cypher(CypherError::Query(_)) => "cypher",
@@ -307,6 +317,12 @@ impl CallError {
         if let CallError::Ask(a) = self
             && let Some(j) = a.json()
         {
+            return j;
+        }
+        if let CallError::ModuleRefused { program, notes } = self {
+            let mut j = program.json();
+            j["error"]["message"] = self.to_string().into();
+            j["error"]["modules_refused"] = notes.clone().into();
             return j;
         }
         let mut e = serde_json::json!({ "kind": self.kind(), "message": self.to_string() });

@@ -68,6 +68,7 @@ pub mod ingest_socket;
 pub mod instructions;
 pub mod links;
 pub mod model;
+mod modules;
 mod names;
 mod options;
 pub mod pack;
