@@ -240,13 +240,28 @@ pub enum CallError {
         /// The request's tool.
         tool: &'static str,
     },
+    /// A `witness_row` past the answer's last row.
+    #[error(
+        "{tool}: witness_row {row} is past the last row: the answer has {total} row{}; pass \
+         a row from 1 to {total}",
+        if *total == 1 { "" } else { "s" }
+    )]
+    WitnessRowPast {
+        /// The request's tool.
+        tool: &'static str,
+        /// The row asked for.
+        row: u64,
+        /// The rows the answer has.
+        total: u64,
+    },
     /// The pack's Cypher mapping does not fit the vocabulary.
     #[error("{0}")]
     Graph(String),
     /// `schema` or `look` named nothing the vocabulary has.
     #[error(
-        "{tool}: nothing is named \"{name}\"{}; call schema with no path for every relation \
+        "{tool}: nothing is named \"{}\"{}; call schema with no path for every relation \
          and module",
+        echo(name),
         crate::suggest::did_you_mean_text(suggestion.as_deref())
     )]
     Unknown {
@@ -266,6 +281,22 @@ pub enum CallError {
     /// `ask` could not ask, or no try gave a program that ran.
     #[error(transparent)]
     Ask(#[from] AskError),
+}
+
+/// The most bytes of a name an error echoes back.
+pub(crate) const ECHO_BYTES: usize = 200;
+
+/// `name` as an error echoes it: whole up to [`ECHO_BYTES`], else its first bytes (cut at
+/// a character) and how long it was, so a 1 MB argument does not make a 2 MB error.
+pub(crate) fn echo(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.len() <= ECHO_BYTES {
+        return name.into();
+    }
+    let mut end = ECHO_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &name[..end], name.len()).into()
 }
 
 impl CallError {
@@ -298,7 +329,7 @@ impl CallError {
             CallError::PageToken { .. } => "page_token",
             CallError::ZeroLimit { .. } => "limit",
             CallError::MaxBytes { .. } => "max_bytes",
-            CallError::WitnessRow { .. } => "witness_row",
+            CallError::WitnessRow { .. } | CallError::WitnessRowPast { .. } => "witness_row",
             CallError::Busy { .. } => "busy",
             CallError::Graph(_) => "graph",
             CallError::Unknown { .. } => "unknown_name",

@@ -207,6 +207,7 @@ impl App {
             run,
             token,
             max_bytes,
+            witness_row: page.witness_row,
         })
     }
 }
@@ -221,6 +222,23 @@ pub(crate) struct PagePlan {
     pub(crate) token: Option<PageToken>,
     /// The most bytes the answer's rendering may take.
     pub(crate) max_bytes: u64,
+    /// The row asked for with its whole witness, if one was.
+    pub(crate) witness_row: Option<u64>,
+}
+
+impl PagePlan {
+    /// A `witness_row` past the last row of an answer of `total` rows is an error naming
+    /// the count (rather than an empty page).
+    pub(crate) fn check_witness_row(
+        &self,
+        tool: &'static str,
+        total: u64,
+    ) -> Result<(), CallError> {
+        match self.witness_row {
+            Some(row) if row > total => Err(CallError::WitnessRowPast { tool, row, total }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `asked` if the request asked for less than `cap` (0: did not ask), else `cap`.
