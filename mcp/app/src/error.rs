@@ -134,7 +134,7 @@ pub enum CallError {
     ModuleRefused {
         /// The program's error.
         program: Box<CallError>,
-        /// What each refused module it names says ([`crate::modules`]).
+        /// What each refused module it names says (its file, its error, line and caret).
         notes: Vec<String>,
     },
     /// A module is a link that leads outside the database directory.

@@ -10,8 +10,8 @@ pub struct ListenerOptions {
     /// is dropped with an error ([`DEFAULT_IDLE_TIMEOUT`] by default).
     pub idle_timeout: Duration,
     /// How long a client has for its header and for each [`MAX_FRAME_BYTES`] of its batch
-    /// before it loses its slot ([`DEFAULT_FRAME_TIMEOUT`] by default; see
-    /// [`super::deadline`]).
+    /// before it loses its slot ([`DEFAULT_FRAME_TIMEOUT`] by default); each further
+    /// [`MAX_FRAME_BYTES`] received earns it again.
     pub frame_timeout: Duration,
 }
 
