@@ -319,6 +319,7 @@ fn program_error(e: strata_app::CallError) -> anyhow::Error {
     use strata_eval::QueryError;
     match e {
         CallError::Query(QueryError::Program(_))
+        | CallError::ModuleRefused { .. }
         | CallError::Cypher(_)
         | CallError::Graph(_)
         | CallError::Ask(_) => ProgramError(e.to_string()).into(),

@@ -64,7 +64,8 @@ pub(crate) struct RunFlags {
     pub(crate) sample: Option<u64>,
     /// The most memory the evaluation may hold (its relations, indexes and witnesses):
     /// bytes, or a size with a binary unit, 512M, 2G. Past it the run stops with an error
-    /// saying where the memory went. Default: half the memory available when it starts.
+    /// saying where the memory went. Default: a third of what the memory available and the
+    /// process's limits (RLIMIT_AS, cgroup) allow, less room for the process.
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<strata_eval::ByteSize>,
     /// The store's page cache: bytes, or a size with a binary unit, 64M, 1G. It holds the

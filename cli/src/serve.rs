@@ -59,8 +59,9 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = strata_eval::ANSWER_BYTES)]
     pub(crate) max_bytes: u64,
     /// The most memory one call's evaluation may hold: bytes, or a size with a binary unit,
-    /// 512M, 2G (a call may ask for less with max_memory). Default: the memory available at
-    /// start divided by the heavy calls plus one, so every heavy call at once still fits.
+    /// 512M, 2G (a call may ask for less with max_memory). Default: the least of the memory
+    /// available and the process's limits (RLIMIT_AS, cgroup), less room for the process,
+    /// over twice the heavy calls plus one, so every heavy call at once still fits.
     #[arg(long, value_name = "SIZE")]
     pub(crate) max_memory: Option<strata_eval::ByteSize>,
     /// The store's page cache, shared by every call: bytes, or a size with a binary unit,
@@ -199,6 +200,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     #[cfg(unix)]
     let ingest = strata_app::ingest_socket::ListenerOptions {
         idle_timeout: duration(&args.ingest_idle).context("--ingest-idle")?,
+        ..Default::default()
     };
     // The same socket answers the command line's reads (`strata query`, `stats`, `find`...)
     // over this server's application.

@@ -245,6 +245,19 @@ struct ModuleFile {
     text: String,
 }
 
+/// A module file as [`Vocabulary::read_modules`] read it: its dotted path, its file as
+/// errors name it (`modules/deps.dl`), and its text, or why it cannot be loaded (it cannot
+/// be read, or its name is no module path) rendered as an error naming the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleText {
+    /// The dotted path (`deps`, `net.pin`).
+    pub path: String,
+    /// The file, as errors name it.
+    pub file: String,
+    /// The file's text, or why it cannot be loaded.
+    pub text: Result<String, String>,
+}
+
 impl Vocabulary {
     /// The vocabulary of `source`'s relations and the modules under `modules_dir` (every
     /// `.dl` file below it, at any depth; names starting with `.` are skipped).
@@ -258,7 +271,60 @@ impl Vocabulary {
             let label = dir
                 .file_name()
                 .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
-            read_modules(dir, &label, &mut Vec::new(), &mut files)?;
+            read_modules(dir, &label, &mut Vec::new(), &mut files, false)?;
+        }
+        let files = files
+            .into_iter()
+            .map(|m| {
+                let text = m.text.unwrap_or_default();
+                ModuleFile {
+                    path: m.path,
+                    file: m.file,
+                    text,
+                }
+            })
+            .collect();
+        build(base, files)
+    }
+
+    /// Every module file under `modules_dir`, as [`Vocabulary::load`] reads them, except
+    /// that a file that cannot be read or whose name is no module path is answered with
+    /// why rather than failing the whole folder: so a server can leave out (or keep the
+    /// last good version of) one bad module and load the others. A folder that cannot be
+    /// listed, or nests too deep, is still an error.
+    pub fn read_modules(modules_dir: &Path) -> Result<Vec<ModuleText>, VocabError> {
+        let label = modules_dir.file_name().map_or_else(
+            || modules_dir.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        let mut files = Vec::new();
+        read_modules(modules_dir, &label, &mut Vec::new(), &mut files, true)?;
+        Ok(files)
+    }
+
+    /// The vocabulary of the base relations `base` and the modules `modules` as
+    /// [`Vocabulary::read_modules`] answers them. A module that could not be read is an
+    /// error naming its file ([`VocabError::ModulePath`]); one that does not parse or
+    /// check is [`VocabError::Module`], naming its file.
+    pub fn from_texts(
+        base: Vec<RelationInfo>,
+        modules: &[ModuleText],
+    ) -> Result<Vocabulary, VocabError> {
+        let mut files = Vec::with_capacity(modules.len());
+        for m in modules {
+            match &m.text {
+                Ok(text) => files.push(ModuleFile {
+                    path: m.path.clone(),
+                    file: m.file.clone(),
+                    text: text.clone(),
+                }),
+                Err(reason) => {
+                    return Err(VocabError::ModulePath {
+                        path: m.file.clone(),
+                        reason: reason.clone(),
+                    });
+                }
+            }
         }
         build(base, files)
     }
@@ -428,11 +494,14 @@ pub(crate) fn valid_segment(s: &str) -> bool {
 
 /// Reads every `.dl` file under `dir` (sorted by name, directories recursed), with `segments`
 /// the module path so far.
+/// With `lenient`, a file that cannot be read or is named badly is answered with why
+/// instead of failing the whole folder.
 fn read_modules(
     dir: &Path,
     label: &str,
     segments: &mut Vec<String>,
-    out: &mut Vec<ModuleFile>,
+    out: &mut Vec<ModuleText>,
+    lenient: bool,
 ) -> Result<(), VocabError> {
     let io = |source| VocabError::Io {
         path: dir.to_owned(),
@@ -449,15 +518,30 @@ fn read_modules(
             continue;
         }
         let path = entry.path();
-        let meta = std::fs::metadata(&path).map_err(|source| VocabError::Io {
-            path: path.clone(),
-            source,
-        })?;
         let file = || {
             let mut parts = vec![label.to_owned()];
             parts.extend(segments.iter().cloned());
             parts.push(name.clone());
             parts.join("/")
+        };
+        let meta = match std::fs::metadata(&path) {
+            Ok(meta) => meta,
+            Err(source) if lenient && name.ends_with(".dl") => {
+                let mut module = segments.clone();
+                module.push(name.trim_end_matches(".dl").to_owned());
+                out.push(ModuleText {
+                    path: module.join("."),
+                    file: file(),
+                    text: Err(format!("cannot be read: {source}")),
+                });
+                continue;
+            }
+            Err(source) => {
+                return Err(VocabError::Io {
+                    path: path.clone(),
+                    source,
+                });
+            }
         };
         if meta.is_dir() {
             if !valid_segment(&name) {
@@ -470,23 +554,32 @@ fn read_modules(
                 });
             }
             segments.push(name.clone());
-            read_modules(&path, label, segments, out)?;
+            read_modules(&path, label, segments, out, lenient)?;
             segments.pop();
         } else if let Some(stem) = name.strip_suffix(".dl") {
             let mut module = segments.clone();
             module.push(stem.to_owned());
             let module = module.join(".");
-            if let Some(reason) = path_problem(&module) {
-                return Err(VocabError::ModulePath {
-                    path: file(),
-                    reason,
-                });
-            }
-            let text = std::fs::read_to_string(&path).map_err(|source| VocabError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            out.push(ModuleFile {
+            let text = match path_problem(&module) {
+                Some(reason) if lenient => Err(reason),
+                Some(reason) => {
+                    return Err(VocabError::ModulePath {
+                        path: file(),
+                        reason,
+                    });
+                }
+                None => match std::fs::read_to_string(&path) {
+                    Ok(text) => Ok(text),
+                    Err(source) if lenient => Err(format!("cannot be read: {source}")),
+                    Err(source) => {
+                        return Err(VocabError::Io {
+                            path: path.clone(),
+                            source,
+                        });
+                    }
+                },
+            };
+            out.push(ModuleText {
                 path: module,
                 file: file(),
                 text,

@@ -40,6 +40,8 @@ struct Inner {
     /// The vocabulary of the last snapshot seen, by its batch sequence number and the state
     /// of the modules folder.
     vocab: Mutex<Option<CachedVocab>>,
+    /// Each module's last version that loaded, served in place of one that does not.
+    last_good: Mutex<crate::modules::LastGood>,
     /// The dictionary index for `find`, opened on the first request and extended with
     /// the texts later batches add.
     finder: Mutex<Option<Arc<find::Finder>>>,
@@ -81,6 +83,7 @@ impl App {
             .heavy_calls
             .map(|n| Admission::new(n, options.admission_wait));
         let modules_dir = store.dir().join("modules");
+        let mut last_good = crate::modules::LastGood::default();
         let vocab = if host.vocabulary.is_none() {
             let snap = store.snapshot().map_err(StoreError::from)?;
             let modules = modules_stamp(&modules_dir);
@@ -88,12 +91,14 @@ impl App {
             if let Some(m) = present {
                 crate::links::check_modules(store.dir(), m)?;
             }
-            let vocab = Arc::new(Vocabulary::load(&snap, present)?);
+            let loaded = crate::modules::load(&snap, present, &mut last_good)?;
+            let vocab = Arc::new(loaded.vocab);
             check_examples(&pack, &vocab)?;
             Some(CachedVocab {
                 seq: snap.seq(),
                 modules,
                 vocab,
+                refused: Arc::new(loaded.refused),
             })
         } else {
             None
@@ -116,6 +121,7 @@ impl App {
                 host,
                 host_vocab: Mutex::new(None),
                 vocab: Mutex::new(vocab),
+                last_good: Mutex::new(last_good),
                 finder: Mutex::new(None),
                 admission,
             }),
@@ -333,6 +339,10 @@ impl App {
         &self.inner.vocab
     }
 
+    pub(crate) fn last_good(&self) -> &Mutex<crate::modules::LastGood> {
+        &self.inner.last_good
+    }
+
     pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Finder>>> {
         &self.inner.finder
     }
@@ -390,6 +400,9 @@ pub(crate) struct CachedVocab {
     pub(crate) modules: u64,
     /// The vocabulary.
     pub(crate) vocab: Arc<Vocabulary>,
+    /// The modules refused loading it (each left out or served from its last good
+    /// version).
+    pub(crate) refused: Arc<Vec<crate::modules::Refused>>,
 }
 
 /// A fingerprint of the files under `dir` (their paths, sizes and modification times); the

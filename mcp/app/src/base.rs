@@ -15,7 +15,11 @@ use strata_store::layout::DEFAULT_TIER;
 use crate::app::{App, check_examples};
 use crate::error::CallError;
 use crate::host::{CallContext, HostError, Run, Source, VocabularyFn};
+use crate::modules::Refused;
 use crate::render::SnapshotInfo;
+
+/// The modules refused building a vocabulary, shared with its cache.
+type RefusedModules = Arc<Vec<Refused>>;
 
 /// How many times a program is checked against a newer snapshot's vocabulary when batches
 /// keep landing between the check and the snapshot it runs on.
@@ -80,11 +84,26 @@ impl Base {
 pub(crate) trait Reads {
     /// The base relations it reads, sorted, each once.
     fn reads(&self) -> &[String];
+
+    /// The derived relations it reads (modules' members among them), by full name.
+    fn derived(&self) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 impl Reads for Query {
     fn reads(&self) -> &[String] {
         self.base_relations()
+    }
+
+    fn derived(&self) -> Vec<&str> {
+        self.compiled
+            .ir
+            .relations
+            .iter()
+            .filter(|r| r.kind == strata_eval::internals::ir::RelKind::Derived)
+            .map(|r| r.name.as_str())
+            .collect()
     }
 }
 
@@ -100,6 +119,9 @@ pub(crate) struct Prepared<Q = Query> {
     pub(crate) query: Q,
     pub(crate) base: Base,
     pub(crate) tiers: Vec<String>,
+    /// What the answer says of the refused modules the program uses (see
+    /// [`crate::modules`]).
+    pub(crate) refused: Vec<String>,
 }
 
 impl<Q> Prepared<Q> {
@@ -244,13 +266,14 @@ impl App {
         .map_err(CallError::store(tool))
     }
 
-    /// The vocabulary of `snap`: cached while no batch has landed and no module changed
-    /// since.
+    /// The vocabulary of `snap` and the modules refused building it: cached while no batch
+    /// has landed and no module changed since. A module that does not load fails alone
+    /// (see [`crate::modules`]).
     fn snapshot_vocabulary(
         &self,
         tool: &'static str,
         snap: &Snapshot,
-    ) -> Result<Arc<Vocabulary>, CallError> {
+    ) -> Result<(Arc<Vocabulary>, RefusedModules), CallError> {
         let modules = self.modules_stamp();
         let mut cached = self
             .vocab_cache()
@@ -260,24 +283,32 @@ impl App {
             && c.seq == snap.seq()
             && c.modules == modules
         {
-            return Ok(c.vocab.clone());
+            return Ok((c.vocab.clone(), c.refused.clone()));
         }
         if let Some(m) = self.modules_dir() {
             crate::links::check_modules(self.store().dir(), m)
                 .map_err(|source| CallError::ModuleLink { tool, source })?;
         }
-        let vocab = Arc::new(
-            Vocabulary::load(snap, self.modules_dir()).map_err(|source| CallError::Vocabulary {
-                tool,
-                source: Box::new(source),
-            })?,
-        );
+        let mut last = self
+            .last_good()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let loaded =
+            crate::modules::load(snap, self.modules_dir(), &mut last).map_err(|source| {
+                CallError::Vocabulary {
+                    tool,
+                    source: Box::new(source),
+                }
+            })?;
+        let vocab = Arc::new(loaded.vocab);
+        let refused = Arc::new(loaded.refused);
         *cached = Some(crate::app::CachedVocab {
             seq: snap.seq(),
             modules,
             vocab: vocab.clone(),
+            refused: refused.clone(),
         });
-        Ok(vocab)
+        Ok((vocab, refused))
     }
 
     /// A snapshot of the default tier with its vocabulary (the host's, when it gives one).
@@ -285,12 +316,21 @@ impl App {
         &self,
         tool: &'static str,
     ) -> Result<(Snapshot, Arc<Vocabulary>), CallError> {
+        let (snap, vocab, _) = self.base_snapshot_refused(tool)?;
+        Ok((snap, vocab))
+    }
+
+    /// [`App::base_snapshot`], with the modules refused loading its vocabulary.
+    fn base_snapshot_refused(
+        &self,
+        tool: &'static str,
+    ) -> Result<(Snapshot, Arc<Vocabulary>, RefusedModules), CallError> {
         let snap = self.store().snapshot().map_err(CallError::store(tool))?;
-        let vocab = match &self.host().vocabulary {
-            Some(f) => self.host_vocabulary(tool, f)?,
+        let (vocab, refused) = match &self.host().vocabulary {
+            Some(f) => (self.host_vocabulary(tool, f)?, Arc::new(Vec::new())),
             None => self.snapshot_vocabulary(tool, &snap)?,
         };
-        Ok((snap, vocab))
+        Ok((snap, vocab, refused))
     }
 
     /// Parses and checks `program`, then takes the one snapshot it runs on, with exactly
@@ -324,13 +364,19 @@ impl App {
             let vocab = self.vocabulary(call, tool)?;
             let query = check(&vocab)?;
             let (base, tiers) = self.base(call, tool, query.reads())?;
-            return Ok(Prepared { query, base, tiers });
+            return Ok(Prepared {
+                query,
+                base,
+                tiers,
+                refused: Vec::new(),
+            });
         }
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (first, vocab) = self.base_snapshot(tool)?;
-            let query = check(&vocab)?;
+            let (first, vocab, refused) = self.base_snapshot_refused(tool)?;
+            let query = check(&vocab).map_err(|e| crate::modules::beside(e, &refused))?;
+            let notes = crate::modules::used(&query.derived(), &refused);
             let tiers = self.tiers_for(tool, query.reads())?;
             between();
             if tiers.len() == 1 {
@@ -338,6 +384,7 @@ impl App {
                     query,
                     base: Base::Store(Box::new(first)),
                     tiers,
+                    refused: notes,
                 });
             }
             let snap = self.snapshot_with(tool, &tiers)?;
@@ -347,6 +394,7 @@ impl App {
                     query,
                     base: Base::Store(Box::new(snap)),
                     tiers,
+                    refused: notes,
                 });
             }
         }

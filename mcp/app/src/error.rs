@@ -128,6 +128,15 @@ pub enum CallError {
         #[source]
         source: Box<strata_eval::VocabError>,
     },
+    /// The program's error, where it names a module that does not load (left out): the
+    /// module's own error said beside it.
+    #[error("{program}\n{}", notes.join("\n"))]
+    ModuleRefused {
+        /// The program's error.
+        program: Box<CallError>,
+        /// What each refused module it names says (its file, its error, line and caret).
+        notes: Vec<String>,
+    },
     /// A module is a link that leads outside the database directory.
     #[error("{tool}: {source}")]
     ModuleLink {
@@ -231,13 +240,28 @@ pub enum CallError {
         /// The request's tool.
         tool: &'static str,
     },
+    /// A `witness_row` past the answer's last row.
+    #[error(
+        "{tool}: witness_row {row} is past the last row: the answer has {total} row{}; pass \
+         a row from 1 to {total}",
+        if *total == 1 { "" } else { "s" }
+    )]
+    WitnessRowPast {
+        /// The request's tool.
+        tool: &'static str,
+        /// The row asked for.
+        row: u64,
+        /// The rows the answer has.
+        total: u64,
+    },
     /// The pack's Cypher mapping does not fit the vocabulary.
     #[error(transparent)]
     Graph(strata_eval::MappingError),
     /// `schema` or `look` named nothing the vocabulary has.
     #[error(
-        "{tool}: nothing is named \"{name}\"{}; call schema with no path for every relation \
+        "{tool}: nothing is named \"{}\"{}; call schema with no path for every relation \
          and module",
+        echo(name),
         crate::suggest::did_you_mean_text(suggestion.as_deref())
     )]
     Unknown {
@@ -259,6 +283,22 @@ pub enum CallError {
     Ask(#[from] AskError),
 }
 
+/// The most bytes of a name an error echoes back.
+pub(crate) const ECHO_BYTES: usize = 200;
+
+/// `name` as an error echoes it: whole up to [`ECHO_BYTES`], else its first bytes (cut at
+/// a character) and how long it was, so a 1 MB argument does not make a 2 MB error.
+pub(crate) fn echo(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.len() <= ECHO_BYTES {
+        return name.into();
+    }
+    let mut end = ECHO_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &name[..end], name.len()).into()
+}
+
 impl CallError {
     /// The store's error `source`, met answering `tool`.
     pub fn store<E>(tool: &'static str) -> impl FnOnce(E) -> CallError
@@ -274,6 +314,7 @@ impl CallError {
     /// The error's kind, one word: `program`, `cypher`, `store`, `host`, `bind`, ...
     pub fn kind(&self) -> &'static str {
         match self {
+            CallError::ModuleRefused { program, .. } => program.kind(),
             CallError::Query(QueryError::Program(_)) => "program",
             CallError::Query(_) => "evaluation",
             CallError::Cypher(CypherError::Query(_)) => "cypher",
@@ -288,7 +329,7 @@ impl CallError {
             CallError::PageToken { .. } => "page_token",
             CallError::ZeroLimit { .. } => "limit",
             CallError::MaxBytes { .. } => "max_bytes",
-            CallError::WitnessRow { .. } => "witness_row",
+            CallError::WitnessRow { .. } | CallError::WitnessRowPast { .. } => "witness_row",
             CallError::Busy { .. } => "busy",
             CallError::Graph(_) => "graph",
             CallError::Unknown { .. } => "unknown_name",
@@ -307,6 +348,12 @@ impl CallError {
         if let CallError::Ask(a) = self
             && let Some(j) = a.json()
         {
+            return j;
+        }
+        if let CallError::ModuleRefused { program, notes } = self {
+            let mut j = program.json();
+            j["error"]["message"] = self.to_string().into();
+            j["error"]["modules_refused"] = notes.clone().into();
             return j;
         }
         let mut e = serde_json::json!({ "kind": self.kind(), "message": self.to_string() });

@@ -23,7 +23,10 @@
 //! 3. The daemon spools the files to an unlinked file in the database directory, without
 //!    holding the database's writer: a slow producer delays only itself, and one that sends
 //!    nothing for the idle timeout ([`DEFAULT_IDLE_TIMEOUT`]) is dropped with an error,
-//!    nothing of its batch stored. Once every file is spooled it answers status lines
+//!    nothing of its batch stored; so is one too slow for the frame deadline
+//!    ([`DEFAULT_FRAME_TIMEOUT`]: the header and the first [`MAX_FRAME_BYTES`] must arrive
+//!    within it, and each further [`MAX_FRAME_BYTES`] earns it again), so a client sending a
+//!    byte now and then cannot hold one of the [`MAX_CONNECTIONS`] slots for ever. Once every file is spooled it answers status lines
 //!    (`"waiting for another ingest (started N s ago)"` as `{"waiting": "..."}` while
 //!    another batch commits, then `"committing"` just before the commit starts), reads the
 //!    spool into one batch (`Batch::read_dump`), commits it, and answers one JSON line:
@@ -81,6 +84,10 @@ pub const MAX_CONNECTIONS: usize = 16;
 /// How long the daemon waits for the next bytes of a client by default before it drops
 /// the batch.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a client has by default for its header line and each [`MAX_FRAME_BYTES`] of
+/// its batch (at least 140 KB a second) before it loses its slot.
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How long a clean shutdown waits for commits in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -235,6 +242,20 @@ pub enum RequestError {
         label: String,
         /// The idle timeout.
         timeout: Duration,
+    },
+    /// The client delivered its batch too slowly for the frame deadline.
+    #[error(
+        "{label}: the client was too slow: the header and each {} MiB of a batch must \
+         arrive within {} s (the server's frame deadline); the connection is closed and \
+         nothing of the batch was stored",
+        MAX_FRAME_BYTES >> 20,
+        .deadline.as_secs_f64()
+    )]
+    TooSlow {
+        /// What was being received: a file, or the request's header.
+        label: String,
+        /// The frame deadline.
+        deadline: Duration,
     },
     /// Spooling the batch to the database directory failed.
     #[error("spooling the batch in the database directory: {0}; nothing of it was stored")]
@@ -442,6 +463,7 @@ enum Reply {
 mod address;
 mod client;
 mod daemon;
+mod deadline;
 #[cfg(test)]
 mod hardening;
 mod reads;
@@ -511,9 +533,12 @@ mod tests {
     #[test]
     fn the_header_line_is_capped() {
         let long = [b'x'; 100];
-        assert!(read_line(&mut &long[..], 10).is_err());
-        assert!(read_line(&mut &b"abc"[..], 10).is_err());
-        assert_eq!(read_line(&mut &b"abc\nrest"[..], 10).unwrap(), b"abc");
+        assert!(read_line(&mut &long[..], 10, DEFAULT_FRAME_TIMEOUT).is_err());
+        assert!(read_line(&mut &b"abc"[..], 10, DEFAULT_FRAME_TIMEOUT).is_err());
+        assert_eq!(
+            read_line(&mut &b"abc\nrest"[..], 10, DEFAULT_FRAME_TIMEOUT).unwrap(),
+            b"abc"
+        );
     }
 
     #[test]

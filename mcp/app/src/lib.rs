@@ -67,7 +67,9 @@ pub mod ingest;
 pub mod ingest_socket;
 pub mod instructions;
 pub mod links;
+mod machine;
 pub mod model;
+mod modules;
 mod names;
 mod options;
 pub mod pack;
@@ -87,8 +89,12 @@ pub use error::{CallError, OpenError, OptionsError};
 pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
 pub use fitted::Fitted;
 pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
+pub use machine::{
+    BUDGET_MIN, MEMORY_UNKNOWN, MemoryReadings, RESIDENT_ROOM, VIRTUAL_ROOM, available_memory,
+    default_max_memory, memory_budget,
+};
 pub use model::{Api, Model, ModelError};
-pub use options::{MEMORY_UNKNOWN, Options, Page, available_memory, default_max_memory};
+pub use options::{Options, Page};
 pub use pack::{CypherExample, Example, Pack, PackError};
 pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse, RunInfo};
 pub use render::{AnswerPage, Render, SnapshotInfo};

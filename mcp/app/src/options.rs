@@ -1,6 +1,6 @@
 //! The application's limits ([`Options`]) and how a request's own limits lower them into
 //! the engine's run options: a request may ask for less, never more ([`Page`]). The memory
-//! cap a server takes by default is computed from the machine ([`default_max_memory`]).
+//! cap a server takes by default is computed from the machine ([`crate::default_max_memory`]).
 
 use std::time::Duration;
 
@@ -32,7 +32,7 @@ pub struct Options {
     /// The most bytes one evaluation may hold (its derived relations, indexes, witnesses
     /// and a round's unmerged tuples): a request may ask for less ([`Page::max_memory`]),
     /// never more. `None`: no cap (the library's default; the command line and the server
-    /// set [`default_max_memory`]).
+    /// set [`crate::default_max_memory`]).
     pub max_memory: Option<u64>,
     /// The most heavy calls (query, cypher, explain, ask) that evaluate at once; the rest
     /// wait ([`Options::admission_wait`]) and are then refused ([`crate::admission`]).
@@ -207,6 +207,7 @@ impl App {
             run,
             token,
             max_bytes,
+            witness_row: page.witness_row,
         })
     }
 }
@@ -221,39 +222,26 @@ pub(crate) struct PagePlan {
     pub(crate) token: Option<PageToken>,
     /// The most bytes the answer's rendering may take.
     pub(crate) max_bytes: u64,
+    /// The row asked for with its whole witness, if one was.
+    pub(crate) witness_row: Option<u64>,
+}
+
+impl PagePlan {
+    /// A `witness_row` past the last row of an answer of `total` rows is an error naming
+    /// the count (rather than an empty page).
+    pub(crate) fn check_witness_row(
+        &self,
+        tool: &'static str,
+        total: u64,
+    ) -> Result<(), CallError> {
+        match self.witness_row {
+            Some(row) if row > total => Err(CallError::WitnessRowPast { tool, row, total }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `asked` if the request asked for less than `cap` (0: did not ask), else `cap`.
 pub(crate) fn lower(asked: u64, cap: u64) -> u64 {
     if asked == 0 { cap } else { asked.min(cap) }
-}
-
-/// What a machine's memory is taken to be when it cannot be read (`/proc/meminfo` is
-/// Linux's): 8 GiB.
-pub const MEMORY_UNKNOWN: u64 = 8 << 30;
-
-/// The memory available for new work on this machine: `MemAvailable` of `/proc/meminfo`
-/// (else `MemTotal`), or [`MEMORY_UNKNOWN`] where that cannot be read.
-pub fn available_memory() -> u64 {
-    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
-        return MEMORY_UNKNOWN;
-    };
-    let field = |name: &str| {
-        info.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| rest.trim().strip_suffix("kB"))
-            .and_then(|kb| kb.trim().parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    };
-    field("MemAvailable:")
-        .or_else(|| field("MemTotal:"))
-        .unwrap_or(MEMORY_UNKNOWN)
-}
-
-/// The memory cap of one evaluation when none is given: the memory available at start
-/// ([`available_memory`]) shared by `heavy_calls` evaluations and one share left for the
-/// rest (the store's cache, the server, other programs), so that every heavy call at once
-/// still fits: available / (heavy_calls + 1), at least 64 MiB.
-pub fn default_max_memory(heavy_calls: usize) -> u64 {
-    (available_memory() / (heavy_calls as u64 + 1)).max(64 << 20)
 }

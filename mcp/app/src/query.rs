@@ -59,6 +59,10 @@ pub struct RunInfo {
     /// changed between pages, so rows may repeat or be missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_changed: Option<String>,
+    /// For each module the program uses that does not load (its last good version
+    /// answered): its file, its error, line and caret.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub modules_refused: Vec<String>,
 }
 
 impl RunInfo {
@@ -71,6 +75,7 @@ impl RunInfo {
             why: out.why.as_ref().map(|w| format!("{w} matched nothing")),
             hint: hint.filter(|_| out.answer.total == 0).map(str::to_owned),
             data_changed: None,
+            modules_refused: p.refused.clone(),
         }
     }
 
@@ -80,6 +85,10 @@ impl RunInfo {
         if let Some(changed) = &self.data_changed {
             text.push_str("\nnote: ");
             text.push_str(changed);
+        }
+        for refused in &self.modules_refused {
+            text.push_str("\nnote: ");
+            text.push_str(refused);
         }
     }
 }
@@ -216,6 +225,7 @@ impl App {
         }
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
         let out = p.query.run(p.base.source(), &plan.run)?;
+        plan.check_witness_row("query", out.answer.total)?;
         let (answer, run) = answered(&p, out, &plan, self.hint().as_deref(), &[]);
         Ok(QueryResponse { answer, run })
     }

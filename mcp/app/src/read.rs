@@ -261,7 +261,7 @@ impl Read {
             max_bytes: l.max_bytes.unwrap_or(u64::MAX),
             max_memory: Some(
                 l.max_memory
-                    .unwrap_or_else(|| crate::options::default_max_memory(1)),
+                    .unwrap_or_else(|| crate::machine::default_max_memory(1)),
             ),
             cache_bytes: l.cache_bytes,
             ..Options::default()

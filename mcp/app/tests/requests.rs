@@ -407,3 +407,78 @@ fn issue17_a_changed_strata_toml_is_served_without_a_restart() {
     assert_eq!(a.pack().server_name(), "deps");
     assert!(a.pack_refused().is_none());
 }
+
+#[test]
+fn issue_30_witness_row_past_the_last_row_is_an_error_naming_the_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let mut r = query(r#"deps.depends_on("app", ?d) => ?d"#);
+    r.page.witness_row = Some(3);
+    let last = app
+        .query(&Call::plain("query"), &r, &Cancel::new())
+        .unwrap();
+    assert_eq!(last.answer.answer.rows.len(), 1);
+    r.page.witness_row = Some(4);
+    let e = app
+        .query(&Call::plain("query"), &r, &Cancel::new())
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "query: witness_row 4 is past the last row: the answer has 3 rows; pass a row from 1 \
+         to 3"
+    );
+    assert_eq!(e.kind(), "witness_row");
+    let c = CypherRequest {
+        query: "MATCH (a:Package {name: \"app\"})-[:IMPORTS]->(b:Package) RETURN b.name AS to"
+            .to_owned(),
+        params: Vec::new(),
+        page: Page {
+            witness_row: Some(9),
+            ..Page::default()
+        },
+    };
+    let e = app
+        .cypher(&Call::plain("cypher"), &c, &Cancel::new())
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("cypher: witness_row 9 is past the last row: the answer has 1 row;"),
+        "{e}"
+    );
+}
+
+#[test]
+fn issue_30_a_huge_schema_path_is_echoed_cut() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = app(tmp.path());
+    let path = "x".repeat(1 << 20);
+    for e in [
+        app.schema(
+            &Call::plain("schema"),
+            &SchemaRequest { path: path.clone() },
+        )
+        .unwrap_err(),
+        app.look(
+            &Call::plain("look"),
+            &LookRequest {
+                target: path.clone(),
+            },
+        )
+        .unwrap_err(),
+    ] {
+        let m = e.to_string();
+        assert!(m.len() < 1_000, "{} bytes", m.len());
+        assert!(m.contains("… (1048576 bytes in all)"), "{m}");
+        assert!(e.json().to_string().len() < 1_000);
+    }
+    // A short name is echoed whole.
+    let e = app
+        .schema(
+            &Call::plain("schema"),
+            &SchemaRequest {
+                path: "nope".into(),
+            },
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("nothing is named \"nope\""), "{e}");
+}

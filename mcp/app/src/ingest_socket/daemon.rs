@@ -9,12 +9,17 @@ pub struct ListenerOptions {
     /// How long a client may send nothing while its batch is received before the batch
     /// is dropped with an error ([`DEFAULT_IDLE_TIMEOUT`] by default).
     pub idle_timeout: Duration,
+    /// How long a client has for its header and for each [`MAX_FRAME_BYTES`] of its batch
+    /// before it loses its slot ([`DEFAULT_FRAME_TIMEOUT`] by default); each further
+    /// [`MAX_FRAME_BYTES`] received earns it again.
+    pub frame_timeout: Duration,
 }
 
 impl Default for ListenerOptions {
     fn default() -> Self {
         ListenerOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
         }
     }
 }
@@ -227,13 +232,14 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>, stop: &AtomicBool)
 }
 
 fn serve_connection(conn: UnixStream, shared: &Shared) {
-    let _ = conn.set_read_timeout(Some(shared.options.idle_timeout));
     let _ = conn.set_write_timeout(Some(shared.options.idle_timeout));
     let Ok(mut writer) = conn.try_clone() else {
         return;
     };
+    let o = shared.options;
+    let conn = super::deadline::Deadlined::new(conn, o.idle_timeout, o.frame_timeout);
     let mut reader = BufReader::with_capacity(1 << 16, conn);
-    let line = match read_line(&mut reader, MAX_HEADER_BYTES) {
+    let line = match read_line(&mut reader, MAX_HEADER_BYTES, o.frame_timeout) {
         Ok(line) => line,
         Err(e) => {
             let _ = write_reply(&mut writer, &Reply::Error(e.to_string()));
@@ -253,7 +259,12 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
             );
             Reply::Ok(WireSummary::from(&summary))
         }
-        Err(e) => Reply::Error(e.to_string()),
+        Err(e) => {
+            if matches!(e, RequestError::TooSlow { .. }) {
+                eprintln!("strata: an ingest connection lost its slot: {e}");
+            }
+            Reply::Error(e.to_string())
+        }
     };
     let _ = write_reply(&mut writer, &reply);
 }
@@ -266,11 +277,23 @@ fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
 }
 
 /// Reads one `\n`-ended line of at most `max` bytes.
-pub(super) fn read_line(r: &mut impl BufRead, max: u64) -> Result<Vec<u8>, RequestError> {
+/// Past the frame deadline `deadline`, [`RequestError::TooSlow`].
+pub(super) fn read_line(
+    r: &mut impl BufRead,
+    max: u64,
+    deadline: Duration,
+) -> Result<Vec<u8>, RequestError> {
     let mut line = Vec::new();
-    r.take(max + 1)
-        .read_until(b'\n', &mut line)
-        .map_err(RequestError::Read)?;
+    r.take(max + 1).read_until(b'\n', &mut line).map_err(|e| {
+        if super::deadline::past_deadline(&e) {
+            RequestError::TooSlow {
+                label: "the request's header".to_owned(),
+                deadline,
+            }
+        } else {
+            RequestError::Read(e)
+        }
+    })?;
     if line.last() != Some(&b'\n') {
         return Err(if line.len() as u64 > max {
             RequestError::HeaderTooLong(max)
@@ -294,6 +317,7 @@ fn run_batch(
     writer: &mut dyn Write,
     shared: &Shared,
 ) -> Result<BatchSummary, RequestError> {
+    let o = shared.options;
     let header: Header = serde_json::from_slice(line).map_err(RequestError::Header)?;
     if !header.database.same_as(&shared.id) {
         return Err(RequestError::WrongDatabase {
@@ -319,7 +343,7 @@ fn run_batch(
     // Receive everything before taking the writer.
     let mut spool = spool::Spool::create(shared.store.dir())?;
     for spec in &specs {
-        spool.receive(reader, &spec.label, shared.options.idle_timeout)?;
+        spool.receive(reader, &spec.label, o.idle_timeout, o.frame_timeout)?;
     }
     let mut status = |r: Reply| write_reply(writer, &r).map_err(RequestError::Read);
     let _writer = match shared.writer.try_lock() {

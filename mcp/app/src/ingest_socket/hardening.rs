@@ -73,6 +73,7 @@ fn issue20_socket_stalled_producer() {
     let store = open(dir.path());
     let options = ListenerOptions {
         idle_timeout: Duration::from_secs(2),
+        ..ListenerOptions::default()
     };
     let _listener = IngestListener::bind_with(store.clone(), options).unwrap();
     // A producer that sends its header and half a frame, then nothing.
@@ -113,6 +114,85 @@ fn issue20_socket_stalled_producer() {
     assert_eq!(store.snapshot().unwrap().seq(), s.seq);
 }
 
+#[test]
+fn issue_30_slow_loris_clients_lose_their_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // No byte ever waits long enough for the idle timeout: only the frame deadline ends
+    // these clients.
+    let options = ListenerOptions {
+        idle_timeout: Duration::from_secs(30),
+        frame_timeout: Duration::from_millis(300),
+    };
+    let _listener = IngestListener::bind_with(store.clone(), options).unwrap();
+    let spec = edges(dir.path(), "slow.edges.tsv", "").1;
+    let header = Header::new(
+        DatabaseId::of(dir.path()).unwrap(),
+        &BatchOptions::default(),
+        &[spec],
+    );
+    let mut line = serde_json::to_vec(&header).unwrap();
+    line.push(b'\n');
+    // Every slot taken by a client trickling a byte every 20 ms, half of them inside their
+    // header line, half inside a frame.
+    let slow: Vec<_> = (0..MAX_CONNECTIONS)
+        .map(|i| {
+            let conn = UnixStream::connect(socket_path(dir.path())).unwrap();
+            let mut w = conn.try_clone().unwrap();
+            let line = line.clone();
+            let stop = Arc::new(AtomicBool::new(false));
+            let trickle = {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut bytes: Vec<u8> = if i % 2 == 0 {
+                        line
+                    } else {
+                        let _ = w.write_all(&line);
+                        let _ = w.write_all(&1_000u64.to_le_bytes());
+                        b"a\tIMPORTS\tb\n".repeat(100)
+                    };
+                    bytes.reverse();
+                    while let Some(b) = bytes.pop() {
+                        if stop.load(Ordering::SeqCst) || w.write_all(&[b]).is_err() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                })
+            };
+            (conn, stop, trickle, i)
+        })
+        .collect();
+    for (conn, stop, trickle, i) in slow {
+        conn.set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut answer = String::new();
+        BufReader::new(conn).read_line(&mut answer).unwrap();
+        stop.store(true, Ordering::SeqCst);
+        trickle.join().unwrap();
+        let what = if i % 2 == 0 {
+            "the request's header: "
+        } else {
+            "slow.edges.tsv: "
+        };
+        assert!(answer.contains(what), "{answer}");
+        assert!(answer.contains("the client was too slow"), "{answer}");
+        assert!(
+            answer.contains("0.3 s (the server's frame deadline)"),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("nothing of the batch was stored"),
+            "{answer}"
+        );
+    }
+    // Their slots are free: a batch is taken and committed.
+    let file = edges(dir.path(), "x.edges.tsv", "a\tIMPORTS\tb\n");
+    let s = send_batch(dir.path(), &BatchOptions::default(), &[file]).unwrap();
+    assert_eq!(s.new, 1);
+    assert_eq!(store.snapshot().unwrap().seq(), s.seq);
+}
+
 /// A fake daemon on `dir`'s socket that reads the header line, answers `lines`, and
 /// closes the connection.
 fn fake_daemon(dir: &Path, lines: &'static str) -> JoinHandle<()> {
@@ -121,7 +201,7 @@ fn fake_daemon(dir: &Path, lines: &'static str) -> JoinHandle<()> {
         let (conn, _) = listener.accept().unwrap();
         let mut w = conn.try_clone().unwrap();
         let mut r = BufReader::new(conn);
-        read_line(&mut r, MAX_HEADER_BYTES).unwrap();
+        read_line(&mut r, MAX_HEADER_BYTES, DEFAULT_FRAME_TIMEOUT).unwrap();
         w.write_all(lines.as_bytes()).unwrap();
         // Ends without an answer, as a killed daemon does.
         drop(r);

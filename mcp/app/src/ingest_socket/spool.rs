@@ -39,12 +39,14 @@ impl Spool {
     }
 
     /// Receives the next file's frames from `reader` (`label` names it in messages). A read
-    /// that times out (the socket's read timeout, `idle`) is [`RequestError::Stalled`].
+    /// past the frame deadline (`deadline`) is [`RequestError::TooSlow`]; one that times out
+    /// otherwise (the socket's read timeout, `idle`) is [`RequestError::Stalled`].
     pub(super) fn receive(
         &mut self,
         reader: &mut impl BufRead,
         label: &str,
         idle: Duration,
+        deadline: Duration,
     ) -> Result<(), RequestError> {
         let mut frames = Frames {
             inner: reader,
@@ -58,6 +60,12 @@ impl Spool {
                 Ok([]) => break,
                 Ok(c) => c,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if super::deadline::past_deadline(&e) => {
+                    return Err(RequestError::TooSlow {
+                        label: label.to_owned(),
+                        deadline,
+                    });
+                }
                 Err(e)
                     if matches!(
                         e.kind(),
