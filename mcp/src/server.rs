@@ -27,6 +27,7 @@ pub use error::ServerError;
 pub use output::ToolOutput;
 pub use strata_app::{FIND_LIMIT, FIND_MAX_CHARS, LOOK_SAMPLE, Options, VALUES_LIMIT};
 use tools::TOOLS;
+pub use tools::{MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_CAP};
 
 /// An MCP server over one database. Cheap to clone: clones share the application (the
 /// store, the pack and the caches).
