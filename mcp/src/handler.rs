@@ -26,6 +26,7 @@ use rmcp::service::{MaybeSendFuture, Peer, RequestContext, RoleServer};
 use strata_eval::{Cancel, Progress};
 
 use crate::protocol::{PROTOCOL_VERSIONS, method_not_found};
+use crate::serve::StreamClosed;
 use crate::server::{Listing, Server, ToolOutput};
 
 impl From<ToolOutput> for CallToolResult {
@@ -320,13 +321,19 @@ impl ServerHandler for Server {
             token,
         });
         let ct = context.ct.clone();
+        // Over HTTP, the call's answer stream closing cancels it too.
+        let closed = StreamClosed::of(&context.extensions);
+        let cancelled = async move {
+            match closed {
+                Some(closed) => tokio::select! {
+                    () = ct.cancelled_owned() => {}
+                    () = closed.closed() => {}
+                },
+                None => ct.cancelled_owned().await,
+            }
+        };
         let called = self
-            .call_cancellable(
-                &request.name,
-                request.arguments,
-                ct.cancelled_owned(),
-                progress,
-            )
+            .call_cancellable(&request.name, request.arguments, cancelled, progress)
             .await;
         self.say_what_changed(&context.peer).await;
         match called {

@@ -11,6 +11,7 @@ mod sessions;
 #[cfg(unix)]
 mod socket;
 mod stdio;
+mod stream;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -36,6 +37,7 @@ pub use self::socket::{
     mcp_socket_path, run_daemon,
 };
 pub use self::stdio::MAX_STDIO_MESSAGE_BYTES;
+pub use self::stream::StreamClosed;
 use crate::server::Server;
 
 /// The largest request body the HTTP transport accepts by default (1 MiB).
@@ -425,7 +427,7 @@ async fn check_request(
             let essence = h.split_once(';').map_or(h, |(e, _)| e);
             essence.trim().eq_ignore_ascii_case("application/json")
         });
-    let request = if request.method() == Method::POST && json {
+    let mut request = if request.method() == Method::POST && json {
         match guard.read_message(request).await {
             Ok(r) => r,
             Err(refused) => return refused,
@@ -433,7 +435,12 @@ async fn check_request(
     } else {
         request
     };
+    // A call whose answer stream closes is cancelled (see `stream`).
+    let closer = (request.method() == Method::POST).then(|| stream::watch(&mut request));
     let mut response = next.run(request).await;
+    if let Some(closer) = closer {
+        response = stream::watched(response, closer);
+    }
     // rmcp answers a DELETE 202; clients expect 200 or 204.
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;

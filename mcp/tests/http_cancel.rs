@@ -11,9 +11,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{CLOSURE, CROSS, one_slot_server, running};
+use common::{CLOSURE, CROSS, calls_store, one_slot_server, running};
 use serde_json::{Value, json};
-use strata_mcp::{HttpOptions, Server};
+use strata_mcp::{HttpOptions, Options, Pack, Server};
 
 /// A server on a runtime of its own; dropping it shuts it down.
 struct Running {
@@ -36,8 +36,12 @@ impl Drop for Running {
 }
 
 fn start() -> Running {
+    start_with(one_slot_server)
+}
+
+fn start_with(make: fn(&std::path::Path) -> Server) -> Running {
     let dir = tempfile::tempdir().unwrap();
-    let server = one_slot_server(dir.path());
+    let server = make(dir.path());
     let served = server.clone();
     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = std_listener.local_addr().unwrap();
@@ -296,6 +300,43 @@ fn issue28_over_http_a_closed_stream_frees_the_slot() {
     drop(stream);
     let freed = until("the slot is given back", || running(&r.server) == 0);
     eprintln!("HTTP stream closed to slot free: {freed:?}");
+    admitted(&r, &session, 2);
+}
+
+/// One heavy slot and a wait for it longer than any test: a call waiting for the slot
+/// leaves the queue only when cancelled.
+fn patient_server(dir: &std::path::Path) -> Server {
+    Server::builder(calls_store(dir, 2_000), Pack::default())
+        .options(Options {
+            timeout: Duration::from_secs(3_600),
+            admission_wait: Duration::from_secs(3_600),
+            max_memory: Some(4 << 30),
+            ..Options::default()
+        })
+        .heavy_calls(1)
+        .build()
+        .unwrap()
+}
+
+/// Without a race: the test holds the only slot, a call waits for it over HTTP, and
+/// closing that call's stream is the only thing that can take it out of the queue; once
+/// the slot is given back nothing takes it (the closed call is not run).
+#[test]
+fn issue28_over_http_a_closed_stream_cancels_a_waiting_call() {
+    let r = start_with(patient_server);
+    let session = initialize(r.addr);
+    let gate = r.server.app().admission().expect("a gate");
+    let held = gate
+        .admit(None, &strata_eval::Cancel::new())
+        .expect("the slot");
+    let stream = post(r.addr, Some(&session), &call(1, CLOSURE, None));
+    assert_eq!(stream.status, 200);
+    until("the call waits for the slot", || gate.waiting() == 1);
+    drop(stream);
+    let left = until("the closed call leaves the queue", || gate.waiting() == 0);
+    eprintln!("HTTP stream closed to the waiting call gone: {left:?}");
+    drop(held);
+    assert_eq!(gate.running(), 0);
     admitted(&r, &session, 2);
 }
 
