@@ -1,24 +1,33 @@
 //! The server as rmcp's [`ServerHandler`]: `initialize` answers the pack's instructions,
 //! `tools/list` the tool table, and `tools/call` runs the tool on the blocking pool under
 //! the server's time limit; `resources/list`, `resources/read`, `prompts/list` and
-//! `prompts/get` answer from [`crate::resources`], on the blocking pool too. An unknown tool is a protocol error; everything else a call can
-//! get wrong is a tool error the agent reads.
+//! `prompts/get` answer from [`crate::resources`], on the blocking pool too, and
+//! `completion/complete` from [`crate::completion`]. An unknown tool is a protocol error;
+//! everything else a call can get wrong is a tool error the agent reads. After each request
+//! a session is told which of the lists it was shown changed (`list_changed`); a method the
+//! server lacks is -32601 with the method in `data` ([`crate::protocol`]).
 
+use std::borrow::Cow;
 use std::future::Future;
 
 use rmcp::ErrorData as McpError;
 use rmcp::ServerHandler;
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, Tool,
+    ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{MaybeSendFuture, Peer, RequestContext, RoleServer};
 use strata_eval::{Cancel, Progress};
 
-use crate::server::{Server, ToolOutput};
+use crate::protocol::{PROTOCOL_VERSIONS, method_not_found};
+use crate::serve::StreamClosed;
+use crate::server::{Listing, Server, ToolOutput};
 
 impl From<ToolOutput> for CallToolResult {
     fn from(out: ToolOutput) -> CallToolResult {
@@ -187,22 +196,28 @@ async fn blocking<T: Send + 'static>(
 }
 
 impl Server {
-    /// Sends `notifications/tools/list_changed` when the pack was read again since this
-    /// session last listed the tools (their descriptions are written from it).
-    async fn say_if_tools_changed(&self, peer: &Peer<RoleServer>) {
-        if self.pack_changed() {
-            let _ = tokio::time::timeout(PROGRESS_EVERY, peer.notify_tool_list_changed()).await;
+    /// Sends `notifications/{tools,resources,prompts}/list_changed` for each list this
+    /// session was shown that changed since (the pack read again, a module added or
+    /// removed).
+    async fn say_what_changed(&self, peer: &Peer<RoleServer>) {
+        let server = self.clone();
+        let Ok(changed) = tokio::task::spawn_blocking(move || server.changed()).await else {
+            return;
+        };
+        for listing in changed {
+            let _ = match listing {
+                Listing::Tools => {
+                    tokio::time::timeout(PROGRESS_EVERY, peer.notify_tool_list_changed()).await
+                }
+                Listing::Resources => {
+                    tokio::time::timeout(PROGRESS_EVERY, peer.notify_resource_list_changed()).await
+                }
+                Listing::Prompts => {
+                    tokio::time::timeout(PROGRESS_EVERY, peer.notify_prompt_list_changed()).await
+                }
+            };
         }
     }
-}
-
-/// The JSON-RPC error for a method the server does not answer (-32601), naming it.
-fn method_not_found(method: &str) -> McpError {
-    McpError::new(
-        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-        format!("method not found: {method}"),
-        None,
-    )
 }
 
 fn seconds(d: std::time::Duration) -> String {
@@ -216,19 +231,70 @@ fn seconds(d: std::time::Duration) -> String {
 
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
+        let pack = self.pack();
+        #[allow(deprecated)]
+        let capabilities = ServerCapabilities::builder().enable_logging();
         ServerConfig::new(
-            ServerCapabilities::builder()
+            capabilities
+                .enable_completions()
                 .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_resources()
+                .enable_resources_list_changed()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
         )
-        .with_server_info(Implementation::new(
-            self.pack().server_name(),
-            env!("CARGO_PKG_VERSION"),
-        ))
+        .with_server_info(
+            Implementation::new(pack.server_name(), env!("CARGO_PKG_VERSION"))
+                .with_title(format!("Strata: {}", pack.server_name()))
+                .with_description(format!(
+                    "Datalog and Cypher over {}: stored facts, derived relations, the facts \
+                     behind each answer.",
+                    pack.about_or_default()
+                )),
+        )
         .with_instructions(self.instructions())
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(PROTOCOL_VERSIONS)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(method_not_found(&request.method))
+    }
+
+    /// The level is accepted and nothing changes: the server sends no log messages at any
+    /// level (what goes wrong in a call is in its answer). Logging is deprecated from
+    /// 2026-07-28 on; it is declared so that clients which set a level get an answer.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Err(method_not_found("resources/subscribe"))
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Err(method_not_found("resources/unsubscribe"))
     }
 
     fn list_tools(
@@ -237,7 +303,7 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ListToolsResult, McpError>> + MaybeSendFuture + '_ {
         let tools = self.tools();
-        self.mark_listed();
+        self.mark_listed(Listing::Tools, Vec::new());
         std::future::ready(Ok(ListToolsResult::with_all_items(tools)))
     }
 
@@ -255,15 +321,21 @@ impl ServerHandler for Server {
             token,
         });
         let ct = context.ct.clone();
+        // Over HTTP, the call's answer stream closing cancels it too.
+        let closed = StreamClosed::of(&context.extensions);
+        let cancelled = async move {
+            match closed {
+                Some(closed) => tokio::select! {
+                    () = ct.cancelled_owned() => {}
+                    () = closed.closed() => {}
+                },
+                None => ct.cancelled_owned().await,
+            }
+        };
         let called = self
-            .call_cancellable(
-                &request.name,
-                request.arguments,
-                ct.cancelled_owned(),
-                progress,
-            )
+            .call_cancellable(&request.name, request.arguments, cancelled, progress)
             .await;
-        self.say_if_tools_changed(&context.peer).await;
+        self.say_what_changed(&context.peer).await;
         match called {
             Called::Answered(out) => Ok(CallToolResponse::Complete(out.into())),
             // rmcp drops the answer to a cancelled request; this one is never sent.
@@ -285,29 +357,39 @@ impl ServerHandler for Server {
 
     async fn complete(
         &self,
-        _request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        Err(method_not_found("completion/complete"))
+        let server = self.clone();
+        let completion = blocking(move || server.complete_argument(&request)).await?;
+        self.say_what_changed(&context.peer).await;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let server = self.clone();
-        let resources = blocking(move || server.resources()).await?;
+        let resources = blocking(move || {
+            let resources = server.resources()?;
+            server.mark_listed(Listing::Resources, server.module_paths());
+            Ok(resources)
+        })
+        .await?;
+        self.say_what_changed(&context.peer).await;
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let server = self.clone();
         let contents = blocking(move || server.read_resource(&request.uri)).await?;
+        self.say_what_changed(&context.peer).await;
         Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
             vec![contents],
         )))
@@ -318,17 +400,19 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        self.mark_listed(Listing::Prompts, Vec::new());
         Ok(ListPromptsResult::with_all_items(self.prompts()))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let server = self.clone();
         let result =
             blocking(move || server.prompt(&request.name, request.arguments.as_ref())).await?;
+        self.say_what_changed(&context.peer).await;
         Ok(GetPromptResponse::Complete(result))
     }
 }

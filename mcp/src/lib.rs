@@ -36,9 +36,11 @@
 //! ```
 
 pub mod args;
+mod completion;
 #[doc(hidden)]
 pub mod fuzz;
 mod handler;
+pub mod protocol;
 pub mod resources;
 pub mod serve;
 pub mod server;

@@ -165,6 +165,13 @@ impl Server {
             .collect()
     }
 
+    /// Whether prompt `name` takes an argument `argument`.
+    pub fn prompt_takes(&self, name: &str, argument: &str) -> bool {
+        PROMPTS
+            .iter()
+            .any(|p| p.name == name && p.arguments.iter().any(|(a, _)| *a == argument))
+    }
+
     /// The prompt `name` with `arguments`. An unknown prompt, a missing, unknown or
     /// malformed argument is an invalid-params error naming it.
     pub fn prompt(

@@ -11,6 +11,7 @@ mod sessions;
 #[cfg(unix)]
 mod socket;
 mod stdio;
+mod stream;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -36,6 +37,7 @@ pub use self::socket::{
     mcp_socket_path, run_daemon,
 };
 pub use self::stdio::MAX_STDIO_MESSAGE_BYTES;
+pub use self::stream::StreamClosed;
 use crate::server::Server;
 
 /// The largest request body the HTTP transport accepts by default (1 MiB).
@@ -425,7 +427,7 @@ async fn check_request(
             let essence = h.split_once(';').map_or(h, |(e, _)| e);
             essence.trim().eq_ignore_ascii_case("application/json")
         });
-    let request = if request.method() == Method::POST && json {
+    let mut request = if request.method() == Method::POST && json {
         match guard.read_message(request).await {
             Ok(r) => r,
             Err(refused) => return refused,
@@ -433,7 +435,12 @@ async fn check_request(
     } else {
         request
     };
+    // A call whose answer stream closes is cancelled (see `stream`).
+    let closer = (request.method() == Method::POST).then(|| stream::watch(&mut request));
     let mut response = next.run(request).await;
+    if let Some(closer) = closer {
+        response = stream::watched(response, closer);
+    }
     // rmcp answers a DELETE 202; clients expect 200 or 204.
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
@@ -442,30 +449,6 @@ async fn check_request(
 }
 
 /// A JSON-RPC error answer with HTTP `status`.
-/// Why a request's `params` do not fit its method, for the methods whose params rmcp
-/// cannot read (it would drop the request unanswered or call it an invalid request):
-/// `tools/call` takes an object with a string `name` and, if any, an object `arguments`.
-/// `None` for everything else (a notification included).
-pub(crate) fn invalid_params(message: &Value) -> Option<String> {
-    message.get("id")?;
-    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
-        return None;
-    }
-    let fits = match message.get("params") {
-        Some(Value::Object(p)) => {
-            p.get("name").is_some_and(Value::is_string)
-                && p.get("arguments")
-                    .is_none_or(|a| a.is_object() || a.is_null())
-        }
-        _ => false,
-    };
-    (!fits).then(|| {
-        "Invalid params: tools/call takes an object with a string \"name\" and an object \
-         \"arguments\""
-            .to_owned()
-    })
-}
-
 fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
     let mut r = (status, body.to_string()).into_response();
@@ -564,7 +547,7 @@ impl Guard {
             )
         })?;
         let id = value.get("id").cloned().unwrap_or(Value::Null);
-        if let Some(message) = invalid_params(&value) {
+        if let Some(message) = crate::protocol::invalid_params(&value) {
             return Err(jsonrpc_error(StatusCode::OK, id, -32602, message));
         }
         if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {

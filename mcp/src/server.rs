@@ -27,15 +27,36 @@ pub use error::ServerError;
 pub use output::ToolOutput;
 pub use strata_app::{FIND_LIMIT, FIND_MAX_CHARS, LOOK_SAMPLE, Options, VALUES_LIMIT};
 use tools::TOOLS;
+pub use tools::{MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_CAP};
 
 /// An MCP server over one database. Cheap to clone: clones share the application (the
 /// store, the pack and the caches).
 #[derive(Clone)]
 pub struct Server {
     inner: Arc<Inner>,
-    /// What this session (this clone and its clones) was last shown of the pack, to tell
-    /// it when the tool table changed (see [`Server::session`]).
-    listed: Arc<std::sync::Mutex<Option<Arc<Pack>>>>,
+    /// What this session (this clone and its clones) was last shown, to tell it when a
+    /// list changed (see [`Server::session`]).
+    shown: Arc<std::sync::Mutex<Shown>>,
+}
+
+/// What one session was last shown: the pack its tools and prompts were written from, and
+/// the pack and modules its resources were (each `None` until the session lists them).
+#[derive(Default)]
+struct Shown {
+    tools: Option<Arc<Pack>>,
+    prompts: Option<Arc<Pack>>,
+    resources: Option<(Arc<Pack>, Vec<String>)>,
+}
+
+/// A list a session is told changed (`notifications/*/list_changed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Listing {
+    /// `tools/list`: its descriptions are written from the pack.
+    Tools,
+    /// `resources/list`: the pack's resource and one per module.
+    Resources,
+    /// `prompts/list`: written from the pack.
+    Prompts,
 }
 
 struct Inner {
@@ -90,7 +111,7 @@ impl Server {
                 app,
                 tools: std::sync::Mutex::new(tools),
             }),
-            listed: Arc::default(),
+            shown: Arc::default(),
         })
     }
 
@@ -150,40 +171,71 @@ impl Server {
         kept.clone()
     }
 
-    /// A clone for one session: it shares the application, and keeps its own record of the
-    /// pack its client was last shown, so that `Server::pack_changed` tells each session
-    /// once.
+    /// A clone for one session: it shares the application, and keeps its own record of
+    /// what its client was last shown, so that `Server::changed` tells each session once.
     pub fn session(&self) -> Server {
         Server {
             inner: Arc::clone(&self.inner),
-            listed: Arc::default(),
+            shown: Arc::default(),
         }
     }
 
-    /// Records that this session was shown the tools of the pack as it is now.
-    pub(crate) fn mark_listed(&self) {
-        let pack = self.pack();
-        *self
-            .listed
+    fn lock_shown(&self) -> std::sync::MutexGuard<'_, Shown> {
+        self.shown
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pack);
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Whether the pack was read again (so the tool descriptions changed) since this
-    /// session was last shown the tools; records the new pack as shown when it was.
-    pub(crate) fn pack_changed(&self) -> bool {
-        let pack = self.pack();
-        let mut listed = self
-            .listed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match listed.as_ref() {
-            Some(seen) if !Arc::ptr_eq(seen, &pack) => {
-                *listed = Some(pack);
-                true
-            }
-            _ => false,
+    /// The paths of the modules the resources list: one resource each.
+    pub(crate) fn module_paths(&self) -> Vec<String> {
+        match self.app().base_snapshot("resources") {
+            Ok((_, vocab)) => vocab.modules().into_iter().map(str::to_owned).collect(),
+            Err(_) => Vec::new(),
         }
+    }
+
+    /// Records that this session was shown `listing` as it is now (for resources, with
+    /// `modules`, the module paths it listed).
+    pub(crate) fn mark_listed(&self, listing: Listing, modules: Vec<String>) {
+        let pack = self.pack();
+        let mut shown = self.lock_shown();
+        match listing {
+            Listing::Tools => shown.tools = Some(pack),
+            Listing::Prompts => shown.prompts = Some(pack),
+            Listing::Resources => shown.resources = Some((pack, modules)),
+        }
+    }
+
+    /// The lists this session was shown that changed since (the pack read again, a module
+    /// added or removed), recorded as shown as they are now. Reads the store when the
+    /// session has listed the resources: run it off the async threads.
+    pub(crate) fn changed(&self) -> Vec<Listing> {
+        let pack = self.pack();
+        let listed_resources = self.lock_shown().resources.is_some();
+        let modules = if listed_resources {
+            self.module_paths()
+        } else {
+            Vec::new()
+        };
+        let mut shown = self.lock_shown();
+        let mut out = Vec::new();
+        let stale =
+            |seen: &Option<Arc<Pack>>| seen.as_ref().is_some_and(|s| !Arc::ptr_eq(s, &pack));
+        if stale(&shown.tools) {
+            shown.tools = Some(Arc::clone(&pack));
+            out.push(Listing::Tools);
+        }
+        if let Some((seen, paths)) = &shown.resources
+            && (!Arc::ptr_eq(seen, &pack) || *paths != modules)
+        {
+            shown.resources = Some((Arc::clone(&pack), modules));
+            out.push(Listing::Resources);
+        }
+        if stale(&shown.prompts) {
+            shown.prompts = Some(pack);
+            out.push(Listing::Prompts);
+        }
+        out
     }
 
     /// One tool by name, as last listed.

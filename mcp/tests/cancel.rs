@@ -6,75 +6,13 @@
 //! malformed calls are JSON-RPC errors with their id.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::{CLOSURE, CROSS, Client, calls_store, one_slot_server, running, until};
 use serde_json::{Value, json};
-use strata_mcp::serve::{MAX_STDIO_MESSAGE_BYTES, serve_lines};
 use strata_mcp::{Called, Options, Pack, Server};
-use strata_store::dump::{DumpSpec, Format};
-use strata_store::{BatchOptions, OpenOptions, Store};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-
-/// The transitive closure of the generated call graph, counted: with 2,000 functions it
-/// derives 4M pairs, seconds of work (many more in a debug build).
-const CLOSURE: &str = "r(?a, ?b) :- calls(?a, ?b); r(?a, ?c) :- r(?a, ?b), calls(?b, ?c); \
-                       r(?a, ?b) => count(?a)";
-
-/// Heavy (past the light lane's 200,000 units of work: about 730,000) but quick: paths of
-/// five calls.
-const CROSS: &str = "calls(?a, ?b), calls(?b, ?c), calls(?c, ?d), calls(?d, ?e), \
-                     calls(?e, ?f) => count(?a)";
-
-fn calls_store(dir: &std::path::Path, n: u32) -> Store {
-    let store = Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let dump = strata_fixtures::runaway::calls_edges(n);
-    let mut batch = store.batch(BatchOptions::default()).unwrap();
-    let spec = DumpSpec {
-        label: "calls.edges.tsv".into(),
-        format: Format::Edges,
-        relation: None,
-        unit: None,
-    };
-    batch.read_dump(dump.as_bytes(), &spec).unwrap();
-    batch.commit().unwrap();
-    store
-}
-
-/// One heavy slot, a long time limit, a short wait for a slot: a heavy call that finds
-/// the slot held is refused within 200 ms.
-fn one_slot_server(dir: &std::path::Path) -> Server {
-    Server::builder(calls_store(dir, 2_000), Pack::default())
-        .options(Options {
-            timeout: Duration::from_secs(600),
-            admission_wait: Duration::from_millis(200),
-            max_memory: Some(4 << 30),
-            ..Options::default()
-        })
-        .heavy_calls(1)
-        .build()
-        .unwrap()
-}
-
-fn running(s: &Server) -> usize {
-    s.app().admission().expect("a gate").running()
-}
-
-/// Waits until `f` holds, at most 60 s; how long it took.
-async fn until(what: &str, f: impl Fn() -> bool) -> Duration {
-    let start = Instant::now();
-    while !f() {
-        assert!(start.elapsed() < Duration::from_secs(60), "never: {what}");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    start.elapsed()
-}
 
 fn args(program: &str) -> Option<serde_json::Map<String, Value>> {
     json!({ "program": program }).as_object().cloned()
@@ -138,81 +76,6 @@ fn issue28_a_cancelled_evaluation_says_so() {
     assert_eq!(running(&s), 0);
     let c = progress.read();
     assert!(c.work > 0 && c.facts > 0, "{c:?}");
-}
-
-type Reader = Lines<BufReader<DuplexStream>>;
-
-struct Client {
-    input: DuplexStream,
-    lines: Reader,
-    serving: tokio::task::JoinHandle<Result<(), strata_mcp::ServeError>>,
-}
-
-impl Client {
-    fn over(server: Server) -> Client {
-        let (input, server_in) = tokio::io::duplex(1 << 16);
-        let (server_out, client_out) = tokio::io::duplex(1 << 20);
-        let serving = tokio::spawn(serve_lines(
-            server,
-            BufReader::new(server_in),
-            server_out,
-            MAX_STDIO_MESSAGE_BYTES,
-            std::future::pending(),
-        ));
-        Client {
-            input,
-            lines: BufReader::new(client_out).lines(),
-            serving,
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        self.input
-            .write_all(format!("{message}\n").as_bytes())
-            .await
-            .unwrap();
-    }
-
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(120), self.lines.next_line())
-            .await
-            .expect("a message")
-            .unwrap()
-            .expect("a line");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// The answer to request `id`, and the notifications before it.
-    async fn answer(&mut self, id: u64) -> (Value, Vec<Value>) {
-        let mut notes = Vec::new();
-        loop {
-            let m = self.next().await;
-            if m.get("id").is_none() {
-                notes.push(m);
-                continue;
-            }
-            assert_eq!(m["id"], json!(id), "an answer to another request: {m}");
-            return (m, notes);
-        }
-    }
-
-    async fn initialize(&mut self, version: &str) -> Value {
-        self.send(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": version, "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}}),
-        )
-        .await;
-        let (init, _) = self.answer(0).await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        init
-    }
-
-    async fn end(self) {
-        drop(self.input);
-        let _ = tokio::time::timeout(Duration::from_secs(20), self.serving).await;
-    }
 }
 
 fn tool_call(id: u64, program: &str, token: Option<&str>) -> Value {
@@ -328,24 +191,16 @@ async fn issue28_bad_calls_and_unknown_methods_are_errors_with_their_id() {
     let s = small_server(dir.path());
     let mut c = Client::over(s);
     c.initialize("2025-06-18").await;
-    c.send(
-        json!({"jsonrpc": "2.0", "id": 11, "method": "completion/complete",
-        "params": {"ref": {"type": "ref/prompt", "name": "x"},
-                   "argument": {"name": "a", "value": "b"}}}),
-    )
-    .await;
-    let (e, _) = c.answer(11).await;
-    assert_eq!(e["error"]["code"], json!(-32601), "{e}");
-    assert_eq!(
-        e["error"]["message"],
-        json!("method not found: completion/complete"),
-        "{e}"
-    );
     c.send(json!({"jsonrpc": "2.0", "id": 12, "method": "no/such/method"}))
         .await;
     let (e, _) = c.answer(12).await;
-    // rmcp answers an unknown method -32601 with the bare method name as the message.
     assert_eq!(e["error"]["code"], json!(-32601), "{e}");
+    assert_eq!(e["error"]["message"], json!("Method not found"), "{e}");
+    assert_eq!(
+        e["error"]["data"],
+        json!({"method": "no/such/method"}),
+        "{e}"
+    );
     c.send(json!({"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": [1, 2]}))
         .await;
     let (e, _) = c.answer(13).await;

@@ -2,7 +2,9 @@
 //! rmcp drops a line that is not JSON, and one past its length limit, without a word, and
 //! the client waits forever; here such a line is answered with a JSON-RPC error instead
 //! (-32700 for what is not JSON, -32600 for a message past [`MAX_STDIO_MESSAGE_BYTES`],
-//! with the message's id when it can be found in its first bytes).
+//! with the message's id when it can be found in its first bytes); a request whose params
+//! do not fit its method is answered -32602 with its id, naming the member at fault
+//! ([`crate::protocol::invalid_params`]).
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
@@ -133,14 +135,10 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
             continue;
         }
         match serde_json::from_slice::<Value>(text) {
-            Ok(v) => match super::invalid_params(&v) {
-                Some(message) => {
+            Ok(v) => match refusal(&v, text) {
+                Some((code, message)) => {
                     let id = v.get("id").cloned().unwrap_or(Value::Null);
-                    if answers
-                        .send(error_line(id, -32602, &message))
-                        .await
-                        .is_err()
-                    {
+                    if answers.send(error_line(id, code, &message)).await.is_err() {
                         return Ok(());
                     }
                 }
@@ -162,6 +160,26 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
         }
         line.clear();
     }
+}
+
+/// Why a request is answered here rather than by rmcp, with its code: params that do not
+/// fit the method (-32602), or a request rmcp cannot read at all (-32600), which it would
+/// answer with no id. `None` for what rmcp reads (answers and notifications included).
+fn refusal(message: &Value, text: &[u8]) -> Option<(i64, String)> {
+    if let Some(why) = crate::protocol::invalid_params(message) {
+        return Some((-32602, why));
+    }
+    if message.get("id").is_none() || message.get("method").is_none() {
+        return None;
+    }
+    serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(text)
+        .err()
+        .map(|e| {
+            (
+                -32600,
+                format!("Invalid Request: not a JSON-RPC request this server reads ({e})"),
+            )
+        })
 }
 
 /// One JSON-RPC error answer, as a line.
