@@ -59,6 +59,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
                 witness_row: None,
                 max_memory: None,
                 cache: None,
+                context: 0,
             },
         },
         false,

@@ -74,6 +74,7 @@ pub mod pack;
 mod query;
 pub mod render;
 mod schema;
+pub mod source;
 pub mod suggest;
 mod values;
 
