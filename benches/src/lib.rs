@@ -168,6 +168,7 @@ pub fn edges_spec(path: &Path) -> DumpSpec {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     }
 }
 
@@ -178,6 +179,7 @@ pub fn facts_spec(path: &Path) -> DumpSpec {
         format: Format::Facts,
         relation: strata_store::dump::facts_relation(path),
         unit: None,
+        checkout: None,
     }
 }
 

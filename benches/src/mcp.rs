@@ -59,6 +59,7 @@ pub fn build_example(dir: &Path) -> BenchResult<()> {
             format,
             relation: facts_relation(path),
             unit: None,
+            checkout: None,
         };
         batch.read_file(path, &spec)?;
     }

@@ -52,6 +52,11 @@ pub(crate) struct IngestArgs {
     /// REPO/relative_path); by default the last segment of the index's project_root.
     #[arg(long, value_name = "NAME")]
     pub(crate) repo: Option<String>,
+    /// For SCIP indexes: the directory the repository is checked out in, whose source files
+    /// are hashed so that answers can show their lines (--context); by default the index's
+    /// project_root when it is a local file:// directory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) checkout: Option<PathBuf>,
     /// Replace, in the same batch, every stored fact of each unit the batch names.
     #[arg(long)]
     pub(crate) replace: bool,
@@ -114,6 +119,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
         relation: args.relation.clone(),
         unit: args.unit.clone(),
         repo: args.repo.clone(),
+        checkout: args.checkout.clone(),
     })?;
     let options = BatchOptions {
         buffer_facts: args.buffer,

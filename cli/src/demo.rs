@@ -25,6 +25,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
         relation: None,
         unit: None,
         repo: None,
+        checkout: None,
         replace: false,
         buffer: strata_store::BUFFER_FACTS,
         batch: BatchArgs {
@@ -58,6 +59,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
                 witness_row: None,
                 max_memory: None,
                 cache: None,
+                context: 0,
             },
         },
         false,

@@ -73,6 +73,10 @@ pub(crate) struct RunFlags {
     /// the database's file, from 8M to 64M.
     #[arg(long, value_name = "SIZE")]
     pub(crate) cache: Option<strata_eval::ByteSize>,
+    /// Show N lines of source either side of each site the answer cites (path:line), read
+    /// from the repository's checkout while the file is as it was at ingest (0 to 20).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) context: u32,
 }
 
 impl RunFlags {
@@ -90,6 +94,7 @@ impl RunFlags {
             sample: self.sample.unwrap_or(0),
             max_memory: self.max_memory.map(|s| s.0),
             cache_bytes: cache_bytes(self.cache),
+            context: self.context,
         })
     }
 }

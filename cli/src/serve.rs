@@ -101,6 +101,10 @@ pub(crate) struct ServeArgs {
     /// before the batch is dropped.
     #[arg(long, default_value = "30s", value_name = "DURATION")]
     pub(crate) ingest_idle: String,
+    /// Read the source lines `context` shows for repository REPO from DIR, instead of the
+    /// checkout recorded at ingest (repeatable).
+    #[arg(long = "checkout", value_name = "REPO=DIR")]
+    pub(crate) checkouts: Vec<String>,
     #[command(flatten)]
     pub(crate) models: ModelArgs,
 }
@@ -139,6 +143,21 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     );
     options.admission_wait = duration(&args.admission_wait).context("--admission-wait")?;
     options.cache_bytes = crate::query::cache_bytes(args.cache);
+    for c in &args.checkouts {
+        let Some((repo, dir)) = c
+            .split_once('=')
+            .filter(|(r, d)| !r.is_empty() && !d.is_empty())
+        else {
+            bail!("--checkout {c:?}: give it as REPO=DIR");
+        };
+        let dir = std::path::Path::new(dir)
+            .canonicalize()
+            .with_context(|| format!("--checkout {c}: {dir} cannot be opened"))?;
+        if !dir.is_dir() {
+            bail!("--checkout {c}: {} is not a directory", dir.display());
+        }
+        options.checkouts.insert(repo.to_owned(), dir);
+    }
     let token = match &args.token_file {
         Some(f) => {
             let t = std::fs::read_to_string(f)

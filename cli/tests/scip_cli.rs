@@ -176,7 +176,10 @@ fn a_scip_index_answers_through_the_command() {
     let (_dir, db, file) = demo_database();
     let db_s = db.to_str().unwrap();
     let said = strata(&["ingest", db_s, file.to_str().unwrap()], None);
-    assert!(said.contains("relations: call_site, defines, "), "{said}");
+    assert!(
+        said.contains("relations: call_site, checkout, defines, "),
+        "{said}"
+    );
     assert!(said.contains("; 3 documents read; "), "{said}");
     assert!(
         said.contains(

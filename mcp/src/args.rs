@@ -99,6 +99,11 @@ pub struct QueryArgs {
     /// nothing (0: not a try).
     #[serde(default)]
     pub sample: u64,
+    /// Lines of source to show either side of each site the answer cites (path:line), from
+    /// the repository's checkout, only while the file is as it was at ingest (else it says
+    /// stale); 0 to 20, left out: none.
+    #[serde(default)]
+    pub context: u32,
 }
 
 /// `cypher`'s arguments.
@@ -147,6 +152,11 @@ pub struct CypherArgs {
     /// nothing (0: not a try).
     #[serde(default)]
     pub sample: u64,
+    /// Lines of source to show either side of each site the answer cites (path:line), from
+    /// the repository's checkout, only while the file is as it was at ingest (else it says
+    /// stale); 0 to 20, left out: none.
+    #[serde(default)]
+    pub context: u32,
 }
 
 /// `schema`'s arguments.
@@ -252,6 +262,7 @@ impl QueryArgs {
                 max_bytes: self.max_bytes,
                 witness_row: self.witness_row,
                 max_memory: self.max_memory,
+                context: self.context,
             },
         })
     }
@@ -272,6 +283,7 @@ impl CypherArgs {
                 max_bytes: self.max_bytes,
                 witness_row: self.witness_row,
                 max_memory: self.max_memory,
+                context: self.context,
             },
         })
     }

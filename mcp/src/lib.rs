@@ -24,7 +24,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! let store = Store::open(dir.path(), OpenOptions { create: true, ..Default::default() }).unwrap();
 //! let mut batch = store.batch(BatchOptions::default()).unwrap();
-//! let spec = DumpSpec { label: "x.edges.tsv".into(), format: Format::Edges, relation: None, unit: None };
+//! let spec = DumpSpec { label: "x.edges.tsv".into(), format: Format::Edges, relation: None, unit: None, checkout: None };
 //! batch.read_dump("app\tIMPORTS\tapi\n".as_bytes(), &spec).unwrap();
 //! batch.commit().unwrap();
 //!

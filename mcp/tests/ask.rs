@@ -55,6 +55,7 @@ fn example_store(dir: &Path) -> Store {
             format,
             relation,
             unit: None,
+            checkout: None,
         };
         batch.read_file(&f, &spec).unwrap();
     }
@@ -617,6 +618,7 @@ fn cypher_without_a_graph_is_a_tool_error_that_says_so() {
         format: Format::Facts,
         relation: facts_relation(&facts),
         unit: None,
+        checkout: None,
     };
     batch.read_file(&facts, &spec).unwrap();
     batch.commit().unwrap();

@@ -53,6 +53,7 @@ fn no_pack(dir: &Path) {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch
         .read_dump("app\tIMPORTS\tapi\n".as_bytes(), &spec)
@@ -73,6 +74,7 @@ fn example(dir: &Path) {
             format,
             relation,
             unit: None,
+            checkout: None,
         };
         batch.read_file(&f, &spec).unwrap();
     }
@@ -103,6 +105,7 @@ fn code(dir: &Path) {
         format: Format::Scip,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch.read_dump(index.as_slice(), &spec).unwrap();
     batch.commit().unwrap();

@@ -29,6 +29,7 @@ fn calls_store(dir: &std::path::Path) -> Store {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch.read_dump(dump.as_bytes(), &spec).unwrap();
     batch.commit().unwrap();

@@ -30,6 +30,7 @@ fn server(dir: &std::path::Path) -> Server {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch
         .read_dump("app\tIMPORTS\tapi\napi\tDEPENDS_ON\tdb\n".as_bytes(), &spec)

@@ -426,6 +426,7 @@ fn a_call_opens_only_the_tiers_its_program_reads() {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch
         .read_dump("app\tREFERENCES\tlog\n".as_bytes(), &spec)
@@ -581,6 +582,7 @@ fn find_sees_the_names_a_later_batch_adds() {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch
         .read_dump(
@@ -771,6 +773,7 @@ fn closure_prompts_fall_back_to_the_edge_relations() {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch
         .read_dump(
@@ -996,6 +999,7 @@ fn commit_edges(s: &Server, label: &str, n: usize) {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     let edges: String = (0..n)
         .map(|i| format!("p{i:04}\tIMPORTS\tp{:04}\n", i + 1))
@@ -1185,6 +1189,7 @@ fn issue20_every_tool_answer_stays_within_the_byte_budget() {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     let big = "x".repeat(500_000);
     let edges: String = (0..12)

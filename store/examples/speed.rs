@@ -67,6 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     let root = tempfile::tempdir()?;
     let mut round = 0;

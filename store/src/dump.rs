@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
 use strata_eval::canonical_number;
@@ -206,6 +206,9 @@ pub struct DumpSpec {
     pub relation: Option<String>,
     /// A unit for every fact of the file that names none itself.
     pub unit: Option<String>,
+    /// For a SCIP index: the directory its repository is checked out in, whose source
+    /// files are hashed (`source_file`), instead of a local `metadata.project_root`.
+    pub checkout: Option<PathBuf>,
 }
 
 /// Opens a dump file (or standard input for `-`), decompressing gzip when the name ends in

@@ -51,6 +51,7 @@ pub fn read_dump(format: Format, data: &[u8], unit: bool) -> Result<u64, IngestE
         format,
         relation: (format == Format::Facts).then(|| "r".to_owned()),
         unit: unit.then(|| "u".to_owned()),
+        checkout: None,
     };
     let mut sink = Checking { facts: 0 };
     let n = dump::read_limited(data, &spec, &mut sink, 1 << 12)?;

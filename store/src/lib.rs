@@ -16,7 +16,7 @@
 //! let store = Store::open(dir.path(), OpenOptions { create: true, ..Default::default() }).unwrap();
 //! let mut batch = store.batch(BatchOptions::default()).unwrap();
 //! let dump = "app\tIMPORTS\tapi\napi\tIMPORTS\tlog\n";
-//! let spec = DumpSpec { label: "deps.edges.tsv".into(), format: Format::Edges, relation: None, unit: None };
+//! let spec = DumpSpec { label: "deps.edges.tsv".into(), format: Format::Edges, relation: None, unit: None, checkout: None };
 //! batch.read_dump(dump.as_bytes(), &spec).unwrap();
 //! let summary = batch.commit().unwrap();
 //! assert_eq!(summary.new, 2);

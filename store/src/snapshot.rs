@@ -639,6 +639,7 @@ mod tests {
             format: Format::Edges,
             relation: None,
             unit: None,
+            checkout: None,
         };
         batch.read_dump(dump.as_bytes(), &spec).unwrap();
         batch.commit().unwrap();

@@ -133,6 +133,7 @@ fn run(store: &Store, step: &Step) -> Outcome<Option<bool>> {
                 format: *format,
                 relation: None,
                 unit: unit.map(str::to_owned),
+                checkout: None,
             };
             batch.read_dump(text.as_bytes(), &spec).map_err(err)?;
             let s = batch.commit().map_err(err)?;

@@ -27,6 +27,7 @@ fn spec(label: &str, format: Format) -> DumpSpec {
         format,
         relation: None,
         unit: None,
+        checkout: None,
     }
 }
 

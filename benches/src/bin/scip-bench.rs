@@ -155,6 +155,7 @@ fn spec(path: &Path) -> DumpSpec {
         format: Format::Scip,
         relation: None,
         unit: None,
+        checkout: None,
     }
 }
 

@@ -427,6 +427,7 @@ mod tests {
             format: Format::Edges,
             relation: None,
             unit: None,
+            checkout: None,
         };
         batch.read_dump(edges.as_bytes(), &spec).unwrap();
         batch.commit().unwrap();

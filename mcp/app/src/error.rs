@@ -254,6 +254,19 @@ pub enum CallError {
         /// The rows the answer has.
         total: u64,
     },
+    /// A `context` past [`crate::source::CONTEXT_MAX`] lines.
+    #[error(
+        "{tool}: context {asked} is out of range; pass from 0 to {max} (lines of source shown \
+         either side of each cited site), or leave it out for none"
+    )]
+    Context {
+        /// The request's tool.
+        tool: &'static str,
+        /// The lines asked for.
+        asked: u32,
+        /// The most allowed.
+        max: u32,
+    },
     /// The pack's Cypher mapping does not fit the vocabulary.
     #[error(transparent)]
     Graph(strata_eval::MappingError),
@@ -330,6 +343,7 @@ impl CallError {
             CallError::ZeroLimit { .. } => "limit",
             CallError::MaxBytes { .. } => "max_bytes",
             CallError::WitnessRow { .. } | CallError::WitnessRowPast { .. } => "witness_row",
+            CallError::Context { .. } => "context",
             CallError::Busy { .. } => "busy",
             CallError::Graph(_) => "graph",
             CallError::Unknown { .. } => "unknown_name",

@@ -27,6 +27,10 @@ pub struct DumpFiles {
     /// For SCIP indexes: the repository their documents belong to (`REPO/relative_path`),
     /// instead of the last segment of the index's `metadata.project_root`.
     pub repo: Option<String>,
+    /// For SCIP indexes: the directory the repository is checked out in, whose source files
+    /// are hashed so that answers can show their lines (instead of a local
+    /// `metadata.project_root`).
+    pub checkout: Option<PathBuf>,
 }
 
 /// Why a file cannot be read as a dump.
@@ -55,6 +59,19 @@ pub enum DumpError {
     /// `--repo` given for a file that is not a SCIP index.
     #[error("{0}: --repo names the repository of a SCIP index, and this file is not one")]
     RepoNotScip(String),
+    /// `--checkout` given for a file that is not a SCIP index.
+    #[error(
+        "{0}: --checkout names the checkout of a SCIP index's repository, and this file is not one"
+    )]
+    CheckoutNotScip(String),
+    /// `--checkout` names no directory.
+    #[error("--checkout {dir}: not a directory ({why})")]
+    Checkout {
+        /// The directory, as given.
+        dir: String,
+        /// What the operating system said.
+        why: String,
+    },
     /// A repository name that would mix its documents with another repository's.
     #[error(
         "--repo {0:?}: a repository's name is one path segment (no `/`, not empty, not `.` \
@@ -68,6 +85,18 @@ pub fn dump_specs(d: &DumpFiles) -> Result<Vec<(PathBuf, DumpSpec)>, DumpError> 
     let forced = match &d.format {
         Some(f) => Some(Format::parse(f).ok_or_else(|| DumpError::Format(f.clone()))?),
         None => None,
+    };
+    let checkout = match &d.checkout {
+        None => None,
+        Some(dir) => Some(
+            strata_store::scip::Checkout::open(dir)
+                .map_err(|e| DumpError::Checkout {
+                    dir: dir.display().to_string(),
+                    why: e.to_string(),
+                })?
+                .dir()
+                .to_owned(),
+        ),
     };
     let mut specs = Vec::new();
     for path in &d.files {
@@ -96,6 +125,8 @@ pub fn dump_specs(d: &DumpFiles) -> Result<Vec<(PathBuf, DumpSpec)>, DumpError> 
             repo
         } else if d.repo.is_some() {
             return Err(DumpError::RepoNotScip(label));
+        } else if d.checkout.is_some() {
+            return Err(DumpError::CheckoutNotScip(label));
         } else {
             d.unit.clone()
         };
@@ -106,6 +137,7 @@ pub fn dump_specs(d: &DumpFiles) -> Result<Vec<(PathBuf, DumpSpec)>, DumpError> 
                 format,
                 relation,
                 unit,
+                checkout: checkout.clone().filter(|_| format == Format::Scip),
             },
         ));
     }

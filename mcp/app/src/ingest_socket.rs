@@ -129,6 +129,9 @@ pub struct FileHeader {
     /// The unit of every fact that names none itself.
     #[serde(default)]
     pub unit: Option<String>,
+    /// For a SCIP index: the directory its repository is checked out in (absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<std::path::PathBuf>,
 }
 
 impl FileHeader {
@@ -139,6 +142,7 @@ impl FileHeader {
             format: spec.format.name().to_owned(),
             relation: spec.relation.clone(),
             unit: spec.unit.clone(),
+            checkout: spec.checkout.clone(),
         }
     }
 
@@ -165,6 +169,7 @@ impl FileHeader {
             format,
             relation: self.relation.clone(),
             unit: self.unit.clone(),
+            checkout: self.checkout.clone(),
         })
     }
 }
@@ -328,7 +333,7 @@ struct WireSummary {
     unknown_units: Vec<String>,
     /// For a batch that read SCIP indexes: their documents and what became of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    documents: Option<WireDocuments>,
+    documents: Option<Box<WireDocuments>>,
     elapsed: f64,
     read_time: f64,
     write_time: f64,
@@ -347,6 +352,13 @@ struct WireDocuments {
     repaired: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     skipped: Vec<WireSkipped>,
+    /// The checkouts source files were hashed from, and how many were or were not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    checkouts: Vec<String>,
+    #[serde(default)]
+    sources_hashed: u64,
+    #[serde(default)]
+    sources_unreadable: u64,
 }
 
 /// [`strata_store::scip::SkippedDocument`] on the wire.
@@ -375,6 +387,9 @@ impl From<&strata_store::scip::DocumentChanges> for WireDocuments {
                     why: s.why.clone(),
                 })
                 .collect(),
+            checkouts: d.sources.checkouts.clone(),
+            sources_hashed: d.sources.hashed,
+            sources_unreadable: d.sources.unreadable,
         }
     }
 }
@@ -397,6 +412,11 @@ impl From<WireDocuments> for strata_store::scip::DocumentChanges {
                     why: s.why,
                 })
                 .collect(),
+            sources: strata_store::scip::SourceCounts {
+                checkouts: d.checkouts,
+                hashed: d.sources_hashed,
+                unreadable: d.sources_unreadable,
+            },
         }
     }
 }
@@ -412,7 +432,10 @@ impl From<&BatchSummary> for WireSummary {
             removed: s.removed,
             relations: s.relations.clone(),
             unknown_units: s.unknown_units.clone(),
-            documents: s.documents.as_ref().map(WireDocuments::from),
+            documents: s
+                .documents
+                .as_ref()
+                .map(|d| Box::new(WireDocuments::from(d))),
             elapsed: s.elapsed.as_secs_f64(),
             read_time: s.read_time.as_secs_f64(),
             write_time: s.write_time.as_secs_f64(),
@@ -436,7 +459,7 @@ impl From<WireSummary> for BatchSummary {
             removed: s.removed,
             relations: s.relations,
             unknown_units: s.unknown_units,
-            documents: s.documents.map(Into::into),
+            documents: s.documents.map(|d| (*d).into()),
             elapsed: secs(s.elapsed),
             read_time: secs(s.read_time),
             write_time: secs(s.write_time),
@@ -583,6 +606,7 @@ mod tests {
             format: Format::Edges,
             relation: None,
             unit: None,
+            checkout: None,
         };
         let files = tempfile::tempdir().unwrap();
         let good = files.path().join("x.edges.tsv");

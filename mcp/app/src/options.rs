@@ -45,6 +45,9 @@ pub struct Options {
     /// (`strata_store::OpenOptions::cache_bytes`). Default `None`: sized by each file
     /// ([`strata_store::scaled_cache_bytes`]).
     pub cache_bytes: Option<usize>,
+    /// The checkout directory of each repository (`strata serve --checkout REPO=DIR`), read
+    /// for `context` instead of the one recorded at ingest ([`crate::source`]).
+    pub checkouts: std::collections::BTreeMap<String, std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -60,6 +63,7 @@ impl Default for Options {
             heavy_calls: None,
             admission_wait: crate::admission::WAIT,
             cache_bytes: None,
+            checkouts: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -87,6 +91,9 @@ pub struct Page {
     /// The most bytes the evaluation may hold (`None`: the application's
     /// [`Options::max_memory`]; a larger value is lowered to it).
     pub max_memory: Option<u64>,
+    /// Lines of source to show either side of each site the answer cites, read from the
+    /// repository's checkout (0: none; at most [`crate::source::CONTEXT_MAX`]).
+    pub context: u32,
 }
 
 impl Default for Page {
@@ -100,6 +107,7 @@ impl Default for Page {
             max_bytes: None,
             witness_row: None,
             max_memory: None,
+            context: 0,
         }
     }
 }
@@ -180,6 +188,17 @@ impl App {
                 });
             }
         };
+        if page.context > crate::source::CONTEXT_MAX {
+            return Err(CallError::Context {
+                tool,
+                asked: page.context,
+                max: crate::source::CONTEXT_MAX,
+            });
+        }
+        let context = (page.context > 0).then(|| crate::source::ContextPlan {
+            lines: page.context,
+            checkouts: o.checkouts.clone(),
+        });
         let mut run = self.run_options(
             call,
             page.limit.unwrap_or(0),
@@ -208,6 +227,7 @@ impl App {
             token,
             max_bytes,
             witness_row: page.witness_row,
+            context,
         })
     }
 }
@@ -224,6 +244,8 @@ pub(crate) struct PagePlan {
     pub(crate) max_bytes: u64,
     /// The row asked for with its whole witness, if one was.
     pub(crate) witness_row: Option<u64>,
+    /// The source lines to show around the answer's cited sites, if asked for.
+    pub(crate) context: Option<crate::source::ContextPlan>,
 }
 
 impl PagePlan {

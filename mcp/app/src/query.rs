@@ -125,6 +125,9 @@ pub(crate) fn answered<Q>(
     }
     let mut page = AnswerPage::new(out.answer, plan.max_bytes, &(&run, around));
     page.name_symbols(p.base.source());
+    if let Some(c) = &plan.context {
+        page.show_context(p.base.source(), c);
+    }
     (page, run)
 }
 

@@ -126,6 +126,9 @@ pub struct Limits {
     /// The page cache when the database is opened directly (`None`: sized by the file);
     /// through a server, its own cache serves.
     pub cache_bytes: Option<usize>,
+    /// Lines of source shown either side of each cited site (`--context`; 0: none).
+    #[serde(default)]
+    pub context: u32,
 }
 
 impl Default for Limits {
@@ -142,6 +145,7 @@ impl Default for Limits {
             sample: 0,
             max_memory: None,
             cache_bytes: None,
+            context: 0,
         }
     }
 }
@@ -343,6 +347,7 @@ impl Read {
             max_bytes: None,
             witness_row: l.witness_row,
             max_memory: None,
+            context: l.context,
         }
     }
 

@@ -73,6 +73,8 @@ pub struct AnswerPage {
     /// The page with its SCIP symbols by name, for the text rendering
     /// ([`AnswerPage::name_symbols`]).
     named: Option<crate::names::Named>,
+    /// The source lines of the page's cited sites ([`AnswerPage::show_context`]).
+    context: Option<crate::source::Excerpts>,
 }
 
 /// Bytes kept from an answer's budget for what a response writes around the page: its
@@ -89,6 +91,7 @@ impl AnswerPage {
             max_bytes: budget.saturating_sub(around + FRAME),
             budget,
             named: None,
+            context: None,
         }
     }
 
@@ -99,10 +102,30 @@ impl AnswerPage {
         self.named = crate::names::named(&self.answer, source);
     }
 
+    /// Shows the source lines of the page's cited sites as `plan` asks, within half the
+    /// page's bytes ([`crate::source`]).
+    pub(crate) fn show_context(
+        &mut self,
+        source: &dyn strata_eval::FactSource,
+        plan: &crate::source::ContextPlan,
+    ) {
+        self.context = crate::source::excerpts(&self.answer, source, plan, self.max_bytes / 2);
+    }
+
+    /// The bytes the context takes in `measure`.
+    fn context_bytes(&self, measure: Measure) -> u64 {
+        match (&self.context, measure) {
+            (None, _) => 0,
+            (Some(c), Measure::Text) => c.text().len() as u64,
+            (Some(c), _) => serde_json::to_string_pretty(&c.json()).map_or(0, |s| s.len() as u64),
+        }
+    }
+
     /// The page fitted to its share of the budget in `measure`, its cut naming the whole
     /// budget.
     fn fitted(&self, measure: Measure) -> Answer {
-        let mut a = self.answer.fit(self.max_bytes, measure);
+        let max = self.max_bytes.saturating_sub(self.context_bytes(measure));
+        let mut a = self.answer.fit(max, measure);
         if let Some(cut) = &mut a.cut {
             cut.max_bytes = self.budget;
         }
@@ -129,18 +152,24 @@ impl AnswerPage {
 
     /// The page's text, fitted to the budget.
     pub fn text(&self) -> String {
+        let context = self.context.as_ref().map(|c| c.text()).unwrap_or_default();
         let Some(named) = &self.named else {
-            return self.fitted(Measure::Text).text();
+            let mut text = self.fitted(Measure::Text).text();
+            text.push_str(&context);
+            return text;
         };
         let mut sites = String::new();
         crate::names::write_sites(named, &mut sites);
-        let max = self.max_bytes.saturating_sub(sites.len() as u64);
+        let max = self
+            .max_bytes
+            .saturating_sub((sites.len() + context.len()) as u64);
         let mut a = named.answer.fit(max, Measure::Text);
         if let Some(cut) = &mut a.cut {
             cut.max_bytes = self.budget;
         }
         let mut text = a.text();
         text.push_str(&sites);
+        text.push_str(&context);
         text
     }
 }
@@ -190,6 +219,9 @@ impl Serialize for AnswerPage {
         if a.rows.iter().any(|r| r.facts_unbuilt > 0) {
             let unbuilt: Vec<u64> = a.rows.iter().map(|r| r.facts_unbuilt).collect();
             m.serialize_entry("facts_unbuilt", &unbuilt)?;
+        }
+        if let Some(c) = &self.context {
+            m.serialize_entry("context", &c.json())?;
         }
         if let Some(cut) = &a.cut {
             m.serialize_entry("cut", &cut.json(&a.columns))?;

@@ -37,6 +37,7 @@ fn calls_store(dir: &std::path::Path, n: u32) -> Store {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch.read_dump(dump.as_bytes(), &spec).unwrap();
     batch.commit().unwrap();

@@ -132,6 +132,7 @@ pub fn calls_store(dir: &std::path::Path, n: u32) -> Store {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch.read_dump(dump.as_bytes(), &spec).unwrap();
     batch.commit().unwrap();

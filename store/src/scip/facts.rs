@@ -123,14 +123,14 @@ impl Scratch {
 }
 
 impl Emitter {
-    /// The facts of document number `number`, whose path (and unit) is `path` and content
-    /// hash `hash`.
+    /// The facts of document number `number`, whose path (and unit) is `path`, content
+    /// hash `hash` and source file's content hash `source`, if it was read.
     pub(crate) fn document(
         &mut self,
         g: &mut FactGroup,
         doc: &Document,
         path: &str,
-        hash: &str,
+        (hash, source): (&str, Option<&str>),
         number: u64,
     ) {
         let kinds = &mut self.kinds;
@@ -152,6 +152,10 @@ impl Emitter {
         }
         let h = Cell::Text(g.add_text(hash));
         g.add(Rel::DocumentHash as usize, &[p, h]);
+        if let Some(source) = source {
+            let h = Cell::Text(g.add_text(source));
+            g.add(Rel::SourceFile as usize, &[p, h]);
+        }
         // Symbols by their number in the group: each occurrence's symbol is hashed once.
         let mut defined_symbols: Vec<(&str, u32)> = Vec::new();
         for occ in &doc.occurrences {

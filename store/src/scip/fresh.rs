@@ -39,6 +39,9 @@ pub struct DocumentChanges {
     /// Documents left out because their path cannot name a unit of the repository, in the
     /// index's order (the rest of the index is read).
     pub skipped: Vec<SkippedDocument>,
+    /// The documents whose source file was hashed from the repository's checkout, and
+    /// those whose file could not be read there.
+    pub sources: super::SourceCounts,
 }
 
 /// A document left out of a read: its number in the index, its path as written, and why.
@@ -65,6 +68,7 @@ impl DocumentChanges {
         self.removed += other.removed;
         self.repaired += other.repaired;
         self.skipped.extend(other.skipped.iter().cloned());
+        self.sources.add(&other.sources);
     }
 }
 
@@ -95,6 +99,7 @@ impl std::fmt::Display for DocumentChanges {
             let s = if self.repaired == 1 { "" } else { "s" };
             write!(f, ", {} string{s} repaired", self.repaired)?;
         }
+        write!(f, "{}", self.sources)?;
         for d in self.skipped.iter().take(NAMED) {
             write!(
                 f,
@@ -141,7 +146,7 @@ fn fold(a: u64, b: u64) -> u64 {
 /// A fast non-cryptographic 128-bit hash of `bytes` from `seed`, fixed by this code (two
 /// lanes of folded multiplies over 16-byte blocks, after wyhash): it tells a changed
 /// document from an unchanged one, it is no defence against an index made to collide.
-fn stable_hash(seed: [u64; 2], bytes: &[u8]) -> [u64; 2] {
+pub(super) fn stable_hash(seed: [u64; 2], bytes: &[u8]) -> [u64; 2] {
     let mut h = [seed[0] ^ K[0], seed[1] ^ K[2]];
     let mut block = |chunk: &[u8]| {
         let mut buf = [0u8; 16];

@@ -40,6 +40,7 @@
 //! the same in every index, which is what joins the facts of several repositories;
 //! document-local symbols (`local 12`) are left out of every relation.
 
+mod checkout;
 mod error;
 mod facts;
 mod fresh;
@@ -49,15 +50,17 @@ mod wire;
 mod worker;
 
 use std::io::BufRead;
+use std::sync::Arc;
 
 use protobuf::Message;
 use scip::types::Metadata;
 
+pub use checkout::{Checkout, SOURCE_MAX_BYTES, SourceCounts, SourceRefusal, source_hash};
 pub use error::{Place, Problem, ScipError};
 use fresh::Fresh;
 pub use fresh::{DocumentChanges, SkippedDocument};
 use wire::{FieldHead, Fields, LEN, WireError};
-use worker::{Field, Pipe};
+use worker::{Field, Hashed, Pipe};
 
 use crate::dump::{DumpSpec, FactSink};
 use crate::error::IngestError;
@@ -111,6 +114,8 @@ pub(crate) enum Rel {
     OtherSite,
     Descriptor,
     InDirectory,
+    SourceFile,
+    Checkout,
 }
 
 /// Every relation a SCIP index is read into: the contract agents and the `code` module rely on.
@@ -224,6 +229,19 @@ pub const RELATIONS: &[Relation] = &[
         doc: "the document lies directly in the directory dir (REPO/a/b for REPO/a/b/c.py, \
               REPO for a file at the repository's top)",
     },
+    Relation {
+        name: "source_file",
+        columns: &["path", "hash"],
+        doc: "the document's source file as it was in the repository's checkout at ingest: \
+              its content hash (128 bits, 32 hex digits, see docs/scip.md), by which an \
+              answer shows a cited line only while the file is unchanged",
+    },
+    Relation {
+        name: "checkout",
+        columns: &["repo", "dir"],
+        doc: "the directory the repository's source files were read from at ingest \
+              (--checkout, else a local file:// metadata.project_root), resolved",
+    },
 ];
 
 /// The top-level fields of `scip.Index`.
@@ -253,6 +271,13 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         repo: spec.unit.clone(),
         documents: 0,
         externals: 0,
+        checkout_given: spec.checkout.is_some(),
+        checkout: spec
+            .checkout
+            .as_deref()
+            .and_then(|d| Checkout::open(d).ok())
+            .map(Arc::new),
+        sources: SourceCounts::default(),
     };
     let stored = sink.stored().map_err(|e| ScipError::Stored {
         file: spec.label.clone(),
@@ -262,11 +287,13 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
     let mut fields = Fields::new(input);
     std::thread::scope(|scope| {
         let mut pipe = Pipe::start(scope, spec.label.clone(), sink);
+        pipe.checkout = reader.checkout.clone();
         let read = reader.fields(&mut fields, &mut pipe, fresh.as_mut());
         if let Err(e) = read {
             return Err(pipe.stop(e));
         }
         pipe.finish()?;
+        reader.record_checkout(&mut pipe)?;
         let mut changes = DocumentChanges::default();
         if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
             let gone = fresh
@@ -280,6 +307,8 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         changes.read = reader.documents;
         changes.repaired = pipe.repaired;
         changes.skipped = std::mem::take(&mut pipe.skipped);
+        changes.sources = std::mem::take(&mut reader.sources);
+        changes.sources.add(&pipe.sources);
         pipe.sink().documents(&changes);
         declare_all(pipe.sink(), reader.documents + reader.externals)?;
         let facts = pipe.facts;
@@ -313,6 +342,13 @@ struct Reader {
     repo: Option<String>,
     documents: u64,
     externals: u64,
+    /// Whether the ingest named the checkout (`--checkout`), which a project root does not
+    /// override.
+    checkout_given: bool,
+    /// Where the repository's source files are read from, if anywhere.
+    checkout: Option<Arc<Checkout>>,
+    /// The source files this thread hashed (for a replacing read).
+    sources: SourceCounts,
 }
 
 impl Reader {
@@ -339,6 +375,11 @@ impl Reader {
                     })?;
                     if self.repo.is_none() {
                         self.repo = repository(&meta.project_root);
+                    }
+                    if !self.checkout_given && self.checkout.is_none() {
+                        self.checkout =
+                            Checkout::from_project_root(&meta.project_root).map(Arc::new);
+                        pipe.checkout = self.checkout.clone();
                     }
                 }
                 DOCUMENTS => {
@@ -396,14 +437,14 @@ impl Reader {
     }
 
     /// Reads a document's bytes into `fields.payload`. Answers `None` for a document stored
-    /// with the same bytes, which is skipped before it is even decoded, else the content
-    /// hash when this read compares with the store.
+    /// with the same bytes (and source file), which is skipped before it is even decoded,
+    /// else the content hashes when this read compares with the store.
     fn document<R: BufRead>(
-        &self,
+        &mut self,
         fields: &mut Fields<R>,
         head: FieldHead,
         fresh: Option<&mut Fresh>,
-    ) -> Result<Option<Option<String>>> {
+    ) -> Result<Option<Option<Hashed>>> {
         let number = self.documents;
         let err = |fields: &Fields<R>, problem: Problem| ScipError::Document {
             file: self.file.clone(),
@@ -433,17 +474,49 @@ impl Reader {
                     // Left out by the worker, which names it.
                     return Ok(Some(None));
                 };
-                let hash = fresh::content_hash(&path, &fields.payload);
+                let source = match &self.checkout {
+                    Some(c) => {
+                        let hashed = source_of(c, repo, &path);
+                        self.sources.count(hashed.is_some());
+                        hashed
+                    }
+                    None => None,
+                };
+                let hash = checkout::document_hash(
+                    fresh::content_hash(&path, &fields.payload),
+                    source.as_deref(),
+                );
                 if fresh
                     .unchanged(repo, &path, &hash)
                     .map_err(|cause| self.stored_err(cause))?
                 {
                     return Ok(None);
                 }
-                Ok(Some(Some(hash)))
+                Ok(Some(Some(Hashed {
+                    document: hash,
+                    source,
+                })))
             }
             _ => Ok(Some(None)),
         }
+    }
+
+    /// Records `checkout(REPO, dir)` in the unit `REPO`, when the index has both.
+    fn record_checkout(&mut self, pipe: &mut Pipe<'_>) -> Result<()> {
+        let (Some(repo), Some(c)) = (&self.repo, &self.checkout) else {
+            return Ok(());
+        };
+        let mut g = crate::dump::FactGroup::new(facts::group_relations());
+        g.clear(repo, self.documents + self.externals + 1);
+        let r = crate::dump::Cell::Text(g.add_text(repo));
+        let d = crate::dump::Cell::Text(g.add_text(&c.dir().to_string_lossy()));
+        g.add(Rel::Checkout as usize, &[r, d]);
+        pipe.sink().group(&g)?;
+        pipe.facts += g.facts();
+        self.sources
+            .checkouts
+            .push(c.dir().to_string_lossy().into_owned());
+        Ok(())
     }
 
     fn stored_err(&self, cause: strata_eval::SourceError) -> ScipError {
@@ -526,6 +599,13 @@ pub(crate) fn unit_path(repo: &str, relative: &str) -> Result<String, &'static s
         path.push_str(p);
     }
     Ok(path)
+}
+
+/// The content hash of the source file of the document at `path` (`REPO/relative`) in the
+/// checkout, if it is read there.
+pub(crate) fn source_of(checkout: &Checkout, repo: &str, path: &str) -> Option<String> {
+    let relative = path.strip_prefix(repo)?.strip_prefix('/')?;
+    checkout.hash(relative)
 }
 
 /// The repository a project root names: its last path segment.

@@ -7,11 +7,13 @@
 //! their way at a time, so memory stays bounded by a few batches, not by the index.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 
 use protobuf::{Message, MessageFull};
 use scip::types::{Document, SymbolInformation};
 
+use super::checkout::{self, Checkout, SourceCounts};
 use super::error::{Place, Problem, ScipError};
 use super::facts::Emitter;
 use super::fresh::SkippedDocument;
@@ -37,6 +39,8 @@ pub(super) struct Work {
     pub(super) number: u64,
     /// The repository its paths are qualified by, if known yet.
     pub(super) repo: Option<String>,
+    /// Where the repository's source files are read from, if anywhere.
+    pub(super) checkout: Option<Arc<Checkout>>,
     /// The bytes.
     pub(super) payload: Vec<u8>,
     /// Where the index was read up to, for progress.
@@ -47,10 +51,18 @@ pub(super) struct Work {
 
 /// The kind of field a [`Work`] holds.
 pub(super) enum Field {
-    /// A document, with its content hash when the reader computed it.
-    Document(Option<String>),
+    /// A document, with its hashes when the reader computed them.
+    Document(Option<Hashed>),
     /// An external symbol.
     External,
+}
+
+/// A document's hashes, as a replacing read computes them before deciding to decode it.
+pub(super) struct Hashed {
+    /// Its `document_hash`.
+    pub(super) document: String,
+    /// Its source file's content hash, when the file was read from the checkout.
+    pub(super) source: Option<String>,
 }
 
 /// What the worker answers for one [`Work`]: its facts (in `group`), the document it left
@@ -58,6 +70,8 @@ pub(super) enum Field {
 struct Done {
     result: Result<Option<SkippedDocument>, ScipError>,
     repaired: u64,
+    /// Whether the worker hashed the document's source file (`None`: it did not try).
+    sourced: Option<bool>,
     payload: Vec<u8>,
     offset: u64,
     group: FactGroup,
@@ -72,20 +86,22 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
         let mut answers = Vec::with_capacity(batch.len());
         for mut w in batch {
             let mut repaired = 0;
+            let mut sourced = None;
             let result = match std::mem::replace(&mut w.what, Field::External) {
                 Field::Document(hash) => document(
                     file,
                     &mut emit,
                     &mut doc,
                     &mut w,
-                    hash.as_deref(),
-                    &mut repaired,
+                    hash,
+                    (&mut repaired, &mut sourced),
                 ),
                 Field::External => external(file, &mut emit, &mut w, &mut repaired).map(|()| None),
             };
             answers.push(Done {
                 result,
                 repaired,
+                sourced,
                 payload: w.payload,
                 offset: w.offset,
                 group: w.group,
@@ -98,14 +114,15 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
 }
 
 /// Decodes a document (repairing its strings if it must) and gathers its facts into the
-/// work's group; answers the document left out when its path names no unit.
+/// work's group; answers the document left out when its path names no unit. Counts the
+/// strings repaired and whether it hashed the source file.
 fn document(
     file: &str,
     emit: &mut Emitter,
     doc: &mut Document,
     w: &mut Work,
-    hash: Option<&str>,
-    repaired: &mut u64,
+    hash: Option<Hashed>,
+    (repaired, sourced): (&mut u64, &mut Option<bool>),
 ) -> Result<Option<SkippedDocument>, ScipError> {
     let bytes = &w.payload;
     let err = |problem: Problem| ScipError::Document {
@@ -138,15 +155,30 @@ fn document(
             }));
         }
     };
-    let made;
     let hash = match hash {
         Some(h) => h,
         None => {
-            made = fresh::content_hash(&path, bytes);
-            &made
+            let source = w.checkout.as_ref().and_then(|c| {
+                let s = super::source_of(c, repo, &path);
+                *sourced = Some(s.is_some());
+                s
+            });
+            Hashed {
+                document: checkout::document_hash(
+                    fresh::content_hash(&path, bytes),
+                    source.as_deref(),
+                ),
+                source,
+            }
         }
     };
-    emit.document(&mut w.group, doc, &path, hash, w.number);
+    emit.document(
+        &mut w.group,
+        doc,
+        &path,
+        (&hash.document, hash.source.as_deref()),
+        w.number,
+    );
     Ok(None)
 }
 
@@ -208,6 +240,10 @@ pub(super) struct Pipe<'k> {
     pub(super) repaired: u64,
     /// Documents left out so far.
     pub(super) skipped: Vec<SkippedDocument>,
+    /// Where the repository's source files are read from, handed to each document's work.
+    pub(super) checkout: Option<Arc<Checkout>>,
+    /// The source files the workers hashed so far.
+    pub(super) sources: SourceCounts,
 }
 
 impl<'k> Pipe<'k> {
@@ -240,6 +276,8 @@ impl<'k> Pipe<'k> {
             facts: 0,
             repaired: 0,
             skipped: Vec::new(),
+            checkout: None,
+            sources: SourceCounts::default(),
         }
     }
 
@@ -277,6 +315,7 @@ impl<'k> Pipe<'k> {
             what,
             number,
             repo,
+            checkout: self.checkout.clone(),
             payload,
             offset,
             group,
@@ -382,6 +421,9 @@ impl<'k> Pipe<'k> {
         for d in answers {
             self.payloads.push(d.payload);
             self.repaired += d.repaired;
+            if let Some(hashed) = d.sourced {
+                self.sources.count(hashed);
+            }
             if let Some(skipped) = d.result? {
                 self.skipped.push(skipped);
                 self.groups.push(d.group);

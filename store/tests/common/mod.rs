@@ -34,6 +34,7 @@ pub fn spec(label: &str, format: Format) -> DumpSpec {
         format,
         relation: (format == Format::Facts).then(|| label.trim_end_matches(".facts").to_owned()),
         unit: None,
+        checkout: None,
     }
 }
 

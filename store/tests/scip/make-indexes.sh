@@ -53,18 +53,28 @@ JSON
   mv "$out/rxjs.scip.tmp" "$out/rxjs.scip"
 fi
 
-if [ ! -s "$out/packaging.scip" ]; then
+# packaging's sources stay in target/scip-tools/packaging/packaging, the checkout whose lines
+# the context tests show (fetched again when the index is kept but they are not).
+packaging_sources() {
   work="$tools/packaging"
   rm -rf "$work" && mkdir -p "$work/wheel" "$work/packaging"
   python3 -m pip download --quiet --no-deps --only-binary :all: --dest "$work/wheel" "$PACKAGING" >&2
   python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' \
     "$(ls "$work"/wheel/*.whl)" "$work/unpacked"
   cp -r "$work/unpacked/packaging" "$work/packaging/packaging"
+}
+
+if [ ! -s "$out/packaging.scip" ]; then
+  packaging_sources
+  work="$tools/packaging"
   (cd "$work/packaging" && git init -q && git add -A \
     && git -c user.name=strata -c user.email=strata@invalid commit -qm sources)
   (cd "$work/packaging" && "$tools/node_modules/.bin/scip-python" index . \
     --project-name packaging --project-version 24.2 --output "$out/packaging.scip.tmp" >&2)
   mv "$out/packaging.scip.tmp" "$out/packaging.scip"
+fi
+if [ ! -s "$tools/packaging/packaging/packaging/__init__.py" ]; then
+  packaging_sources
 fi
 # A Python package's sources from its wheel, indexed by scip-python: python_index NAME SPEC VERSION
 python_index() {

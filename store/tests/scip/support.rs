@@ -27,6 +27,7 @@ pub fn spec(label: &str, unit: Option<&str>) -> DumpSpec {
         format: Format::Scip,
         relation: None,
         unit: unit.map(str::to_owned),
+        checkout: None,
     }
 }
 

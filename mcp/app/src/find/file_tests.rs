@@ -233,6 +233,7 @@ fn commit(store: &Store, edges: &str) {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     batch.read_dump(edges.as_bytes(), &spec).unwrap();
     batch.commit().unwrap();

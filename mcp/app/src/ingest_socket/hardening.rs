@@ -26,6 +26,7 @@ fn edges(dir: &Path, name: &str, text: &str) -> (PathBuf, DumpSpec) {
         format: Format::Edges,
         relation: None,
         unit: None,
+        checkout: None,
     };
     (path, spec)
 }
