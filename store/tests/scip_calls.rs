@@ -1,10 +1,11 @@
 //! The `code` module's call-site questions (`call_sites`, `callers`, `all_callers`,
-//! `callees`, `all_callees`, `other_sites`) over indexes written by real indexers
-//! (`store/tests/scip/make-indexes.sh` makes them into `target/scip/`), compared with an
-//! independent reading of the same bytes (`scip/reading.rs`, `scip/calls.rs`): the whole
-//! `call_site` and `other_site` relations, then the module's answers for 150 sampled symbols
-//! of each index. Plus a property test over generated documents with nested enclosing ranges
-//! of every descriptor kind.
+//! `callees`, `all_callees`, `other_sites`), `implementations` and `outline` over indexes
+//! written by real indexers (`store/tests/scip/make-indexes.sh` makes them into
+//! `target/scip/`), compared with an independent reading of the same bytes
+//! (`scip/reading.rs`, `scip/calls.rs`, `scip/symbols.rs`): the whole `call_site` and
+//! `other_site` relations, then the module's answers for 150 sampled symbols (and types, and
+//! files) of each index. Plus a property test over generated documents with nested enclosing
+//! ranges of every descriptor kind.
 //!
 //! A missing index skips its test with a loud notice on stderr (`cargo test -- --nocapture`
 //! shows it); `real_indexes_present` fails when `STRATA_REQUIRE_INDEXES=1` (as `.ci/run`
@@ -18,18 +19,17 @@ mod calls;
 mod reading;
 #[path = "scip/support.rs"]
 mod support;
+#[path = "scip/symbols.rs"]
+mod symbols;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use calls::{ABSENT, Site, Sites};
+use calls::{Site, Sites};
 use proptest::prelude::*;
-use strata_eval::answer::Cell;
-use strata_eval::{FactSource, Value, Vocabulary};
-use strata_eval::{Query, RunOptions};
+use strata_eval::FactSource;
 use strata_store::Store;
-use strata_store::scip::CODE_MODULE;
 use support::*;
 
 const INDEXES: [&str; 5] = ["rxjs", "packaging", "django", "effect", "semver"];
@@ -80,15 +80,6 @@ fn loud(line: &str) {
     let _ = writeln!(std::io::stderr(), "\n{line}\n");
 }
 
-/// A value as the tests compare it: text as is, a number as an integer, absent as `absent`.
-fn show(v: &Value) -> String {
-    match v {
-        Value::Text(t) => t.to_string(),
-        Value::Number(n) => format!("{}", *n as i64),
-        Value::Absent => ABSENT.to_owned(),
-    }
-}
-
 fn site(r: &[String]) -> Site {
     (
         r[0].clone(),
@@ -109,37 +100,6 @@ fn relation(store: &Store, rel: &str) -> BTreeSet<Site> {
     })
     .unwrap();
     out
-}
-
-/// Runs a program against the store with the `code` module; every row as text.
-fn run(store: &Store, program: &str) -> Vec<Vec<String>> {
-    let snap = store.snapshot().unwrap();
-    let vocab =
-        Vocabulary::from_sources(snap.relations().unwrap(), &[("code", CODE_MODULE)]).unwrap();
-    let q = Query::prepare(&vocab, program, &[]).unwrap_or_else(|e| panic!("{program}: {e}"));
-    let out = q
-        .run(
-            &snap,
-            &RunOptions {
-                limit: u64::MAX,
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
-    assert_eq!(out.answer.rows.len() as u64, out.answer.total, "{program}");
-    out.answer
-        .rows
-        .iter()
-        .map(|r| {
-            r.cells
-                .iter()
-                .map(|c| match c {
-                    Cell::Value(v) => show(v),
-                    other => panic!("{program}: {other:?}"),
-                })
-                .collect()
-        })
-        .collect()
 }
 
 fn one_column(store: &Store, program: &str) -> BTreeSet<String> {
@@ -280,9 +240,48 @@ fn check_index(name: &str) {
             .collect();
         compare("other_sites", s, got, want);
     }
+    // Implementations of sampled types, transitively.
+    let impls = symbols::implementations(&reading);
+    let types: BTreeSet<&str> = impls.keys().map(String::as_str).collect();
+    let type_sample = sample(&types, SAMPLE);
+    for &t in &type_sample {
+        compare(
+            "implementations",
+            t,
+            one_column(&store, &format!("code.implementations(\"{t}\", ?s) => ?s")),
+            impls[t].clone(),
+        );
+    }
+    // Outlines of sampled files.
+    let outlines = symbols::outlines(&reading);
+    let repo = calls::repo(&reading);
+    let paths: Vec<String> = reading
+        .docs
+        .iter()
+        .map(|d| format!("{repo}/{}", d.path))
+        .collect();
+    let file_sample = sample(&paths.iter().map(String::as_str).collect(), SAMPLE);
+    let mut outlined = 0;
+    for &p in &file_sample {
+        let got: BTreeSet<String> = run(
+            &store,
+            &format!("code.outline(\"{p}\", ?s, ?k, ?l, ?o) => ?s, ?k, ?l, ?o"),
+        )
+        .into_iter()
+        .map(|r| r.join("\t"))
+        .collect();
+        let want: BTreeSet<String> = outlines
+            .iter()
+            .filter(|r| r.0 == p)
+            .map(|r| format!("{}\t{}\t{}\t{}", r.1, r.2, r.3, r.4))
+            .collect();
+        outlined += want.len();
+        compare("outline", p, got, want);
+    }
     eprintln!(
         "{name}: {} documents, {} call_site facts ({} in the store), {} other_site ({}), \
-         sampled {} callees, {} callers, {} other-site symbols; {mismatches} mismatches",
+         sampled {} callees, {} callers, {} other-site symbols, {} of {} implemented types, \
+         {} files ({} outline rows of {}); {mismatches} mismatches",
         reading.docs.len(),
         x.call.len(),
         call.len(),
@@ -290,7 +289,16 @@ fn check_index(name: &str) {
         other.len(),
         callee_sample.len(),
         caller_sample.len(),
-        other_sample.len()
+        other_sample.len(),
+        type_sample.len(),
+        types.len(),
+        file_sample.len(),
+        outlined,
+        outlines.len()
+    );
+    assert!(
+        !outlines.is_empty(),
+        "{name}: no outline rows to test anything"
     );
     assert!(
         x.call.len() >= 10,
@@ -338,6 +346,54 @@ fn effect_call_sites() {
 #[test]
 fn semver_call_sites() {
     check_index("semver");
+}
+
+/// A recursive function's reference to itself, and a class naming itself in its body: no
+/// call (a definition is not its own caller), but an other site held by the symbol itself,
+/// so "who uses X" is complete; the tests' reading agrees.
+#[test]
+fn issue_32_a_reference_inside_its_own_definition_is_an_other_site() {
+    let f = "scip-typescript npm pkg 1.0 src/`a.ts`/fact().";
+    let t = "scip-typescript npm pkg 1.0 src/`a.ts`/Node#";
+    let g = "scip-typescript npm pkg 1.0 src/`a.ts`/main().";
+    let occs = vec![
+        definition(0, f, Some((0, 10))),
+        occurrence(3, f, 0),
+        definition(20, t, Some((20, 30))),
+        occurrence(22, t, 0),
+        definition(40, g, Some((40, 50))),
+        occurrence(41, f, 0),
+    ];
+    let mut bytes = metadata("file:///w/repo");
+    bytes.extend(documents_field(&document("src/a.ts", &occs)));
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    ingest(&store, &bytes, None, false).unwrap();
+    let at = |sym: &str, holder: &str, line: i64| {
+        (
+            sym.to_owned(),
+            holder.to_owned(),
+            "repo/src/a.ts".to_owned(),
+            line,
+        )
+    };
+    let call = relation(&store, "call_site");
+    let other = relation(&store, "other_site");
+    assert_eq!(call, BTreeSet::from([at(f, g, 42)]));
+    assert_eq!(other, BTreeSet::from([at(f, f, 4), at(t, t, 23)]));
+    let x = calls::sites(&reading::read(&bytes));
+    assert_eq!((call, other), (x.call, x.other));
+    assert_eq!(
+        one_column(&store, &format!("code.callers(\"{f}\", ?c) => ?c")),
+        BTreeSet::from([g.to_owned()])
+    );
+    assert_eq!(
+        run(
+            &store,
+            &format!("code.other_sites(\"{f}\", ?h, ?p, ?l) => ?h, ?l")
+        ),
+        vec![vec![f.to_owned(), "4".to_owned()]]
+    );
 }
 
 /// A definition's last descriptor of each kind, a symbol made of it.

@@ -16,11 +16,7 @@ mod support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use strata_eval::answer::Cell;
-use strata_eval::{FactSource, Value, Vocabulary};
-use strata_eval::{Query, RunOptions};
 use strata_store::Store;
-use strata_store::scip::CODE_MODULE;
 use support::*;
 
 type Pairs = BTreeSet<(String, String)>;
@@ -158,37 +154,6 @@ fn answer_from(store: &Store, first: &str, program: &str) -> Pairs {
     run(store, program)
         .into_iter()
         .map(|r| (first.to_owned(), r[0].clone()))
-        .collect()
-}
-
-/// Runs a program against the store with the `code` module; answers every row as text.
-fn run(store: &Store, program: &str) -> Vec<Vec<String>> {
-    let snap = store.snapshot().unwrap();
-    let vocab =
-        Vocabulary::from_sources(snap.relations().unwrap(), &[("code", CODE_MODULE)]).unwrap();
-    let q = Query::prepare(&vocab, program, &[]).unwrap_or_else(|e| panic!("{program}: {e}"));
-    let out = q
-        .run(
-            &snap,
-            &RunOptions {
-                limit: u64::MAX,
-                ..RunOptions::default()
-            },
-        )
-        .unwrap();
-    assert_eq!(
-        out.answer.rows.len() as u64,
-        out.answer.total,
-        "{program}: one page"
-    );
-    let cell = |c: &Cell| match c {
-        Cell::Value(Value::Text(t)) => t.to_string(),
-        other => panic!("{program}: {other:?}"),
-    };
-    out.answer
-        .rows
-        .iter()
-        .map(|r| r.cells.iter().map(cell).collect())
         .collect()
 }
 

@@ -327,8 +327,9 @@ pub(crate) fn can_call(sym: &str) -> bool {
 ///   code), or `other_site(to, absent, path, line)` when no definition holds it (code at a
 ///   file's top level, where the indexer gives the file no range).
 ///
-/// A reference whose holder is the symbol itself (a recursive call) is in `uses` only: a
-/// definition is not its own caller.
+/// A reference whose holder is the symbol itself (a recursive call, a class naming itself
+/// in its body) is `other_site(to, to, path, line)`: a definition is not its own caller,
+/// and every reference stays answerable with its site.
 fn uses(g: &mut FactGroup, w: &mut Scratch, path: Cell) {
     let Scratch {
         enclosing,
@@ -370,8 +371,14 @@ fn uses(g: &mut FactGroup, w: &mut Scratch, path: Cell) {
                 if seen.insert((from, to)) {
                     g.add(Rel::Uses as usize, &[Cell::Text(from), to_cell]);
                 }
-                if from != to && sites.insert((to, from, pos.0)) {
-                    let rel = if calls { Rel::CallSite } else { Rel::OtherSite };
+                if sites.insert((to, from, pos.0)) {
+                    // A definition is not its own caller: a reference inside its own
+                    // definition (recursion) is an other site held by itself.
+                    let rel = if calls && from != to {
+                        Rel::CallSite
+                    } else {
+                        Rel::OtherSite
+                    };
                     g.add(rel as usize, &[to_cell, Cell::Text(from), path, line]);
                 }
             }

@@ -214,8 +214,8 @@ pub const RELATIONS: &[Relation] = &[
         columns: &["symbol", "holder", "path", "line"],
         doc: "a reference to the symbol at this 1-based line of the document that no caller \
               holds: its innermost enclosing definition (holder) is a type or a namespace \
-              (a class body, a module's own code), or absent when none encloses it (a file's \
-              top-level code, decorators)",
+              (a class body, a module's own code) or the symbol itself (a recursive call), \
+              or absent when none encloses it (a file's top-level code, decorators)",
     },
     Relation {
         name: "descriptor",

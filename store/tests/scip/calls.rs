@@ -45,7 +45,8 @@ pub struct Sites {
 
 /// Every reference's innermost enclosing global definition (the latest to start of the
 /// ranges holding it, `start <= at < end`; of two starting together, the shorter), by brute
-/// force over the document's definitions. A reference to its holder itself is no site.
+/// force over the document's definitions. A reference whose holder is the symbol itself
+/// (recursion) is an other site held by itself: a definition is not its own caller.
 pub fn sites(r: &Reading) -> Sites {
     let repo = repo(r);
     let mut out = Sites::default();
@@ -72,10 +73,9 @@ pub fn sites(r: &Reading) -> Sites {
                     out.other
                         .insert((o.symbol.clone(), ABSENT.to_owned(), path.clone(), line));
                 }
-                Some((_, holder)) if *holder == o.symbol => {}
                 Some((_, holder)) => {
                     let site = (o.symbol.clone(), (*holder).to_owned(), path.clone(), line);
-                    if can_call(holder) {
+                    if can_call(holder) && *holder != o.symbol {
                         out.call.insert(site);
                     } else {
                         out.other.insert(site);

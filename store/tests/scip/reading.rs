@@ -17,6 +17,8 @@ pub struct Doc {
     pub occs: Vec<Occ>,
     /// (symbol, implemented target) from the document's SymbolInformation.
     pub implements: Vec<(String, String)>,
+    /// (symbol, SCIP kind number, 0 when unspecified) of each SymbolInformation.
+    pub infos: Vec<(String, i32)>,
 }
 
 /// One index: its project root and documents.
@@ -25,6 +27,8 @@ pub struct Reading {
     pub docs: Vec<Doc>,
     /// (symbol, implemented target) from the index's external symbols.
     pub external_implements: Vec<(String, String)>,
+    /// (symbol, SCIP kind number) of each external symbol.
+    pub external_infos: Vec<(String, i32)>,
 }
 
 /// The fields of a message: (number, wire type, varint value or payload).
@@ -141,6 +145,7 @@ pub fn read(bytes: &[u8]) -> Reading {
         project_root: String::new(),
         docs: Vec::new(),
         external_implements: Vec::new(),
+        external_infos: Vec::new(),
     };
     for (n, _, _, p) in fields(bytes) {
         match n {
@@ -156,6 +161,7 @@ pub fn read(bytes: &[u8]) -> Reading {
                     path: String::new(),
                     occs: Vec::new(),
                     implements: Vec::new(),
+                    infos: Vec::new(),
                 };
                 for (m, _, _, q) in fields(p) {
                     match m {
@@ -163,13 +169,17 @@ pub fn read(bytes: &[u8]) -> Reading {
                         2 => doc.occs.push(occurrence(q)),
                         3 => {
                             implementations(q, &mut doc.implements);
+                            doc.infos.push(info(q));
                         }
                         _ => {}
                     }
                 }
                 reading.docs.push(doc);
             }
-            3 => implementations(p, &mut reading.external_implements),
+            3 => {
+                implementations(p, &mut reading.external_implements);
+                reading.external_infos.push(info(p));
+            }
             _ => {}
         }
     }
@@ -195,4 +205,16 @@ fn implementations(info: &[u8], out: &mut Vec<(String, String)>) {
             out.push((sym.clone(), target));
         }
     }
+}
+
+/// A SymbolInformation's symbol (field 1) and kind (field 5, 0 when left out).
+fn info(info: &[u8]) -> (String, i32) {
+    let fs = fields(info);
+    let sym = fs
+        .iter()
+        .find(|f| f.0 == 1)
+        .map(|f| text(f.3))
+        .unwrap_or_default();
+    let kind = fs.iter().find(|f| f.0 == 5).map_or(0, |f| f.2 as i32);
+    (sym, kind)
 }

@@ -1,13 +1,15 @@
-//! What the SCIP tests share: a store, a batch reading an index, rows as text, and a
-//! hand encoder of protobuf bytes.
+//! What the SCIP tests share: a store, a batch reading an index, rows as text, a program
+//! run with the `code` module, and a hand encoder of protobuf bytes.
 
 #![allow(dead_code)]
 
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use strata_eval::{FactSource, Value};
+use strata_eval::answer::Cell;
+use strata_eval::{FactSource, Query, RunOptions, Value, Vocabulary};
 use strata_store::dump::{DumpSpec, Format};
+use strata_store::scip::CODE_MODULE;
 use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store, StoreError};
 
 pub fn create(dir: &Path) -> Store {
@@ -73,6 +75,54 @@ pub fn rows(store: &Store, rel: &str) -> Vec<Vec<String>> {
         .collect();
     out.sort();
     out
+}
+
+/// A value as the tests compare it: text as is, a number as an integer, absent as `absent`.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Text(t) => t.to_string(),
+        Value::Number(n) => format!("{}", *n as i64),
+        Value::Absent => "absent".to_owned(),
+    }
+}
+
+/// Runs a program against the store with the bundled `code` module; every row of its
+/// answer (one page, however many rows) as text ([`show`]).
+pub fn run(store: &Store, program: &str) -> Vec<Vec<String>> {
+    let snap = store.snapshot().expect("snapshot");
+    let vocab = Vocabulary::from_sources(
+        snap.relations().expect("relations"),
+        &[("code", CODE_MODULE)],
+    )
+    .expect("the code module loads");
+    let q = Query::prepare(&vocab, program, &[]).unwrap_or_else(|e| panic!("{program}: {e}"));
+    let out = q
+        .run(
+            &snap,
+            &RunOptions {
+                limit: u64::MAX,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert_eq!(
+        out.answer.rows.len() as u64,
+        out.answer.total,
+        "{program}: one page"
+    );
+    out.answer
+        .rows
+        .iter()
+        .map(|r| {
+            r.cells
+                .iter()
+                .map(|c| match c {
+                    Cell::Value(v) => show(v),
+                    other => panic!("{program}: {other:?}"),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// A protobuf varint.
