@@ -128,6 +128,7 @@ proptest! {
                 removed: 1,
                 repaired: 0,
                 skipped: Vec::new(),
+                merged: 0,
             }
         );
     }

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
 use protobuf::{Message, MessageFull};
+use rustc_hash::FxHashSet;
 use scip::types::{Document, SymbolInformation};
 
 use super::error::{Place, Problem, ScipError};
@@ -35,8 +36,8 @@ pub(super) struct Work {
     pub(super) what: Field,
     /// The number of the document or external symbol among its kind, from 1.
     pub(super) number: u64,
-    /// The repository its paths are qualified by, if known yet.
-    pub(super) repo: Option<String>,
+    /// The repository its paths are qualified by, or why none is known.
+    pub(super) repo: Result<String, Problem>,
     /// The bytes.
     pub(super) payload: Vec<u8>,
     /// Where the index was read up to, for progress.
@@ -47,8 +48,13 @@ pub(super) struct Work {
 
 /// The kind of field a [`Work`] holds.
 pub(super) enum Field {
-    /// A document, with its content hash when the reader computed it.
-    Document(Option<String>),
+    /// A document, with its unit's path and content hash when the reader computed them.
+    Document {
+        /// Its path (`REPO/relative_path`, normalized).
+        path: Option<String>,
+        /// Its content hash.
+        hash: Option<String>,
+    },
     /// An external symbol.
     External,
 }
@@ -57,6 +63,8 @@ pub(super) enum Field {
 /// out, or what is wrong with its bytes; and how many of its strings it repaired.
 struct Done {
     result: Result<Option<SkippedDocument>, ScipError>,
+    /// Whether it is a document's (not an external symbol's).
+    document: bool,
     repaired: u64,
     payload: Vec<u8>,
     offset: u64,
@@ -72,19 +80,21 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
         let mut answers = Vec::with_capacity(batch.len());
         for mut w in batch {
             let mut repaired = 0;
+            let is_document = matches!(w.what, Field::Document { .. });
             let result = match std::mem::replace(&mut w.what, Field::External) {
-                Field::Document(hash) => document(
+                Field::Document { path, hash } => document(
                     file,
                     &mut emit,
                     &mut doc,
                     &mut w,
-                    hash.as_deref(),
+                    (path, hash),
                     &mut repaired,
                 ),
                 Field::External => external(file, &mut emit, &mut w, &mut repaired).map(|()| None),
             };
             answers.push(Done {
                 result,
+                document: is_document,
                 repaired,
                 payload: w.payload,
                 offset: w.offset,
@@ -98,13 +108,14 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
 }
 
 /// Decodes a document (repairing its strings if it must) and gathers its facts into the
-/// work's group; answers the document left out when its path names no unit.
+/// work's group; answers the document left out when its path names no unit or its
+/// positions are out of range.
 fn document(
     file: &str,
     emit: &mut Emitter,
     doc: &mut Document,
     w: &mut Work,
-    hash: Option<&str>,
+    (path, hash): (Option<String>, Option<String>),
     repaired: &mut u64,
 ) -> Result<Option<SkippedDocument>, ScipError> {
     let bytes = &w.payload;
@@ -125,28 +136,29 @@ fn document(
             .map_err(|_| err(decode("Document", cause)))?;
         *repaired += n;
     }
-    let Some(repo) = &w.repo else {
-        return Err(err(Problem::NoRepository));
+    let repo = match std::mem::replace(&mut w.repo, Err(Problem::NoRepository)) {
+        Ok(repo) => repo,
+        Err(problem) => return Err(err(problem)),
     };
-    let path = match super::unit_path(repo, &doc.relative_path) {
-        Ok(path) => path,
-        Err(why) => {
-            return Ok(Some(SkippedDocument {
-                number: w.number,
-                path: doc.relative_path.clone(),
-                why: why.to_owned(),
-            }));
-        }
+    let skipped = |why: String| {
+        Ok(Some(SkippedDocument {
+            number: w.number,
+            path: doc.relative_path.clone(),
+            why,
+        }))
     };
-    let made;
-    let hash = match hash {
-        Some(h) => h,
-        None => {
-            made = fresh::content_hash(&path, bytes);
-            &made
-        }
+    let path = match path {
+        Some(path) => path,
+        None => match super::unit_path(&repo, &doc.relative_path) {
+            Ok(path) => path,
+            Err(why) => return skipped(why.to_owned()),
+        },
     };
-    emit.document(&mut w.group, doc, &path, hash, w.number);
+    if let Some(why) = super::facts::out_of_range(doc) {
+        return skipped(why);
+    }
+    let hash = hash.unwrap_or_else(|| fresh::content_hash(&path, bytes));
+    emit.document(&mut w.group, doc, &path, &hash, w.number);
     Ok(None)
 }
 
@@ -176,10 +188,11 @@ fn external(
             info
         }
     };
-    let Some(repo) = &w.repo else {
-        return Err(problem(Problem::NoRepository));
+    let repo = match std::mem::replace(&mut w.repo, Err(Problem::NoRepository)) {
+        Ok(repo) => repo,
+        Err(p) => return Err(problem(p)),
     };
-    emit.external(&mut w.group, &info, repo, w.number);
+    emit.external(&mut w.group, &info, &repo, w.number);
     Ok(())
 }
 
@@ -208,14 +221,20 @@ pub(super) struct Pipe<'k> {
     pub(super) repaired: u64,
     /// Documents left out so far.
     pub(super) skipped: Vec<SkippedDocument>,
+    /// Whether to gather [`Pipe::written`].
+    track: bool,
+    /// The paths of the documents whose facts were written (gathered when `track`).
+    pub(super) written: FxHashSet<String>,
 }
 
 impl<'k> Pipe<'k> {
-    /// Starts the workers in `scope` for the index `file`, writing into `sink`.
+    /// Starts the workers in `scope` for the index `file`, writing into `sink`; `track`
+    /// gathers the paths of the documents written.
     pub(super) fn start<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
         file: String,
         sink: &'k mut dyn FactSink,
+        track: bool,
     ) -> Pipe<'k> {
         let workers = (0..WORKERS)
             .map(|_| {
@@ -240,6 +259,8 @@ impl<'k> Pipe<'k> {
             facts: 0,
             repaired: 0,
             skipped: Vec::new(),
+            track,
+            written: FxHashSet::default(),
         }
     }
 
@@ -264,7 +285,7 @@ impl<'k> Pipe<'k> {
         &mut self,
         what: Field,
         number: u64,
-        repo: Option<String>,
+        repo: Result<String, Problem>,
         payload: Vec<u8>,
         offset: u64,
     ) -> Result<(), IngestError> {
@@ -388,6 +409,9 @@ impl<'k> Pipe<'k> {
                 continue;
             }
             self.sink.group(&d.group)?;
+            if self.track && d.document {
+                self.written.insert(d.group.unit().to_owned());
+            }
             self.facts += d.group.facts();
             self.groups.push(d.group);
             self.sink.progress(d.offset, self.facts);
