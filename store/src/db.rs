@@ -243,6 +243,9 @@ fn open_redb(
         scaled_cache_bytes(len)
     }));
     builder.set_check_integrity_on_open(verify && !create);
+    if !create {
+        crate::regular::check(path)?;
+    }
     let result = if let Some(backends) = &options.backends {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -352,6 +355,14 @@ fn init_file(db: &Database, path: &Path, base: bool, options: &OpenOptions) -> R
         let txn = db.begin_read()?;
         if let Ok(t) = txn.open_table(version_table) {
             let found = meta_u32(&t, "format_version")?;
+            if found < layout::OLDEST_VERSION && t.get("format_version")?.is_some() {
+                return Err(Fault::Open(OpenError::UnknownFormat {
+                    path: path.to_owned(),
+                    found,
+                    oldest: layout::OLDEST_VERSION,
+                    supported: FORMAT_VERSION,
+                }));
+            }
             if found > FORMAT_VERSION {
                 return Err(Fault::Open(OpenError::NewerFormat {
                     path: path.to_owned(),
@@ -405,6 +416,9 @@ impl Store {
     /// [`OpenError::NewerFormat`] when a newer Strata wrote it. No tier file is opened.
     pub fn open(dir: impl AsRef<Path>, options: OpenOptions) -> Result<Store, OpenError> {
         let dir = dir.as_ref().to_owned();
+        if std::fs::metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(OpenError::NotADirectory { path: dir });
+        }
         let base_path = dir.join(layout::BASE_FILE);
         let created = (options.create && !base_path.exists()).then(|| !dir.exists());
         if !base_path.exists() {

@@ -45,6 +45,7 @@ pub mod index;
 mod ingest;
 pub mod intern;
 pub mod layout;
+mod regular;
 mod relwriter;
 pub mod scip;
 mod seal;

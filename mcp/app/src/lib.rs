@@ -72,6 +72,7 @@ mod names;
 mod options;
 pub mod pack;
 mod query;
+mod regular;
 pub mod render;
 mod schema;
 pub mod suggest;
