@@ -73,6 +73,15 @@ pub enum OpenError {
         /// The newest version this build reads.
         supported: u32,
     },
+    /// A tier file that is not this database's (another database's base or tier file
+    /// copied in under a tier's name).
+    #[error("{path}: not a tier file of this database: {why}; move it away")]
+    ForeignTier {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not.
+        why: String,
+    },
     /// The database path names something that is not a directory (a regular file, say).
     #[error(
         "{path} is a file, not a database directory; name the directory that holds strata.redb"

@@ -114,3 +114,57 @@ fn issue_30_format_version_0_is_refused() {
         "{e}"
     );
 }
+
+/// Commits `x.edges.tsv` into `tier`; answers the error's chain, if any.
+fn ingest_tier(store: &Store, tier: &str) -> Result<(), String> {
+    let mut batch = store
+        .batch(strata_store::BatchOptions {
+            tier: tier.to_owned(),
+            ..Default::default()
+        })
+        .map_err(|e| common::chain(&e))?;
+    batch
+        .read_dump(
+            &b"a\thotedge\tb\n"[..],
+            &common::spec("x.edges.tsv", strata_store::dump::Format::Edges),
+        )
+        .map_err(|e| common::chain(&e))?;
+    batch.commit().map(drop).map_err(|e| common::chain(&e))
+}
+
+#[test]
+fn issue_30_another_databases_file_is_never_adopted_as_a_tier() {
+    let other = tempfile::tempdir().unwrap();
+    let mine = tempfile::tempdir().unwrap();
+    common::build_small_as(other.path(), layout::FORMAT_VERSION);
+    common::build_small_as(mine.path(), layout::FORMAT_VERSION);
+    {
+        let o = Store::open(other.path(), OpenOptions::default()).unwrap();
+        ingest_tier(&o, "hot").unwrap();
+    }
+    // Another database's base file, then one of its tier files, under a tier's name.
+    for (from, tier, why) in [
+        ("strata.redb", "zzz", "it is a database's base file"),
+        ("tier-hot.redb", "hot", "it belongs to another database"),
+    ] {
+        let target = mine.path().join(format!("tier-{tier}.redb"));
+        std::fs::copy(other.path().join(from), &target).unwrap();
+        let store = Store::open(mine.path(), OpenOptions::default()).unwrap();
+        let e = ingest_tier(&store, tier).unwrap_err();
+        assert!(
+            e.contains(&format!(
+                "tier-{tier}.redb: not a tier file of this database: {why}"
+            )),
+            "{e}"
+        );
+        drop(store);
+        std::fs::remove_file(&target).unwrap();
+    }
+    // Its own tier files open as ever, and keep opening after a reopen.
+    let store = Store::open(mine.path(), OpenOptions::default()).unwrap();
+    ingest_tier(&store, "hot").unwrap();
+    drop(store);
+    let store = Store::open(mine.path(), OpenOptions::default()).unwrap();
+    ingest_tier(&store, "hot").unwrap();
+    assert!(store.check().unwrap().ok());
+}
