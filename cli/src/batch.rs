@@ -60,6 +60,11 @@ pub(crate) struct IngestArgs {
     /// Replace, in the same batch, every stored fact of each unit the batch names.
     #[arg(long)]
     pub(crate) replace: bool,
+    /// With --replace: let a SCIP index that holds no document retract every stored
+    /// document of its repository (refused without it, so that an indexer that wrote
+    /// nothing never wipes a repository).
+    #[arg(long, requires = "replace")]
+    pub(crate) allow_empty: bool,
     /// Facts gathered in memory before they are written into the batch's (uncommitted)
     /// transaction: bounds the memory of a large ingest.
     #[arg(long, default_value_t = strata_store::BUFFER_FACTS)]
@@ -123,6 +128,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
     })?;
     let options = BatchOptions {
         buffer_facts: args.buffer,
+        allow_empty: args.allow_empty,
         ..batch_options(&args.batch, &args.tier, args.replace)?
     };
     let bar = progress_bar();

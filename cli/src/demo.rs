@@ -27,6 +27,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
         repo: None,
         checkout: None,
         replace: false,
+        allow_empty: false,
         buffer: strata_store::BUFFER_FACTS,
         batch: BatchArgs {
             labels: vec!["source=strata-demo".to_owned()],

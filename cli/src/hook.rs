@@ -1,7 +1,8 @@
 //! `strata hook install` and `strata hook uninstall`: a git `post-commit` hook that runs a
 //! SCIP indexer over the repository after every commit and ingests the index it writes with
 //! `--replace --label commit=SHA`, so the database follows the repository and every answer's
-//! snapshot names the commit it reflects.
+//! snapshot names the commit it reflects. The index is removed before the indexer runs, and
+//! a missing or empty index after it is refused with a message: nothing is ingested.
 //!
 //! The hook is a small `sh` script marked as this command's ([`MARKER`]): installing over it
 //! again rewrites it; a hook of anybody else's is refused unless `--force`, which keeps it as
@@ -118,13 +119,19 @@ pub(crate) fn script(strata: &Path, db: &Path, args: &InstallArgs) -> Result<Str
     let indexer = &args.indexer;
     let ingest =
         format!("\"$STRATA\" ingest \"$DB\" \"$INDEX\" --replace --label \"commit=$commit\"{repo}");
+    // The index of an earlier commit never stands in for this one's, and an indexer that
+    // wrote nothing never makes an empty index replace the repository (the ingest refuses an
+    // index with no documents too: one of only metadata).
+    let fresh = "rm -f -- \"$INDEX\"";
+    let check = "[ -s \"$INDEX\" ] || { echo \"strata hook: the indexer wrote no index at \
+                 $INDEX (missing or empty); nothing ingested\" >&2; exit 1; }";
     let body = if args.background {
         format!(
-            "(\n  set -e\n  {indexer}\n  {ingest}\n) >>\"$(git rev-parse --git-dir)/strata-hook.log\" \
-             2>&1 </dev/null &\n"
+            "(\n  set -e\n  {fresh}\n  {indexer}\n  {check}\n  {ingest}\n) \
+             >>\"$(git rev-parse --git-dir)/strata-hook.log\" 2>&1 </dev/null &\n"
         )
     } else {
-        format!("{indexer}\n{ingest}\n")
+        format!("{fresh}\n{indexer}\n{check}\n{ingest}\n")
     };
     Ok(format!(
         "#!/bin/sh\n\

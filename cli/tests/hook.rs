@@ -239,3 +239,99 @@ fn a_foreign_hook_is_refused_kept_with_force_and_put_back() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn issue_30_the_hook_refuses_a_missing_or_empty_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let fixture = tmp.path().join("fixture.scip");
+    std::fs::write(&fixture, index(&["src/a.ts"])).unwrap();
+    let db = tmp.path().join("db");
+    let dbs = db.to_str().unwrap();
+    let indexer = format!("cp '{}' index.scip", fixture.display());
+    let no_hooks = tmp.path().join("no-hooks");
+    std::fs::create_dir(&no_hooks).unwrap();
+    let off = format!("core.hooksPath={}", no_hooks.display());
+    let rows = || {
+        let out = strata(&["query", dbs, "document(?p, _) => ?p"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let commit = |text: &str| {
+        std::fs::write(repo.join("a.txt"), text).unwrap();
+        git(&repo, &["add", "a.txt"]);
+        git(&repo, &["-c", &off, "commit", "-q", "-m", text]);
+    };
+    let install = |indexer: &str| {
+        let out = strata(&[
+            "hook",
+            "install",
+            "--repo-dir",
+            repo.to_str().unwrap(),
+            dbs,
+            "--indexer",
+            indexer,
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    };
+    let hook = repo.join(".git/hooks/post-commit");
+    install(&indexer);
+    commit("one");
+    run(Command::new(&hook).current_dir(&repo));
+    assert!(rows().contains("demo/src/a.ts"), "{}", rows());
+
+    // An indexer that writes nothing (the index of the last run is removed first), one that
+    // writes an empty file, and one that writes only metadata: each refused, nothing retracted.
+    for (i, bad) in [
+        "true".to_owned(),
+        ": > index.scip".to_owned(),
+        format!(
+            "printf '{}' > index.scip",
+            metadata("file:///home/me/demo")
+                .iter()
+                .map(|b| format!("\\{b:03o}"))
+                .collect::<String>()
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        install(bad);
+        commit(&format!("bad {i}"));
+        let out = Command::new(&hook).current_dir(&repo).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{bad}: {err}");
+        if i < 2 {
+            assert!(
+                err.contains("strata hook: the indexer wrote no index at index.scip"),
+                "{bad}: {err}"
+            );
+        } else {
+            assert!(
+                err.contains("holds no documents of repository demo")
+                    && err.contains("--allow-empty"),
+                "{bad}: {err}"
+            );
+        }
+        assert!(rows().contains("demo/src/a.ts"), "{bad}: {}", rows());
+    }
+    // Asked for, an empty index retracts the repository.
+    let empty = tmp.path().join("meta.scip");
+    std::fs::write(&empty, metadata("file:///home/me/demo")).unwrap();
+    let out = strata(&["ingest", dbs, empty.to_str().unwrap(), "--allow-empty"]);
+    assert!(!out.status.success(), "--allow-empty needs --replace");
+    let out = strata(&[
+        "ingest",
+        dbs,
+        empty.to_str().unwrap(),
+        "--replace",
+        "--allow-empty",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 removed"),
+        "{out:?}"
+    );
+    assert!(!rows().contains("demo/src/a.ts"), "{}", rows());
+}

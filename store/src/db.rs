@@ -125,6 +125,8 @@ pub struct Store {
 
 pub(crate) struct Inner {
     pub(crate) dir: PathBuf,
+    /// The database's identity, which its tier files carry (see `identity`).
+    identity: crate::identity::Identity,
     pub(crate) base: File,
     pub(crate) options: OpenOptions,
     /// Tier files opened so far, by tier name (never the default tier).
@@ -243,6 +245,9 @@ fn open_redb(
         scaled_cache_bytes(len)
     }));
     builder.set_check_integrity_on_open(verify && !create);
+    if !create {
+        crate::regular::check(path)?;
+    }
     let result = if let Some(backends) = &options.backends {
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -271,13 +276,20 @@ fn open_redb(
 
 /// Opens a database file, or creates it atomically: a new file is initialized (tables and
 /// format version) under a temporary name and renamed into place, so a crash while creating
-/// it never leaves a half-made file where the database is looked for.
+/// it never leaves a half-made file where the database is looked for. A tier file (`tier`
+/// holding the database's identity) is checked to be this database's before anything is
+/// written into it, and a new one is given the identity before it is renamed into place.
 fn open_file(
     path: &Path,
     options: &OpenOptions,
     create: bool,
-    base: bool,
+    tier: Option<&crate::identity::Identity>,
 ) -> Result<File, OpenError> {
+    let base = tier.is_none();
+    let claim = |db: &Database, path: &Path| match tier {
+        Some(id) => crate::identity::claim_tier(db, path, id).map_err(|f| f.open(path)),
+        None => Ok(()),
+    };
     if path.exists() || !create {
         let verify = match options.verify {
             Verify::Always => true,
@@ -285,6 +297,7 @@ fn open_file(
             Verify::Never => false,
         };
         let db = open_redb(path, options, false, verify)?;
+        claim(&db, path)?;
         let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
         // A file verified now, or found as it was stamped, is trusted until it is closed.
         let trusted = verify || options.verify == Verify::Changed;
@@ -309,6 +322,7 @@ fn open_file(
         }
     }?;
     init_file(&made, &tmp, base, options).map_err(|f| f.open(&tmp))?;
+    claim(&made, &tmp)?;
     drop(made);
     std::fs::rename(&tmp, path).map_err(|source| OpenError::Io {
         path: path.to_owned(),
@@ -352,6 +366,14 @@ fn init_file(db: &Database, path: &Path, base: bool, options: &OpenOptions) -> R
         let txn = db.begin_read()?;
         if let Ok(t) = txn.open_table(version_table) {
             let found = meta_u32(&t, "format_version")?;
+            if found < layout::OLDEST_VERSION && t.get("format_version")?.is_some() {
+                return Err(Fault::Open(OpenError::UnknownFormat {
+                    path: path.to_owned(),
+                    found,
+                    oldest: layout::OLDEST_VERSION,
+                    supported: FORMAT_VERSION,
+                }));
+            }
             if found > FORMAT_VERSION {
                 return Err(Fault::Open(OpenError::NewerFormat {
                     path: path.to_owned(),
@@ -405,6 +427,9 @@ impl Store {
     /// [`OpenError::NewerFormat`] when a newer Strata wrote it. No tier file is opened.
     pub fn open(dir: impl AsRef<Path>, options: OpenOptions) -> Result<Store, OpenError> {
         let dir = dir.as_ref().to_owned();
+        if std::fs::metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(OpenError::NotADirectory { path: dir });
+        }
         let base_path = dir.join(layout::BASE_FILE);
         let created = (options.create && !base_path.exists()).then(|| !dir.exists());
         if !base_path.exists() {
@@ -417,7 +442,14 @@ impl Store {
             })?;
         }
         let base = guarded(
-            || open_file(&base_path, &options, options.create, true),
+            || open_file(&base_path, &options, options.create, None),
+            |source| OpenError::Damaged {
+                path: base_path.clone(),
+                source,
+            },
+        )?;
+        let identity = guarded(
+            || crate::identity::of_base(&base).map_err(|f| f.open(&base_path)),
             |source| OpenError::Damaged {
                 path: base_path.clone(),
                 source,
@@ -426,6 +458,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
+                identity,
                 base,
                 options,
                 tiers: Mutex::new(HashMap::new()),
@@ -508,7 +541,8 @@ impl Store {
         }
         let db = guarded(
             || {
-                let db = open_file(&path, &self.inner.options, true, false)?;
+                let id = Some(&self.inner.identity);
+                let db = open_file(&path, &self.inner.options, true, id)?;
                 self.recover_tier(&db, tier).map_err(|f| f.open(&path))?;
                 Ok(db)
             },

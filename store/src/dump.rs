@@ -184,6 +184,17 @@ pub trait FactSink {
     fn retract_unit(&mut self, _unit: &str) -> Result<()> {
         Ok(())
     }
+    /// Keeps, in a batch that replaces, every stored fact of `unit`: the facts read for it
+    /// afterwards add to them (a SCIP document whose stored copy is current, merged with
+    /// another document of the same path). Called before any fact of the unit is read.
+    fn keep_unit(&mut self, _unit: &str) -> Result<()> {
+        Ok(())
+    }
+    /// Whether a replacing read of a SCIP index that holds no document may retract every
+    /// stored document of its repository ([`crate::BatchOptions::allow_empty`]).
+    fn allow_empty(&self) -> bool {
+        false
+    }
     /// Declares the relation of `fact` (its fields are ignored), so that it exists once the
     /// batch commits even when no fact of it was read: a module that reads it then finds
     /// an empty relation, not an unknown one.

@@ -58,6 +58,47 @@ pub enum OpenError {
         /// The newest version this build understands.
         supported: u32,
     },
+    /// A file stores a format version no Strata writes (0, or below the oldest).
+    #[error(
+        "{path} has format version {found}, which no strata writes (this one reads versions \
+         {oldest} to {supported}); the file is damaged or not a Strata file"
+    )]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// The version stored in it.
+        found: u32,
+        /// The oldest version this build reads.
+        oldest: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// A tier file that is not this database's (another database's base or tier file
+    /// copied in under a tier's name).
+    #[error("{path}: not a tier file of this database: {why}; move it away")]
+    ForeignTier {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not.
+        why: String,
+    },
+    /// The database path names something that is not a directory (a regular file, say).
+    #[error(
+        "{path} is a file, not a database directory; name the directory that holds strata.redb"
+    )]
+    NotADirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// A file of the database directory is not a regular file (a FIFO, a device, a
+    /// directory), or is of a size no such file has; it is not opened.
+    #[error("{path} is {what}, not a regular file of the database; remove it")]
+    NotARegularFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is (`a FIFO`, `a directory`...).
+        what: String,
+    },
     /// Reading, creating or renaming a file or directory failed.
     #[error("{path}")]
     Io {

@@ -41,10 +41,12 @@ mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod guard;
+mod identity;
 pub mod index;
 mod ingest;
 pub mod intern;
 pub mod layout;
+mod regular;
 mod relwriter;
 pub mod scip;
 mod seal;

@@ -94,7 +94,8 @@ impl Stamp {
     /// Whether the file at `path` is as its stamp says (false when either is missing or
     /// unreadable).
     pub(crate) fn matches(path: &Path) -> bool {
-        let Ok(text) = std::fs::read_to_string(Stamp::path_for(path)) else {
+        // A stamp is one short line; anything else (a FIFO, a huge file) is no stamp.
+        let Some(text) = crate::regular::read_small(&Stamp::path_for(path), 4096) else {
             return false;
         };
         match (Stamp::parse(&text), Stamp::of(path)) {
@@ -114,8 +115,15 @@ impl Stamp {
         let mut tmp = target.clone().into_os_string();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        if std::fs::write(&tmp, stamp.render()).is_err() || std::fs::rename(&tmp, &target).is_err()
-        {
+        // Whatever is at the temporary name (a FIFO would block the write) is replaced by a
+        // new file.
+        let _ = std::fs::remove_file(&tmp);
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, stamp.render().as_bytes()));
+        if written.is_err() || std::fs::rename(&tmp, &target).is_err() {
             let _ = std::fs::remove_file(&tmp);
             let _ = std::fs::remove_file(&target);
         }

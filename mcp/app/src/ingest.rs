@@ -147,7 +147,7 @@ pub fn dump_specs(d: &DumpFiles) -> Result<Vec<(PathBuf, DumpSpec)>, DumpError> 
 /// Whether `name` may name a repository: one path segment, so that no repository's
 /// documents (`REPO/...`) are under another's.
 fn repository_name(name: &str) -> bool {
-    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
+    strata_store::scip::valid_repository(name)
 }
 
 /// What a batch did, and whether a running server committed it.

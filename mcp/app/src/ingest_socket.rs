@@ -16,7 +16,8 @@
 //!    socket). `label` is the name used in messages (the client's path), `format` one of
 //!    `edges`, `attrs`, `nodes`, `facts`, `jsonl`; `relation` and `unit` may be null;
 //!    `labels` is an object of strings; `buffer` the facts gathered in memory before they
-//!    are written (capped by the daemon).
+//!    are written (capped by the daemon); `allow_empty` (optional) lets a replacing read of
+//!    a SCIP index with no document retract its repository.
 //! 2. For each file, in order, its bytes (already decompressed by the client) as frames: a
 //!    `u64` little-endian length, then that many bytes; a frame of length 0 ends the file.
 //!    A frame holds at most [`MAX_FRAME_BYTES`].
@@ -299,6 +300,9 @@ pub struct Header {
     /// Facts gathered in memory before they are written.
     #[serde(default = "default_buffer")]
     pub buffer: usize,
+    /// Let a replacing read of a SCIP index with no document retract its repository.
+    #[serde(default)]
+    pub allow_empty: bool,
 }
 
 fn default_buffer() -> usize {
@@ -316,6 +320,7 @@ impl Header {
             labels: options.labels.clone(),
             batch_id: options.batch_id.clone(),
             buffer: options.buffer_facts,
+            allow_empty: options.allow_empty,
         }
     }
 }
@@ -359,6 +364,8 @@ struct WireDocuments {
     sources_hashed: u64,
     #[serde(default)]
     sources_unreadable: u64,
+    #[serde(default)]
+    merged: u64,
 }
 
 /// [`strata_store::scip::SkippedDocument`] on the wire.
@@ -378,6 +385,7 @@ impl From<&strata_store::scip::DocumentChanges> for WireDocuments {
             added: d.added,
             removed: d.removed,
             repaired: d.repaired,
+            merged: d.merged,
             skipped: d
                 .skipped
                 .iter()
@@ -403,6 +411,7 @@ impl From<WireDocuments> for strata_store::scip::DocumentChanges {
             added: d.added,
             removed: d.removed,
             repaired: d.repaired,
+            merged: d.merged,
             skipped: d
                 .skipped
                 .into_iter()

@@ -75,6 +75,7 @@ mod options;
 pub mod pack;
 mod query;
 pub mod read;
+mod regular;
 pub mod render;
 mod schema;
 pub mod source;

@@ -175,7 +175,7 @@ impl Pack {
     pub fn load(dir: &Path) -> Result<Pack, PackError> {
         let path = dir.join(PACK_FILE);
         crate::links::check_inside(dir, &path)?;
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::regular::read_text(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Pack::default()),
             Err(source) => {

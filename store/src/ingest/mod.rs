@@ -43,6 +43,10 @@ pub struct BatchOptions {
     /// uncommitted) transaction: the memory of an ingest is bounded by this and the
     /// dictionary, not by the size of the dump.
     pub buffer_facts: usize,
+    /// Lets a replacing read of a SCIP index that holds no document retract every stored
+    /// document of its repository (`--allow-empty`); without it such a read is refused, so
+    /// that an indexer that wrote nothing never wipes a repository.
+    pub allow_empty: bool,
 }
 
 /// The default [`BatchOptions::buffer_facts`].
@@ -56,6 +60,7 @@ impl Default for BatchOptions {
             labels: BTreeMap::new(),
             batch_id: None,
             buffer_facts: BUFFER_FACTS,
+            allow_empty: false,
         }
     }
 }
@@ -119,6 +124,9 @@ pub struct Batch<'s> {
     new_units: Vec<Box<str>>,
     rels: BTreeMap<String, Pending>,
     replace_units: BTreeSet<u32>,
+    /// Units a replacing batch adds facts to without replacing them (see
+    /// [`FactSink::keep_unit`]).
+    keep_units: BTreeSet<u32>,
     retract_units: BTreeSet<u32>,
     unknown_units: Vec<String>,
     facts_read: u64,
@@ -212,6 +220,7 @@ impl Store {
             new_units: Vec::new(),
             rels: BTreeMap::new(),
             replace_units: BTreeSet::new(),
+            keep_units: BTreeSet::new(),
             retract_units: BTreeSet::new(),
             unknown_units: Vec::new(),
             facts_read: 0,
@@ -420,6 +429,14 @@ impl FactSink for Sink<'_, '_> {
 
     fn retract_unit(&mut self, unit: &str) -> std::result::Result<(), IngestError> {
         self.batch.retract_unit(unit)
+    }
+
+    fn keep_unit(&mut self, unit: &str) -> std::result::Result<(), IngestError> {
+        crate::guard::faults(|| self.batch.keep_unit(unit)).map_err(|f| self.batch.fault(f))
+    }
+
+    fn allow_empty(&self) -> bool {
+        self.batch.options.allow_empty
     }
 
     fn documents(&mut self, changes: &crate::scip::DocumentChanges) {

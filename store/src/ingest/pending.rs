@@ -114,12 +114,21 @@ impl Batch<'_> {
         Ok(())
     }
 
-    /// The id of a fact's unit (0 for none), which the batch replaces when it replaces.
+    /// Marks `unit` as one whose stored facts stay though the batch replaces: the facts
+    /// the batch states for it are added to them.
+    pub(super) fn keep_unit(&mut self, unit: &str) -> Result<()> {
+        let id = self.intern_unit(unit)?;
+        self.keep_units.insert(id);
+        Ok(())
+    }
+
+    /// The id of a fact's unit (0 for none), which the batch replaces when it replaces
+    /// (unless it keeps it).
     fn fact_unit(&mut self, unit: Option<&str>) -> Result<u32> {
         Ok(match unit {
             Some(u) => {
                 let id = self.intern_unit(u)?;
-                if self.options.replace {
+                if self.options.replace && !self.keep_units.contains(&id) {
                     self.replace_units.insert(id);
                 }
                 id

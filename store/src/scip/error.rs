@@ -38,6 +38,35 @@ pub enum ScipError {
         #[source]
         cause: strata_eval::SourceError,
     },
+    /// The repository named for the index does not follow the rules of `--repo`.
+    #[error(
+        "{file}: {name:?} cannot name a repository: a repository's name is one path segment \
+         (no `/`, not empty, not `.` or `..`), as its documents are named REPO/relative_path"
+    )]
+    Repository {
+        /// The index file (`-` for standard input).
+        file: String,
+        /// The name.
+        name: String,
+    },
+    /// A replacing read of an index that holds no document would retract every stored
+    /// document of its repository; refused unless the batch allows it (`--allow-empty`).
+    #[error(
+        "{file}: the index holds {} of repository {repo}, so --replace would retract all \
+         {stored} of its stored documents; nothing was changed. If the repository really has \
+         no documents now, ingest again with --allow-empty",
+        no_documents(*documents)
+    )]
+    Empty {
+        /// The index file (`-` for standard input).
+        file: String,
+        /// The repository.
+        repo: String,
+        /// The documents the index holds (each left out, when not zero).
+        documents: u64,
+        /// The stored documents of the repository it would retract.
+        stored: u64,
+    },
     /// A part of the index outside its documents (its metadata, an external symbol, the
     /// framing between fields) cannot be read.
     #[error("{file}: {place}: {problem}")]
@@ -49,6 +78,14 @@ pub enum ScipError {
         /// What is wrong with it.
         problem: Problem,
     },
+}
+
+/// `no documents`, or `no document that can be read (N left out)`.
+fn no_documents(documents: u64) -> String {
+    match documents {
+        0 => "no documents".to_owned(),
+        n => format!("no document that can be read ({n} left out)"),
+    }
 }
 
 /// A part of an index outside its documents.
@@ -150,6 +187,12 @@ pub enum Problem {
          the documents); name it with --unit REPO"
     )]
     NoRepository,
+    /// The metadata's project root ends in a segment that cannot name a repository.
+    #[error(
+        "the index's metadata.project_root {0:?} names no repository (its last segment is \
+         empty, `.`, `..` or a URI scheme); name it with --repo REPO"
+    )]
+    RootNamesNoRepository(String),
 }
 
 /// The protobuf decoder's message, said in terms of the bytes (rust-protobuf 3.7's texts for

@@ -386,6 +386,52 @@ fn uses(g: &mut FactGroup, w: &mut Scratch, path: Cell) {
     }
 }
 
+/// What is out of range in a document's positions, if anything: an occurrence's range or
+/// enclosing range with a negative number, ending before it starts, or not of the three or
+/// four numbers SCIP allows. Such a document is left out, naming its first such occurrence.
+pub(crate) fn out_of_range(doc: &Document) -> Option<String> {
+    for (i, occ) in doc.occurrences.iter().enumerate() {
+        let n = i + 1;
+        for (what, ints, typed) in [
+            ("range", &occ.range, range(occ)),
+            (
+                "enclosing range",
+                &occ.enclosing_range,
+                enclosing_range(occ),
+            ),
+        ] {
+            let typed_given = match what {
+                "range" => occ.typed_range.is_some(),
+                _ => occ.typed_enclosing_range.is_some(),
+            };
+            if !typed_given && !ints.is_empty() && !matches!(ints.len(), 3 | 4) {
+                return Some(format!(
+                    "occurrence {n} has a {what} of {} numbers, not 3 or 4",
+                    ints.len()
+                ));
+            }
+            let Some((start, end)) = typed else {
+                continue;
+            };
+            if start.0 < 0 || start.1 < 0 || end.0 < 0 || end.1 < 0 {
+                return Some(format!(
+                    "occurrence {n} has a negative position in its {what} \
+                     (line {}, character {} to line {}, character {})",
+                    start.0, start.1, end.0, end.1
+                ));
+            }
+            if end < start {
+                return Some(format!(
+                    "occurrence {n}'s {what} ends (line {}, character {}) before it starts \
+                     (line {}, character {})",
+                    end.0, end.1, start.0, start.1
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// An occurrence's range: start and end positions (the typed range first, else the
 /// `repeated int32` one of three or four elements).
 fn range(occ: &Occurrence) -> Option<(Pos, Pos)> {

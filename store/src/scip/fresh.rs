@@ -36,12 +36,16 @@ pub struct DocumentChanges {
     /// sequence, a lone UTF-16 surrogate included, replaced by U+FFFD) rather than refusing
     /// the index.
     pub repaired: u64,
-    /// Documents left out because their path cannot name a unit of the repository, in the
-    /// index's order (the rest of the index is read).
+    /// Documents left out because their path cannot name a unit of the repository, or
+    /// because their positions are out of range, in the index's order (the rest of the
+    /// index is read).
     pub skipped: Vec<SkippedDocument>,
     /// The documents whose source file was hashed from the repository's checkout, and
     /// those whose file could not be read there.
     pub sources: super::SourceCounts,
+    /// Documents whose path an earlier document of the same index has: their facts are
+    /// merged under that path (each path is counted once above).
+    pub merged: u64,
 }
 
 /// A document left out of a read: its number in the index, its path as written, and why.
@@ -69,6 +73,7 @@ impl DocumentChanges {
         self.repaired += other.repaired;
         self.skipped.extend(other.skipped.iter().cloned());
         self.sources.add(&other.sources);
+        self.merged += other.merged;
     }
 }
 
@@ -80,8 +85,9 @@ impl DocumentChanges {
     }
 }
 
-/// `N documents unchanged, M replaced, A added, K removed` for a replacing read, `N documents
-/// read` for one that adds to what is stored; then `, N strings repaired` and each skipped
+/// `N documents unchanged, M replaced, A added, K removed` for a replacing read (each path
+/// counted once), `N documents read` for one that adds to what is stored; then `, N strings
+/// repaired`, `, N documents merged into an earlier one of the same path` and each skipped
 /// document (`, skipped document 3 ("../x.py"): its path leaves the repository`) when any.
 impl std::fmt::Display for DocumentChanges {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -100,6 +106,14 @@ impl std::fmt::Display for DocumentChanges {
             write!(f, ", {} string{s} repaired", self.repaired)?;
         }
         write!(f, "{}", self.sources)?;
+        if self.merged > 0 {
+            let s = if self.merged == 1 { "" } else { "s" };
+            write!(
+                f,
+                ", {} document{s} merged into an earlier one of the same path",
+                self.merged
+            )?;
+        }
         for d in self.skipped.iter().take(NAMED) {
             write!(
                 f,
@@ -172,13 +186,74 @@ pub(super) fn stable_hash(seed: [u64; 2], bytes: &[u8]) -> [u64; 2] {
     ]
 }
 
+/// A document whose bytes a replacing read holds back: its path's stored copy may stay.
+pub(crate) struct Held {
+    /// Its number in the index.
+    pub(crate) number: u64,
+    /// Its path.
+    pub(crate) path: String,
+    /// Its content hashes.
+    pub(crate) hash: super::worker::Hashed,
+    /// Its bytes.
+    pub(crate) payload: Vec<u8>,
+    /// Where the index was read up to after it.
+    pub(crate) offset: u64,
+}
+
+/// What a replacing read does with one document.
+pub(crate) enum Verdict {
+    /// Its bytes are stored as they are: it is not read.
+    Unchanged,
+    /// Its path was stored merged from several documents, not all seen yet: the caller
+    /// hands its bytes to [`Fresh::hold`] until it is known whether the stored facts stay.
+    Hold,
+    /// It is read, replacing its path's stored facts: after `held`, the documents of its
+    /// path held back before it.
+    Read {
+        /// The documents of the path held back earlier, in the index's order.
+        held: Vec<Held>,
+    },
+    /// It is read, adding to its path's stored facts, which stay (the stored copy matched an
+    /// earlier document of the path); `keep` when the sink must first be told to keep them.
+    Add {
+        /// Whether this is the first document added to the path.
+        keep: bool,
+    },
+}
+
+/// What a replacing read knows of one path of the new index.
+enum State {
+    /// Read, replacing the stored facts (or stored for the first time).
+    Read,
+    /// Every stored copy matched a document of the index (the hashes of those seen): the
+    /// stored facts stay, and further documents of the path add to them (`added` once one
+    /// did).
+    Kept {
+        seen: FxHashSet<String>,
+        added: bool,
+    },
+    /// Stored merged from several documents: the stored hashes not matched yet, those
+    /// matched, and the matching documents' bytes.
+    Pending {
+        left: FxHashSet<String>,
+        matched: FxHashSet<String>,
+        held: Vec<Held>,
+    },
+}
+
 /// The documents a replacing read compares against: the store as the batch began.
+///
+/// A path may be held by several documents of one index: their facts are merged under the
+/// path's unit, and each one's hash is stored. A path stored that way stays when every stored
+/// hash matches a document of the new index; otherwise it is replaced by the new documents,
+/// so the bytes of matching documents are held back until that is known (only for paths
+/// stored merged, until their last stored copy is seen).
 pub(crate) struct Fresh {
     stored: crate::Snapshot,
     /// The stored documents under the repository, read on the first document.
     under_repo: Option<FxHashSet<String>>,
-    /// The documents of the new index.
-    seen: FxHashSet<String>,
+    /// The paths of the new index.
+    paths: rustc_hash::FxHashMap<String, State>,
     pub(crate) changes: DocumentChanges,
 }
 
@@ -188,36 +263,144 @@ impl Fresh {
         Fresh {
             stored,
             under_repo: None,
-            seen: FxHashSet::default(),
+            paths: Default::default(),
             changes: DocumentChanges::default(),
         }
     }
 
-    /// Whether the document at `path` with content `hash` is stored as it is; counts it.
-    pub(crate) fn unchanged(&mut self, repo: &str, path: &str, hash: &str) -> Result<bool> {
+    /// What to do with the document at `path` whose content hash is `hash`.
+    pub(crate) fn verdict(&mut self, repo: &str, path: &str, hash: &str) -> Result<Verdict> {
         if self.under_repo.is_none() {
             self.under_repo = Some(self.documents_under(repo)?);
         }
-        self.seen.insert(path.to_owned());
-        if !self.under_repo.as_ref().is_some_and(|d| d.contains(path)) {
-            self.changes.added += 1;
-            return Ok(false);
-        }
-        if self.stored_hash(path)?.as_deref() == Some(hash) {
-            self.changes.unchanged += 1;
-            return Ok(true);
-        }
-        self.changes.replaced += 1;
-        Ok(false)
+        let verdict = match self.paths.get_mut(path) {
+            None => {
+                let stored = self.under_repo.as_ref().is_some_and(|d| d.contains(path));
+                let mut hashes = if stored {
+                    self.stored_hashes(path)?
+                } else {
+                    FxHashSet::default()
+                };
+                let state = if !hashes.remove(hash) {
+                    State::Read
+                } else if hashes.is_empty() {
+                    State::Kept {
+                        seen: std::iter::once(hash.to_owned()).collect(),
+                        added: false,
+                    }
+                } else {
+                    State::Pending {
+                        left: hashes,
+                        matched: std::iter::once(hash.to_owned()).collect(),
+                        held: Vec::new(),
+                    }
+                };
+                let verdict = match state {
+                    State::Read => Verdict::Read { held: Vec::new() },
+                    State::Kept { .. } => Verdict::Unchanged,
+                    State::Pending { .. } => Verdict::Hold,
+                };
+                self.paths.insert(path.to_owned(), state);
+                return Ok(verdict);
+            }
+            Some(state) => state,
+        };
+        self.changes.merged += 1;
+        Ok(match verdict {
+            State::Read => Verdict::Read { held: Vec::new() },
+            State::Kept { seen, added } => {
+                if seen.insert(hash.to_owned()) {
+                    let keep = !*added;
+                    *added = true;
+                    Verdict::Add { keep }
+                } else {
+                    Verdict::Unchanged
+                }
+            }
+            State::Pending {
+                left,
+                matched,
+                held,
+            } => {
+                if matched.contains(hash) {
+                    Verdict::Unchanged
+                } else if left.remove(hash) {
+                    matched.insert(hash.to_owned());
+                    if left.is_empty() {
+                        *verdict = State::Kept {
+                            seen: std::mem::take(matched),
+                            added: false,
+                        };
+                        Verdict::Unchanged
+                    } else {
+                        Verdict::Hold
+                    }
+                } else {
+                    let held = std::mem::take(held);
+                    *verdict = State::Read;
+                    Verdict::Read { held }
+                }
+            }
+        })
     }
 
-    /// The stored documents under the repository that the new index lacks, sorted.
-    pub(crate) fn missing(&mut self, repo: &str) -> Result<Vec<String>> {
+    /// Holds back the bytes of a document [`Fresh::verdict`] answered [`Verdict::Hold`] for.
+    pub(crate) fn hold(&mut self, path: &str, document: Held) {
+        if let Some(State::Pending { held, .. }) = self.paths.get_mut(path) {
+            held.push(document);
+        }
+    }
+
+    /// At the end of the index: the documents still held back, of paths whose stored copies
+    /// the index does not all have, which are read now (replacing those paths), in the
+    /// index's order.
+    pub(crate) fn release(&mut self) -> Vec<Held> {
+        let mut out = Vec::new();
+        for state in self.paths.values_mut() {
+            if let State::Pending { held, .. } = state {
+                out.append(held);
+                *state = State::Read;
+            }
+        }
+        out.sort_unstable_by_key(|h| h.number);
+        out
+    }
+
+    /// Whether some document of the index named a path that is stored as it is, or was
+    /// read (`written` holds the paths whose facts were written).
+    pub(crate) fn anything(&self, written: &FxHashSet<String>) -> bool {
+        self.paths
+            .iter()
+            .any(|(p, s)| matches!(s, State::Kept { .. }) || written.contains(p))
+    }
+
+    /// The stored paths under the repository that the new index no longer has (or whose
+    /// every new document was left out, `written` holding the paths whose facts were
+    /// written), to retract, sorted; counts every path.
+    pub(crate) fn finish(
+        &mut self,
+        repo: &str,
+        written: &FxHashSet<String>,
+    ) -> Result<Vec<String>> {
         let stored = match self.under_repo.take() {
             Some(s) => s,
             None => self.documents_under(repo)?,
         };
-        let mut gone: Vec<String> = stored.difference(&self.seen).cloned().collect();
+        let mut gone: Vec<String> = Vec::new();
+        for p in &stored {
+            match self.paths.get(p) {
+                None => gone.push(p.clone()),
+                Some(State::Kept { .. }) if written.contains(p) => self.changes.replaced += 1,
+                Some(State::Kept { .. }) => self.changes.unchanged += 1,
+                Some(_) if written.contains(p) => self.changes.replaced += 1,
+                Some(_) => gone.push(p.clone()),
+            }
+        }
+        self.changes.added += self
+            .paths
+            .keys()
+            .filter(|p| !stored.contains(*p) && written.contains(*p))
+            .count() as u64;
         gone.sort_unstable();
         self.changes.removed = gone.len() as u64;
         Ok(gone)
@@ -244,26 +427,28 @@ impl Fresh {
         Ok(out)
     }
 
-    fn stored_hash(&self, path: &str) -> Result<Option<String>> {
+    /// Every hash stored for the document at `path`: one, or several when documents of one
+    /// index were merged under it.
+    fn stored_hashes(&self, path: &str) -> Result<FxHashSet<String>> {
+        let mut out = FxHashSet::default();
         if self.stored.relation("document_hash")?.is_none() {
-            return Ok(None);
+            return Ok(out);
         }
         let Some(term) = self.stored.term(&Value::text(path))? else {
-            return Ok(None);
+            return Ok(out);
         };
-        let mut found = None;
+        let mut found = Vec::new();
         self.stored
             .lookup("document_hash", &[(0, term)], &mut |row| {
-                found = Some(row[1]);
-                ControlFlow::Break(())
+                found.push(row[1]);
+                ControlFlow::Continue(())
             })?;
-        match found {
-            Some(t) => match self.stored.value(t)? {
-                Value::Text(h) => Ok(Some(h.to_string())),
-                _ => Ok(None),
-            },
-            None => Ok(None),
+        for t in found {
+            if let Value::Text(h) = self.stored.value(t)? {
+                out.insert(h.to_string());
+            }
         }
+        Ok(out)
     }
 }
 

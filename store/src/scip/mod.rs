@@ -15,6 +15,12 @@
 //! repository's index replaces only that repository's documents. The facts of the index's
 //! `external_symbols` belong to the unit `REPO` itself.
 //!
+//! A `relative_path` is normalized (`a//b`, `./a`, `a/x/../b`); a document whose path is empty,
+//! absolute, holds a NUL or leaves the repository, or whose positions are out of range
+//! (negative, ending before they start), is skipped and named, the rest read. Documents of one
+//! index that share a path are merged under it (see `fresh`). `REPO` follows the rules of
+//! [`valid_repository`] wherever it comes from.
+//!
 //! # How complete `uses` is
 //!
 //! `uses(from_symbol, to_symbol)` comes from `Occurrence.enclosing_range`, which SCIP leaves
@@ -32,6 +38,8 @@
 //! Read with `--replace`, a new index of a repository skips every document whose bytes are
 //! the ones stored (`document_hash`), replaces the others and retracts the repository's
 //! documents it no longer has; [`crate::Batch::documents`] counts each (see `fresh`).
+//! An index with no document that can be read never retracts the repository's documents
+//! unless the batch allows it ([`crate::BatchOptions::allow_empty`]): [`ScipError::Empty`].
 //!
 //! # Relations
 //!
@@ -57,8 +65,8 @@ use scip::types::Metadata;
 
 pub use checkout::{Checkout, SOURCE_MAX_BYTES, SourceCounts, SourceRefusal, source_hash};
 pub use error::{Place, Problem, ScipError};
-use fresh::Fresh;
 pub use fresh::{DocumentChanges, SkippedDocument};
+use fresh::{Fresh, Held, Verdict};
 use wire::{FieldHead, Fields, LEN, WireError};
 use worker::{Field, Hashed, Pipe};
 
@@ -214,8 +222,8 @@ pub const RELATIONS: &[Relation] = &[
         columns: &["symbol", "holder", "path", "line"],
         doc: "a reference to the symbol at this 1-based line of the document that no caller \
               holds: its innermost enclosing definition (holder) is a type or a namespace \
-              (a class body, a module's own code) or the symbol itself (a recursive call), \
-              or absent when none encloses it (a file's top-level code, decorators)",
+              (a class body, a module's own code), or absent when none encloses it (a file's \
+              top-level code, decorators)",
     },
     Relation {
         name: "descriptor",
@@ -266,11 +274,23 @@ const DOCUMENT_FIELDS: &[(u64, u8, &str)] = &[
 /// threads decode the documents and gather their facts (see `worker`), which are written
 /// into `sink` here, in the index's order.
 pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
+    if let Some(name) = &spec.unit
+        && !valid_repository(name)
+    {
+        return Err(ScipError::Repository {
+            file: spec.label.clone(),
+            name: name.clone(),
+        }
+        .into());
+    }
     let mut reader = Reader {
         file: spec.label.clone(),
         repo: spec.unit.clone(),
+        root: None,
         documents: 0,
         externals: 0,
+        paths: Default::default(),
+        merged: 0,
         checkout_given: spec.checkout.is_some(),
         checkout: spec
             .checkout
@@ -283,12 +303,18 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         file: spec.label.clone(),
         cause: e.into(),
     })?;
+    let allow_empty = sink.allow_empty();
     let mut fresh = stored.map(Fresh::new);
     let mut fields = Fields::new(input);
     std::thread::scope(|scope| {
-        let mut pipe = Pipe::start(scope, spec.label.clone(), sink);
+        let mut pipe = Pipe::start(scope, spec.label.clone(), sink, fresh.is_some());
         pipe.checkout = reader.checkout.clone();
-        let read = reader.fields(&mut fields, &mut pipe, fresh.as_mut());
+        let read = reader
+            .fields(&mut fields, &mut pipe, fresh.as_mut())
+            .and_then(|()| match fresh.as_mut() {
+                Some(fresh) => reader.release(fresh, &mut pipe, fields.offset()),
+                None => Ok(()),
+            });
         if let Err(e) = read {
             return Err(pipe.stop(e));
         }
@@ -296,15 +322,27 @@ pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Re
         reader.record_checkout(&mut pipe)?;
         let mut changes = DocumentChanges::default();
         if let (Some(fresh), Some(repo)) = (fresh.as_mut(), reader.repo.as_deref()) {
+            let written = std::mem::take(&mut pipe.written);
+            let any = fresh.anything(&written);
             let gone = fresh
-                .missing(repo)
+                .finish(repo, &written)
                 .map_err(|cause| reader.stored_err(cause))?;
+            if !any && !allow_empty && !gone.is_empty() {
+                return Err(ScipError::Empty {
+                    file: reader.file.clone(),
+                    repo: repo.to_owned(),
+                    documents: reader.documents,
+                    stored: gone.len() as u64,
+                }
+                .into());
+            }
             for path in gone {
                 pipe.sink().retract_unit(&path)?;
             }
             changes = std::mem::take(&mut fresh.changes);
         }
         changes.read = reader.documents;
+        changes.merged += reader.merged;
         changes.repaired = pipe.repaired;
         changes.skipped = std::mem::take(&mut pipe.skipped);
         changes.sources = std::mem::take(&mut reader.sources);
@@ -340,8 +378,14 @@ fn declare_all(sink: &mut dyn FactSink, line: u64) -> Result<()> {
 struct Reader {
     file: String,
     repo: Option<String>,
+    /// The metadata's project root when it names no repository.
+    root: Option<String>,
     documents: u64,
     externals: u64,
+    /// The paths read, when the read does not replace (a replacing read's [`Fresh`] has
+    /// them), to count the documents merged.
+    paths: rustc_hash::FxHashSet<String>,
+    merged: u64,
     /// Whether the ingest named the checkout (`--checkout`), which a project root does not
     /// override.
     checkout_given: bool,
@@ -375,6 +419,9 @@ impl Reader {
                     })?;
                     if self.repo.is_none() {
                         self.repo = repository(&meta.project_root);
+                        if self.repo.is_none() && !meta.project_root.is_empty() {
+                            self.root = Some(meta.project_root.clone());
+                        }
                     }
                     if !self.checkout_given && self.checkout.is_none() {
                         self.checkout =
@@ -385,22 +432,7 @@ impl Reader {
                 DOCUMENTS => {
                     self.documents += 1;
                     fields.payload = pipe.buffer();
-                    let hash = self.document(fields, head, fresh.as_deref_mut())?;
-                    let payload = std::mem::take(&mut fields.payload);
-                    match hash {
-                        Some(hash) => pipe.send(
-                            Field::Document(hash),
-                            self.documents,
-                            self.repo.clone(),
-                            payload,
-                            fields.offset(),
-                        )?,
-                        None => {
-                            pipe.give_back(payload);
-                            let facts = pipe.facts;
-                            pipe.sink().progress(fields.offset(), facts);
-                        }
-                    }
+                    self.document(fields, head, pipe, fresh.as_deref_mut())?;
                 }
                 EXTERNAL_SYMBOLS => {
                     self.externals += 1;
@@ -411,7 +443,7 @@ impl Reader {
                     pipe.send(
                         Field::External,
                         self.externals,
-                        self.repo.clone(),
+                        self.work_repo(),
                         payload,
                         fields.offset(),
                     )?;
@@ -423,81 +455,126 @@ impl Reader {
         }
     }
 
-    /// Reads a length-delimited top-level field's payload.
-    fn payload<R: BufRead>(
-        &self,
-        fields: &mut Fields<R>,
-        head: FieldHead,
-        place: Place,
-    ) -> Result<(), ScipError> {
-        check_len(head).map_err(|p| self.index_problem(place, p))?;
-        fields
-            .read_payload(head)
-            .map_err(|e| self.index_err(place, e))
+    /// The repository handed to the workers: the one known, or what the metadata said
+    /// instead of one, for their error.
+    fn work_repo(&self) -> Result<String, Problem> {
+        match (&self.repo, &self.root) {
+            (Some(r), _) => Ok(r.clone()),
+            (None, Some(root)) => Err(Problem::RootNamesNoRepository(root.clone())),
+            (None, None) => Err(Problem::NoRepository),
+        }
     }
 
-    /// Reads a document's bytes into `fields.payload`. Answers `None` for a document stored
-    /// with the same bytes (and source file), which is skipped before it is even decoded,
-    /// else the content hashes when this read compares with the store.
+    /// Reads the documents held back to the end of the index (see [`Fresh::release`]).
+    fn release(&mut self, fresh: &mut Fresh, pipe: &mut Pipe<'_>, offset: u64) -> Result<()> {
+        for held in fresh.release() {
+            pipe.send(
+                Field::Document {
+                    path: Some(held.path),
+                    hash: Some(held.hash),
+                },
+                held.number,
+                self.work_repo(),
+                held.payload,
+                offset,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Reads a document's bytes and hands them to the workers, unless it is stored with
+    /// the same bytes (skipped before it is even decoded) or held back (see [`Fresh`]).
     fn document<R: BufRead>(
         &mut self,
         fields: &mut Fields<R>,
         head: FieldHead,
+        pipe: &mut Pipe<'_>,
         fresh: Option<&mut Fresh>,
-    ) -> Result<Option<Option<Hashed>>> {
+    ) -> Result<()> {
+        self.document_bytes(fields, head)?;
         let number = self.documents;
-        let err = |fields: &Fields<R>, problem: Problem| ScipError::Document {
-            file: self.file.clone(),
-            number,
-            path: wire::peek_string(&fields.payload, 1).unwrap_or_else(|| "no path".to_owned()),
-            problem,
+        let offset = fields.offset();
+        // The path the worker's protobuf decoder reads: the last `relative_path` field.
+        let path = match (&self.repo, wire::peek_string(&fields.payload, 1)) {
+            (Some(repo), Some(relative)) => unit_path(repo, &relative).ok(),
+            _ => None,
         };
-        fields.payload.clear();
-        check_len(head).map_err(|p| err(fields, p))?;
-        match fields.read_payload(head) {
-            Ok(()) => {}
-            Err(WireError::Bytes(p)) => return Err(err(fields, p).into()),
-            Err(WireError::Read(cause)) => {
-                return Err(ScipError::Read {
-                    file: self.file.clone(),
-                    cause,
-                }
-                .into());
+        let payload = std::mem::take(&mut fields.payload);
+        let send = |pipe: &mut Pipe<'_>, me: &Self, path: Option<String>, hash, payload, n, at| {
+            pipe.send(
+                Field::Document { path, hash },
+                n,
+                me.work_repo(),
+                payload,
+                at,
+            )
+        };
+        let (Some(fresh), Some(path), Some(repo)) = (fresh, path.clone(), self.repo.clone()) else {
+            if let Some(p) = &path
+                && !self.paths.insert(p.clone())
+            {
+                self.merged += 1;
             }
-        }
-        let Some(fresh) = fresh else {
-            return Ok(Some(None));
+            return send(pipe, self, path, None, payload, number, offset);
         };
-        match (&self.repo, wire::peek_string(&fields.payload, 1)) {
-            (Some(repo), Some(relative)) => {
-                let Ok(path) = unit_path(repo, &relative) else {
-                    // Left out by the worker, which names it.
-                    return Ok(Some(None));
-                };
-                let source = match &self.checkout {
-                    Some(c) => {
-                        let hashed = source_of(c, repo, &path);
-                        self.sources.count(hashed.is_some());
-                        hashed
-                    }
-                    None => None,
-                };
-                let hash = checkout::document_hash(
-                    fresh::content_hash(&path, &fields.payload),
-                    source.as_deref(),
+        let source = match &self.checkout {
+            Some(c) => {
+                let hashed = source_of(c, &repo, &path);
+                self.sources.count(hashed.is_some());
+                hashed
+            }
+            None => None,
+        };
+        let hash = Hashed {
+            document: checkout::document_hash(
+                fresh::content_hash(&path, &payload),
+                source.as_deref(),
+            ),
+            source,
+        };
+        match fresh
+            .verdict(&repo, &path, &hash.document)
+            .map_err(|cause| self.stored_err(cause))?
+        {
+            Verdict::Unchanged => {
+                pipe.give_back(payload);
+                let facts = pipe.facts;
+                pipe.sink().progress(offset, facts);
+                Ok(())
+            }
+            Verdict::Hold => {
+                fresh.hold(
+                    &path,
+                    Held {
+                        number,
+                        path: path.clone(),
+                        hash,
+                        payload,
+                        offset,
+                    },
                 );
-                if fresh
-                    .unchanged(repo, &path, &hash)
-                    .map_err(|cause| self.stored_err(cause))?
-                {
-                    return Ok(None);
-                }
-                Ok(Some(Some(Hashed {
-                    document: hash,
-                    source,
-                })))
+                Ok(())
             }
-            _ => Ok(Some(None)),
+            Verdict::Read { held } => {
+                for h in held {
+                    send(
+                        pipe,
+                        self,
+                        Some(h.path),
+                        Some(h.hash),
+                        h.payload,
+                        h.number,
+                        h.offset,
+                    )?;
+                }
+                send(pipe, self, Some(path), Some(hash), payload, number, offset)
+            }
+            Verdict::Add { keep } => {
+                if keep {
+                    pipe.sink().keep_unit(&path)?;
+                }
+                send(pipe, self, Some(path), Some(hash), payload, number, offset)
+            }
         }
     }
 
@@ -517,6 +594,41 @@ impl Reader {
             .checkouts
             .push(c.dir().to_string_lossy().into_owned());
         Ok(())
+    }
+
+    /// Reads a length-delimited top-level field's payload.
+    fn payload<R: BufRead>(
+        &self,
+        fields: &mut Fields<R>,
+        head: FieldHead,
+        place: Place,
+    ) -> Result<(), ScipError> {
+        check_len(head).map_err(|p| self.index_problem(place, p))?;
+        fields
+            .read_payload(head)
+            .map_err(|e| self.index_err(place, e))
+    }
+
+    /// Reads a document's bytes into `fields.payload`.
+    fn document_bytes<R: BufRead>(&self, fields: &mut Fields<R>, head: FieldHead) -> Result<()> {
+        let number = self.documents;
+        let err = |fields: &Fields<R>, problem: Problem| ScipError::Document {
+            file: self.file.clone(),
+            number,
+            path: wire::peek_string(&fields.payload, 1).unwrap_or_else(|| "no path".to_owned()),
+            problem,
+        };
+        fields.payload.clear();
+        check_len(head).map_err(|p| err(fields, p))?;
+        match fields.read_payload(head) {
+            Ok(()) => Ok(()),
+            Err(WireError::Bytes(p)) => Err(err(fields, p).into()),
+            Err(WireError::Read(cause)) => Err(ScipError::Read {
+                file: self.file.clone(),
+                cause,
+            }
+            .into()),
+        }
     }
 
     fn stored_err(&self, cause: strata_eval::SourceError) -> ScipError {
@@ -608,11 +720,17 @@ pub(crate) fn source_of(checkout: &Checkout, repo: &str, path: &str) -> Option<S
     checkout.hash(relative)
 }
 
-/// The repository a project root names: its last path segment.
+/// Whether `name` may name a repository (`--repo`, or the last segment of a project root):
+/// one path segment, so that no repository's documents (`REPO/...`) are under another's:
+/// not empty, not `.` or `..`, no `/`, no NUL.
+pub fn valid_repository(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
+/// The repository a project root names: its last path segment, when that follows the rules
+/// of `--repo` ([`valid_repository`]) and is not a URI's scheme (`file:`).
 fn repository(project_root: &str) -> Option<String> {
     let root = project_root.trim_end_matches('/');
     let last = root.rsplit('/').next()?;
-    // The rules of --repo: one path segment, not `.` or `..`.
-    (!last.is_empty() && !last.contains(':') && last != "." && last != "..")
-        .then(|| last.to_owned())
+    (valid_repository(last) && !last.contains(':')).then(|| last.to_owned())
 }

@@ -161,36 +161,50 @@ impl<R: BufRead> Fields<R> {
     }
 }
 
-/// The first string field `number` of a message's bytes, read leniently (lossy UTF-8, stopping
-/// at the first malformed byte): used to name a document in an error about it.
+/// The string field `number` of a message's bytes as a protobuf decoder reads it (the last
+/// one, when the field repeats), read leniently (lossy UTF-8, stopping at the first malformed
+/// byte with what was found before it): names a document, in its unit and in errors.
 pub(crate) fn peek_string(message: &[u8], number: u64) -> Option<String> {
+    let mut last = None;
     let mut at = 0usize;
     while at < message.len() {
-        let (tag, n) = slice_varint(&message[at..])?;
+        let Some((tag, n)) = slice_varint(&message[at..]) else {
+            break;
+        };
         at += n;
         let wire_type = (tag & 7) as u8;
         let len = match wire_type {
             VARINT => {
-                let (_, n) = slice_varint(&message[at..])?;
+                let Some((_, n)) = slice_varint(&message[at..]) else {
+                    break;
+                };
                 at += n;
                 continue;
             }
             FIXED64 => 8,
             FIXED32 => 4,
             LEN => {
-                let (len, n) = slice_varint(&message[at..])?;
+                let Some((len, n)) = slice_varint(&message[at..]) else {
+                    break;
+                };
                 at += n;
-                usize::try_from(len).ok()?
+                match usize::try_from(len) {
+                    Ok(len) => len,
+                    Err(_) => break,
+                }
             }
-            _ => return None,
+            _ => break,
         };
         if wire_type == LEN && tag >> 3 == number {
             let end = at.saturating_add(len).min(message.len());
-            return Some(String::from_utf8_lossy(&message[at..end]).into_owned());
+            last = Some(String::from_utf8_lossy(&message[at..end]).into_owned());
         }
-        at = at.checked_add(len)?;
+        match at.checked_add(len) {
+            Some(next) => at = next,
+            None => break,
+        }
     }
-    None
+    last
 }
 
 /// Checks the framing of a message's own fields (not the messages nested in them): every

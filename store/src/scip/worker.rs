@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 
 use protobuf::{Message, MessageFull};
+use rustc_hash::FxHashSet;
 use scip::types::{Document, SymbolInformation};
 
 use super::checkout::{self, Checkout, SourceCounts};
@@ -37,8 +38,8 @@ pub(super) struct Work {
     pub(super) what: Field,
     /// The number of the document or external symbol among its kind, from 1.
     pub(super) number: u64,
-    /// The repository its paths are qualified by, if known yet.
-    pub(super) repo: Option<String>,
+    /// The repository its paths are qualified by, or why none is known.
+    pub(super) repo: Result<String, Problem>,
     /// Where the repository's source files are read from, if anywhere.
     pub(super) checkout: Option<Arc<Checkout>>,
     /// The bytes.
@@ -51,24 +52,31 @@ pub(super) struct Work {
 
 /// The kind of field a [`Work`] holds.
 pub(super) enum Field {
-    /// A document, with its hashes when the reader computed them.
-    Document(Option<Hashed>),
+    /// A document, with its unit's path and hashes when the reader computed them.
+    Document {
+        /// Its path (`REPO/relative_path`, normalized).
+        path: Option<String>,
+        /// Its hashes.
+        hash: Option<Hashed>,
+    },
     /// An external symbol.
     External,
 }
 
 /// A document's hashes, as a replacing read computes them before deciding to decode it.
-pub(super) struct Hashed {
+pub(crate) struct Hashed {
     /// Its `document_hash`.
-    pub(super) document: String,
+    pub(crate) document: String,
     /// Its source file's content hash, when the file was read from the checkout.
-    pub(super) source: Option<String>,
+    pub(crate) source: Option<String>,
 }
 
 /// What the worker answers for one [`Work`]: its facts (in `group`), the document it left
 /// out, or what is wrong with its bytes; and how many of its strings it repaired.
 struct Done {
     result: Result<Option<SkippedDocument>, ScipError>,
+    /// Whether it is a document's (not an external symbol's).
+    document: bool,
     repaired: u64,
     /// Whether the worker hashed the document's source file (`None`: it did not try).
     sourced: Option<bool>,
@@ -87,19 +95,21 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
         for mut w in batch {
             let mut repaired = 0;
             let mut sourced = None;
+            let is_document = matches!(w.what, Field::Document { .. });
             let result = match std::mem::replace(&mut w.what, Field::External) {
-                Field::Document(hash) => document(
+                Field::Document { path, hash } => document(
                     file,
                     &mut emit,
                     &mut doc,
                     &mut w,
-                    hash,
+                    (path, hash),
                     (&mut repaired, &mut sourced),
                 ),
                 Field::External => external(file, &mut emit, &mut w, &mut repaired).map(|()| None),
             };
             answers.push(Done {
                 result,
+                document: is_document,
                 repaired,
                 sourced,
                 payload: w.payload,
@@ -114,14 +124,15 @@ fn run(file: &str, work: Receiver<Vec<Work>>, done: Sender<Vec<Done>>) {
 }
 
 /// Decodes a document (repairing its strings if it must) and gathers its facts into the
-/// work's group; answers the document left out when its path names no unit. Counts the
-/// strings repaired and whether it hashed the source file.
+/// work's group; answers the document left out when its path names no unit or its
+/// positions are out of range. Counts the strings repaired and whether it hashed the
+/// source file.
 fn document(
     file: &str,
     emit: &mut Emitter,
     doc: &mut Document,
     w: &mut Work,
-    hash: Option<Hashed>,
+    (path, hash): (Option<String>, Option<Hashed>),
     (repaired, sourced): (&mut u64, &mut Option<bool>),
 ) -> Result<Option<SkippedDocument>, ScipError> {
     let bytes = &w.payload;
@@ -142,24 +153,32 @@ fn document(
             .map_err(|_| err(decode("Document", cause)))?;
         *repaired += n;
     }
-    let Some(repo) = &w.repo else {
-        return Err(err(Problem::NoRepository));
+    let repo = match std::mem::replace(&mut w.repo, Err(Problem::NoRepository)) {
+        Ok(repo) => repo,
+        Err(problem) => return Err(err(problem)),
     };
-    let path = match super::unit_path(repo, &doc.relative_path) {
-        Ok(path) => path,
-        Err(why) => {
-            return Ok(Some(SkippedDocument {
-                number: w.number,
-                path: doc.relative_path.clone(),
-                why: why.to_owned(),
-            }));
-        }
+    let skipped = |why: String| {
+        Ok(Some(SkippedDocument {
+            number: w.number,
+            path: doc.relative_path.clone(),
+            why,
+        }))
     };
+    let path = match path {
+        Some(path) => path,
+        None => match super::unit_path(&repo, &doc.relative_path) {
+            Ok(path) => path,
+            Err(why) => return skipped(why.to_owned()),
+        },
+    };
+    if let Some(why) = super::facts::out_of_range(doc) {
+        return skipped(why);
+    }
     let hash = match hash {
         Some(h) => h,
         None => {
             let source = w.checkout.as_ref().and_then(|c| {
-                let s = super::source_of(c, repo, &path);
+                let s = super::source_of(c, &repo, &path);
                 *sourced = Some(s.is_some());
                 s
             });
@@ -208,10 +227,11 @@ fn external(
             info
         }
     };
-    let Some(repo) = &w.repo else {
-        return Err(problem(Problem::NoRepository));
+    let repo = match std::mem::replace(&mut w.repo, Err(Problem::NoRepository)) {
+        Ok(repo) => repo,
+        Err(p) => return Err(problem(p)),
     };
-    emit.external(&mut w.group, &info, repo, w.number);
+    emit.external(&mut w.group, &info, &repo, w.number);
     Ok(())
 }
 
@@ -240,6 +260,10 @@ pub(super) struct Pipe<'k> {
     pub(super) repaired: u64,
     /// Documents left out so far.
     pub(super) skipped: Vec<SkippedDocument>,
+    /// Whether to gather [`Pipe::written`].
+    track: bool,
+    /// The paths of the documents whose facts were written (gathered when `track`).
+    pub(super) written: FxHashSet<String>,
     /// Where the repository's source files are read from, handed to each document's work.
     pub(super) checkout: Option<Arc<Checkout>>,
     /// The source files the workers hashed so far.
@@ -247,11 +271,13 @@ pub(super) struct Pipe<'k> {
 }
 
 impl<'k> Pipe<'k> {
-    /// Starts the workers in `scope` for the index `file`, writing into `sink`.
+    /// Starts the workers in `scope` for the index `file`, writing into `sink`; `track`
+    /// gathers the paths of the documents written.
     pub(super) fn start<'scope>(
         scope: &'scope std::thread::Scope<'scope, '_>,
         file: String,
         sink: &'k mut dyn FactSink,
+        track: bool,
     ) -> Pipe<'k> {
         let workers = (0..WORKERS)
             .map(|_| {
@@ -276,6 +302,8 @@ impl<'k> Pipe<'k> {
             facts: 0,
             repaired: 0,
             skipped: Vec::new(),
+            track,
+            written: FxHashSet::default(),
             checkout: None,
             sources: SourceCounts::default(),
         }
@@ -302,7 +330,7 @@ impl<'k> Pipe<'k> {
         &mut self,
         what: Field,
         number: u64,
-        repo: Option<String>,
+        repo: Result<String, Problem>,
         payload: Vec<u8>,
         offset: u64,
     ) -> Result<(), IngestError> {
@@ -430,6 +458,9 @@ impl<'k> Pipe<'k> {
                 continue;
             }
             self.sink.group(&d.group)?;
+            if self.track && d.document {
+                self.written.insert(d.group.unit().to_owned());
+            }
             self.facts += d.group.facts();
             self.groups.push(d.group);
             self.sink.progress(d.offset, self.facts);

@@ -154,7 +154,7 @@ fn state(path: &Path) -> Result<State, CodePackError> {
     if !exists(path)? {
         return Ok(State::Missing);
     }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Ok(text) = crate::regular::read_text(path) else {
         return Ok(State::Theirs);
     };
     let ours = text

@@ -1,6 +1,7 @@
 //! The persistent name index: one file per database, `DIR/find-<texts>.idx`, covering the
 //! dictionary's texts `1..=texts`, written once (temporary file, then rename) and read
-//! memory-mapped ([`IndexFile`]).
+//! whole into memory ([`IndexFile`]): not mapped, so a file truncated or rewritten while in
+//! use cannot fault the process (a mapped page past a shortened file's end is SIGBUS).
 //!
 //! Layout (little-endian): a 64-byte header (magic, format version, the texts covered, a
 //! fingerprint of the first and last of them, the body's length and CRC-32), then the body:
@@ -274,7 +275,7 @@ fn build(texts: &Texts) -> Vec<Vec<u8>> {
 /// A part of the mapped file, for the `fst` map.
 #[derive(Clone)]
 pub(super) struct Section {
-    map: Arc<memmap2::Mmap>,
+    map: Arc<[u8]>,
     range: Range<usize>,
 }
 
@@ -372,7 +373,7 @@ fn u32_at(bytes: &[u8], i: usize) -> Option<u32> {
 
 /// An index file, checked and mapped.
 pub(super) struct IndexFile {
-    map: Arc<memmap2::Mmap>,
+    map: Arc<[u8]>,
     texts: u32,
     fingerprint: u64,
     sections: Vec<Range<usize>>,
@@ -390,9 +391,9 @@ impl std::fmt::Debug for IndexFile {
 }
 
 impl IndexFile {
-    /// Opens the file at `path` and checks it whole: magic, version, length, the CRC-32 of
-    /// its body (read, not mapped, so the check leaves no pages in the process) and its
-    /// sections' bounds.
+    /// Reads the file at `path` (a regular file: a FIFO or a directory there is an error at
+    /// once) and checks it whole: magic, version, length, the CRC-32 of its body and its
+    /// sections' bounds. What is checked is the copy in memory, which every later use reads.
     pub(super) fn open(path: &Path) -> Result<IndexFile, IndexFileError> {
         let io = |source| IndexFileError::Io {
             path: path.to_owned(),
@@ -402,12 +403,20 @@ impl IndexFile {
             path: path.to_owned(),
             what,
         };
-        let mut file = File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        let mut header = [0u8; HEADER_LEN];
-        if len < HEADER_LEN as u64 || file.read_exact(&mut header).is_err() {
+        let (file, len) = crate::regular::open(path, u64::MAX).map_err(io)?;
+        if len < HEADER_LEN as u64 {
             return Err(damaged("shorter than its header"));
         }
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        // One byte more than the file said, to see a file that grew meanwhile.
+        file.take(len.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 != len {
+            return Err(damaged("truncated or of the wrong length"));
+        }
+        let mut header = [0u8; HEADER_LEN];
+        header.copy_from_slice(&bytes[..HEADER_LEN]);
         if &header[..8] != MAGIC {
             return Err(damaged("not a find index"));
         }
@@ -420,23 +429,10 @@ impl IndexFile {
         if word(36) as usize != SECTIONS || dword(24) != len - HEADER_LEN as u64 {
             return Err(damaged("truncated or of the wrong length"));
         }
-        let mut crc = crc32fast::Hasher::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = file.read(&mut buf).map_err(io)?;
-            if n == 0 {
-                break;
-            }
-            crc.update(&buf[..n]);
-        }
-        if crc.finalize() != word(32) {
+        if crc32fast::hash(&bytes[HEADER_LEN..]) != word(32) {
             return Err(damaged("its checksum does not match"));
         }
-        // The file is never written in place after its rename (a new index is a new file),
-        // so the mapping's bytes do not change under it.
-        #[allow(unsafe_code)]
-        // SAFETY: see above; the bytes are read through bounds-checked slices only.
-        let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?);
+        let map: Arc<[u8]> = bytes.into();
         let texts = word(12);
         let mut sections = Vec::with_capacity(SECTIONS);
         for i in 0..SECTIONS {

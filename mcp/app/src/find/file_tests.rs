@@ -335,3 +335,48 @@ fn the_finder_follows_batches_and_rebuilds_a_damaged_or_stale_file() {
     assert_eq!(names(&rebuilt, "parse_args", count)[0], "parse_args");
     assert!(names(&rebuilt, "other1", count).is_empty());
 }
+
+#[test]
+fn issue_30_a_file_truncated_while_in_use_does_not_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts: Vec<String> = (0..3000)
+        .map(|i| format!("pkg/mod{i}.py#Class{i}.method"))
+        .collect();
+    let f = write(dir.path(), &texts);
+    let before = indexed(&f, "Class12", 3000, 50);
+    assert!(before.1 > 0);
+    // Shortened under the open index (a mapped file would fault on the pages past its end).
+    let len = std::fs::metadata(f.path()).unwrap().len();
+    assert!(len > 8192, "{len}");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(f.path())
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    assert_eq!(indexed(&f, "Class12", 3000, 50), before);
+    assert_eq!(
+        indexed(&f, "metho", 3000, 5).1,
+        before_total(&texts, "metho")
+    );
+    // Opened again, the short file is refused (and rebuilt by its finder).
+    let e = IndexFile::open(f.path()).unwrap_err().to_string();
+    assert!(e.contains("truncated or of the wrong length"), "{e}");
+}
+
+fn before_total(texts: &[String], q: &str) -> usize {
+    scanned(texts, q, texts.len() as u32, 5).1
+}
+
+#[cfg(unix)]
+#[test]
+fn issue_30_a_fifo_as_the_index_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file::file_name(3));
+    let made = std::process::Command::new("mkfifo").arg(&path).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    let e = IndexFile::open(&path).unwrap_err().to_string();
+    assert!(e.contains("is a FIFO, not a regular file"), "{e}");
+}

@@ -339,6 +339,7 @@ fn run_batch(
         labels: header.labels,
         batch_id: header.batch_id,
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
+        allow_empty: header.allow_empty,
     };
     // Receive everything before taking the writer.
     let mut spool = spool::Spool::create(shared.store.dir())?;
