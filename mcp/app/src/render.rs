@@ -58,7 +58,7 @@ impl SnapshotInfo {
 /// `offset` and `next` (the page token to continue with, or null), with `facts_left_out`
 /// (per row) when a witness was bounded and `cut` when rows or values were left out to fit
 /// the budget; flattened into the responses that answer rows. A page that names SCIP
-/// symbols ([`AnswerPage::name_symbols`]) writes its witness nodes by name, without their
+/// symbols (`AnswerPage::name_symbols`) writes its witness nodes by name, without their
 /// `values`, and adds `symbols`, from each name to the symbol it stands for. Each rendering is fitted to
 /// the budget in its own measure ([`Answer::fit`]).
 #[derive(Clone, Debug, PartialEq)]
