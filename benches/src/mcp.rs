@@ -1,6 +1,6 @@
 //! Talking to `strata serve` as an MCP client: the bundled example database, the server as
-//! a child process, and a stdio session of JSON-RPC lines. Used by the `mcp-bench` binary
-//! and the `mcp` criterion bench.
+//! a child process, a stdio session of JSON-RPC lines and a streamable HTTP session. Used
+//! by the `mcp-bench` and `relay-bench` binaries and the `mcp` criterion bench.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -178,8 +178,22 @@ pub struct StdioSession {
 impl StdioSession {
     /// Starts `strata serve DB --stdio` (stderr in `log`) and initializes the session.
     pub fn start(strata: &Path, db: &Path, log: &Path) -> BenchResult<StdioSession> {
+        StdioSession::start_with(strata, db, &[], log)
+    }
+
+    /// Starts `strata serve DB --stdio ARGS` (stderr in `log`) and initializes the session.
+    pub fn start_with(
+        strata: &Path,
+        db: &Path,
+        args: &[&str],
+        log: &Path,
+    ) -> BenchResult<StdioSession> {
         let mut server = Server::start(
-            Command::new(strata).arg("serve").arg(db).arg("--stdio"),
+            Command::new(strata)
+                .arg("serve")
+                .arg(db)
+                .arg("--stdio")
+                .args(args),
             log,
             true,
         )?;
@@ -232,6 +246,33 @@ impl StdioSession {
         }
     }
 
+    /// The next message the server wrote, whatever it answers, or `None` when none came
+    /// within `timeout`.
+    pub fn next_message(&mut self, timeout: Duration) -> BenchResult<Option<Value>> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(line) => Ok(Some(serde_json::from_str(&line)?)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Ok(None),
+            Err(e) => Err(format!("{e}: {}", self.server.log()).into()),
+        }
+    }
+
+    /// A fresh JSON-RPC id for a request the caller writes itself.
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The pid of the `strata serve --stdio` process (a relay, or the server itself with
+    /// `--in-process`).
+    pub fn pid(&self) -> u32 {
+        self.server.child.id()
+    }
+
+    /// What the process wrote to its stderr so far.
+    pub fn log(&self) -> String {
+        self.server.log()
+    }
+
     /// One `query` call of [`PROGRAM`], answered.
     pub fn query(&mut self) -> BenchResult<Value> {
         self.next_id += 1;
@@ -257,4 +298,119 @@ impl StdioSession {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamable HTTP.
+
+/// One MCP session over one keep-alive connection.
+pub struct HttpSession {
+    agent: ureq::Agent,
+    url: String,
+    session: String,
+    next_id: u64,
+}
+
+impl HttpSession {
+    /// `initialize`, then `notifications/initialized`, with the session id the server gave.
+    pub fn open(url: &str) -> BenchResult<HttpSession> {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(CALL_TIMEOUT))
+            .max_idle_connections_per_host(1)
+            .build();
+        let agent = ureq::Agent::new_with_config(config);
+        let mut s = HttpSession {
+            agent,
+            url: url.to_owned(),
+            session: String::new(),
+            next_id: 0,
+        };
+        let (status, session, body) = s.post(&initialize_request())?;
+        if status != 200 {
+            return Err(format!("initialize: HTTP {status}: {body}").into());
+        }
+        s.session = session.ok_or("initialize: no Mcp-Session-Id header")?;
+        answer_of(&body, 0)?;
+        let (status, _, body) =
+            s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        if !(200..300).contains(&status) {
+            return Err(format!("notifications/initialized: HTTP {status}: {body}").into());
+        }
+        Ok(s)
+    }
+
+    /// POSTs one message; returns the status, the session id header and the whole body.
+    pub fn post(&self, message: &Value) -> BenchResult<(u16, Option<String>, String)> {
+        let mut req = self
+            .agent
+            .post(&self.url)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream");
+        if !self.session.is_empty() {
+            req = req
+                .header("Mcp-Session-Id", &self.session)
+                .header("MCP-Protocol-Version", PROTOCOL);
+        }
+        let mut resp = req.send(message.to_string())?;
+        let status = resp.status().as_u16();
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = resp.body_mut().read_to_string()?;
+        Ok((status, session, body))
+    }
+
+    /// One `query` call; its JSON-RPC answer.
+    pub fn query(&mut self) -> BenchResult<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let (status, _, body) = self.post(&query_request(id))?;
+        if status != 200 {
+            return Err(format!("query: HTTP {status}: {body}").into());
+        }
+        answer_of(&body, id)
+    }
+
+    /// Ends the session (DELETE); errors are ignored.
+    pub fn close(self) {
+        let _ = self
+            .agent
+            .delete(&self.url)
+            .header("Mcp-Session-Id", &self.session)
+            .header("MCP-Protocol-Version", PROTOCOL)
+            .call();
+    }
+}
+
+/// The JSON-RPC answer with id `id` in a response body: plain JSON, or an SSE stream whose
+/// events' `data:` lines carry JSON-RPC messages.
+pub fn answer_of(body: &str, id: u64) -> BenchResult<Value> {
+    let is_answer = |v: &Value| v.get("id") == Some(&json!(id));
+    if let Ok(v) = serde_json::from_str::<Value>(body)
+        && is_answer(&v)
+    {
+        return Ok(v);
+    }
+    let mut data = String::new();
+    for line in body.lines().chain(std::iter::once("")) {
+        if line.is_empty() {
+            if !data.is_empty() {
+                if let Ok(v) = serde_json::from_str::<Value>(&data)
+                    && is_answer(&v)
+                {
+                    return Ok(v);
+                }
+                data.clear();
+            }
+        } else if let Some(d) = line.strip_prefix("data:") {
+            if !data.is_empty() {
+                data.push('\n');
+            }
+            data.push_str(d.strip_prefix(' ').unwrap_or(d));
+        }
+    }
+    Err(format!("no answer with id {id} in {body:?}").into())
 }

@@ -30,10 +30,8 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
 use strata_benches::mcp::{
-    CALL_TIMEOUT, PROGRAM, PROTOCOL, Server, StdioSession, build_example, check_answer,
-    initialize_request, query_request, strata_binary,
+    HttpSession, PROGRAM, Server, StdioSession, build_example, check_answer, strata_binary,
 };
 use strata_benches::{BenchResult, median, percentile};
 
@@ -255,121 +253,6 @@ fn wait_listening(port: u16, server: &mut Server) -> BenchResult<()> {
         std::thread::sleep(Duration::from_millis(50));
     }
     Err("strata serve did not start listening within 20 s".into())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Streamable HTTP.
-
-/// One MCP session over one keep-alive connection.
-struct HttpSession {
-    agent: ureq::Agent,
-    url: String,
-    session: String,
-    next_id: u64,
-}
-
-impl HttpSession {
-    /// `initialize`, then `notifications/initialized`, with the session id the server gave.
-    fn open(url: &str) -> BenchResult<HttpSession> {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .timeout_global(Some(CALL_TIMEOUT))
-            .max_idle_connections_per_host(1)
-            .build();
-        let agent = ureq::Agent::new_with_config(config);
-        let mut s = HttpSession {
-            agent,
-            url: url.to_owned(),
-            session: String::new(),
-            next_id: 0,
-        };
-        let (status, session, body) = s.post(&initialize_request())?;
-        if status != 200 {
-            return Err(format!("initialize: HTTP {status}: {body}").into());
-        }
-        s.session = session.ok_or("initialize: no Mcp-Session-Id header")?;
-        answer_of(&body, 0)?;
-        let (status, _, body) =
-            s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
-        if !(200..300).contains(&status) {
-            return Err(format!("notifications/initialized: HTTP {status}: {body}").into());
-        }
-        Ok(s)
-    }
-
-    /// POSTs one message; returns the status, the session id header and the whole body.
-    fn post(&self, message: &Value) -> BenchResult<(u16, Option<String>, String)> {
-        let mut req = self
-            .agent
-            .post(&self.url)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream");
-        if !self.session.is_empty() {
-            req = req
-                .header("Mcp-Session-Id", &self.session)
-                .header("MCP-Protocol-Version", PROTOCOL);
-        }
-        let mut resp = req.send(message.to_string())?;
-        let status = resp.status().as_u16();
-        let session = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let body = resp.body_mut().read_to_string()?;
-        Ok((status, session, body))
-    }
-
-    /// One `query` call; its JSON-RPC answer.
-    fn query(&mut self) -> BenchResult<Value> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let (status, _, body) = self.post(&query_request(id))?;
-        if status != 200 {
-            return Err(format!("query: HTTP {status}: {body}").into());
-        }
-        answer_of(&body, id)
-    }
-
-    /// Ends the session (DELETE); errors are ignored.
-    fn close(self) {
-        let _ = self
-            .agent
-            .delete(&self.url)
-            .header("Mcp-Session-Id", &self.session)
-            .header("MCP-Protocol-Version", PROTOCOL)
-            .call();
-    }
-}
-
-/// The JSON-RPC answer with id `id` in a response body: plain JSON, or an SSE stream whose
-/// events' `data:` lines carry JSON-RPC messages.
-fn answer_of(body: &str, id: u64) -> BenchResult<Value> {
-    let is_answer = |v: &Value| v.get("id") == Some(&json!(id));
-    if let Ok(v) = serde_json::from_str::<Value>(body)
-        && is_answer(&v)
-    {
-        return Ok(v);
-    }
-    let mut data = String::new();
-    for line in body.lines().chain(std::iter::once("")) {
-        if line.is_empty() {
-            if !data.is_empty() {
-                if let Ok(v) = serde_json::from_str::<Value>(&data)
-                    && is_answer(&v)
-                {
-                    return Ok(v);
-                }
-                data.clear();
-            }
-        } else if let Some(d) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
-            }
-            data.push_str(d.strip_prefix(' ').unwrap_or(d));
-        }
-    }
-    Err(format!("no answer with id {id} in {body:?}").into())
 }
 
 /// What the concurrent clients did together.

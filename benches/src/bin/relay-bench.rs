@@ -1,0 +1,827 @@
+//! `relay-bench`: what the stdio relay costs and how fast a cancelled call stops (issue 28's
+//! measurements), against the release `strata` binary.
+//!
+//! ```text
+//! cargo build --release -p strata-cli -p strata-benches --bin strata --bin relay-bench
+//! target/release/relay-bench [--strata PATH] [--calls N] [--clients C] [--functions F]
+//! ```
+//!
+//! Builds two copies of one database in a temporary directory: the bundled example
+//! (`strata_fixtures::example::write_example`) plus `strata_fixtures::runaway::calls_edges(F)`
+//! (F generated functions, three calls each; default 6,000: the closure derives 36M pairs,
+//! about 4 s and 1.4 GB with `strata query`; a 30 s closure of this graph would need about
+//! 16,000 functions and some 10 GB). Then:
+//!
+//! 1. `strata serve SHARED --http 127.0.0.1:PORT --heavy-calls 1 --timeout 600s`, and every
+//!    stdio client is `strata serve SHARED --stdio`, a relay to it over `SHARED/strata-mcp.sock`
+//!    (checked from the relay's "relaying to ... (pid N)" line). One relay alone makes
+//!    [`WARMUP`] untimed then N (default 200) timed `query` calls of
+//!    `imports("api", ?d) => ?d`; then C (default 8) relays and one HTTP session at once, each
+//!    warmed up, released together, N timed calls each. Every answer is checked (a result,
+//!    not a tool error, both rows).
+//! 2. Cancel, through a relay: the transitive closure of `calls` (many seconds of work) is
+//!    called once uncancelled (how long it would run), then again; at `--cancel-at` (1 s) `notifications/cancelled` is sent for it, while the
+//!    server's CPU time (utime + stime of `/proc/PID/stat`, all threads) is read every 10 ms.
+//!    Reported: when after the cancel it last grew, when it last grew before a first 200 ms
+//!    without growth ("settled"), and how much it grew, over `--watch` (1.5 s), beside what
+//!    the idle server uses over as long (read just before); whether the cancelled call was answered (it must not be); then a heavy but
+//!    quick call (paths of four calls, counted), timed to its answer. A second round sends
+//!    that heavy call right after the cancel, so its time includes waiting for the slot. The
+//!    quick heavy call alone on an idle server (median of five) is the baseline.
+//! 3. The same calls and cancel rounds with `strata serve DIRECT --stdio --in-process
+//!    --heavy-calls 1 --timeout 600s` on the other copy: one process, no relay.
+//!
+//! Every loop is bounded in count and in time, every server is stopped by its own pid. Prints
+//! Markdown tables; exits 1 when a call failed or a cancelled call was answered.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use strata_benches::mcp::{
+    HttpSession, PROGRAM, Server, StdioSession, build_example, check_answer, strata_binary,
+};
+use strata_benches::{BenchResult, median, open_store, percentile};
+use strata_store::BatchOptions;
+use strata_store::dump::{DumpSpec, Format};
+
+const USAGE: &str = "\
+usage: relay-bench [--strata PATH] [--calls N] [--clients C] [--functions F]
+                   [--cancel-at MS] [--watch MS]
+
+  --strata PATH   the strata binary (default: `strata` next to this binary; build it with
+                  `cargo build --release -p strata-cli`)
+  --calls N       timed calls per client (default 200)
+  --clients C     stdio relays at once beside the HTTP session (default 8)
+  --functions F   generated functions whose call closure is cancelled (default 6000)
+  --cancel-at MS  when the cancel is sent after the long call (default 1000)
+  --watch MS      how long the server's CPU time is watched after the cancel (default 1500)";
+
+/// Untimed calls before the timed ones, on each client.
+const WARMUP: usize = 20;
+
+/// How often the server's CPU time is read.
+const SAMPLE: Duration = Duration::from_millis(10);
+
+/// The long call: the transitive closure of the generated call graph, counted (F * F pairs).
+const CLOSURE: &str = "r(?a, ?b) :- calls(?a, ?b); r(?a, ?c) :- r(?a, ?b), calls(?b, ?c); \
+                       r(?a, ?b) => count(?a)";
+
+/// Heavy (past the light lane's 200,000 units of work) but quick: paths of four calls,
+/// counted (81 per function).
+const CROSS: &str = "calls(?a, ?b), calls(?b, ?c), calls(?c, ?d), calls(?d, ?e) => count(?a)";
+
+/// The server options of both servers: one heavy slot, and a time limit far past the
+/// cancel, so only the cancel stops the closure.
+const SERVER_ARGS: [&str; 4] = ["--heavy-calls", "1", "--timeout", "600s"];
+
+struct Args {
+    strata: Option<PathBuf>,
+    calls: usize,
+    clients: usize,
+    functions: u32,
+    cancel_at: Duration,
+    watch: Duration,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        strata: None,
+        calls: 200,
+        clients: 8,
+        functions: 6000,
+        cancel_at: Duration::from_millis(1000),
+        watch: Duration::from_millis(1500),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| v.parse::<u64>().map_err(|e| format!("{flag} {v}: {e}"));
+        match flag.as_str() {
+            "--strata" => a.strata = Some(PathBuf::from(value()?)),
+            "--calls" => a.calls = num(value()?)?.max(1) as usize,
+            "--clients" => a.clients = num(value()?)?.max(1) as usize,
+            "--functions" => a.functions = num(value()?)?.clamp(10, 1_000_000) as u32,
+            "--cancel-at" => a.cancel_at = Duration::from_millis(num(value()?)?),
+            "--watch" => a.watch = Duration::from_millis(num(value()?)?.max(100)),
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("relay-bench: {e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("relay-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The bundled example and the generated call graph, ingested in two batches.
+fn build_db(dir: &Path, functions: u32) -> BenchResult<()> {
+    build_example(dir)?;
+    let store = open_store(dir)?;
+    let mut batch = store.batch(BatchOptions::default())?;
+    let spec = DumpSpec {
+        label: "calls.edges.tsv".into(),
+        format: Format::Edges,
+        relation: None,
+        unit: None,
+        checkout: None,
+    };
+    batch.read_dump(
+        strata_fixtures::runaway::calls_edges(functions).as_bytes(),
+        &spec,
+    )?;
+    batch.commit()?;
+    Ok(())
+}
+
+/// Latencies (µs) and failures of some clients' calls.
+#[derive(Default)]
+struct Calls {
+    lat: Vec<f64>,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+impl Calls {
+    fn record(&mut self, started: Instant, answer: BenchResult<Value>) {
+        let us = started.elapsed().as_secs_f64() * 1e6;
+        match answer.and_then(|v| check_answer(&v)) {
+            Ok(()) => self.lat.push(us),
+            Err(e) => {
+                self.errors += 1;
+                self.first_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+
+    fn absorb(&mut self, other: Calls) {
+        self.lat.extend(other.lat);
+        self.errors += other.errors;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+
+    fn failed(&mut self, e: impl ToString) {
+        self.errors += 1;
+        self.first_error.get_or_insert_with(|| e.to_string());
+    }
+
+    /// p50, p99 and max in µs.
+    fn stats(&mut self) -> (f64, f64, f64) {
+        let max = self.lat.iter().copied().fold(0.0, f64::max);
+        (median(&mut self.lat), percentile(&mut self.lat, 99.0), max)
+    }
+}
+
+/// Warm-up, then `n` timed calls on one stdio session.
+fn stdio_calls(s: &mut StdioSession, n: usize) -> BenchResult<Calls> {
+    for _ in 0..WARMUP {
+        check_answer(&s.query()?)?;
+    }
+    let mut c = Calls::default();
+    for _ in 0..n {
+        let t = Instant::now();
+        let answer = s.query();
+        c.record(t, answer);
+    }
+    Ok(c)
+}
+
+fn run(a: &Args) -> BenchResult<bool> {
+    let strata = strata_binary(a.strata.as_deref())?;
+    let tmp = tempfile::tempdir()?;
+    let shared = tmp.path().join("shared");
+    let direct = tmp.path().join("direct");
+    let built = Instant::now();
+    build_db(&shared, a.functions)?;
+    build_db(&direct, a.functions)?;
+    eprintln!(
+        "relay-bench: {} on two databases of the example and {} functions ({:.1} s to \
+         build), load {}",
+        strata.display(),
+        a.functions,
+        built.elapsed().as_secs_f64(),
+        loadavg()
+    );
+    let mut loads = vec![loadavg()];
+
+    // The HTTP daemon, which every relay reaches.
+    let port = free_port()?;
+    let mut daemon = Server::start(
+        Command::new(&strata)
+            .arg("serve")
+            .arg(&shared)
+            .arg("--http")
+            .arg(format!("127.0.0.1:{port}"))
+            .args(SERVER_ARGS),
+        &tmp.path().join("http.log"),
+        false,
+    )?;
+    wait_listening(port, &mut daemon)?;
+    wait_for_socket(&shared.join("strata-mcp.sock"), &mut daemon)?;
+    let daemon_pid = daemon.child.id();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let relay = |i: usize| -> BenchResult<StdioSession> {
+        let s = StdioSession::start(&strata, &shared, &tmp.path().join(format!("relay{i}.log")))?;
+        let log = s.log();
+        if !log.contains(&format!("(pid {daemon_pid})")) {
+            return Err(format!("relay {i} does not relay to the HTTP daemon: {log}").into());
+        }
+        Ok(s)
+    };
+
+    // One relay alone.
+    let mut alone = relay(0)?;
+    let mut relay_alone = stdio_calls(&mut alone, a.calls)?;
+    alone.stop()?;
+    loads.push(loadavg());
+
+    // C relays and one HTTP session at once.
+    eprintln!(
+        "relay-bench: {} relays and one HTTP session at once",
+        a.clients
+    );
+    let barrier = Arc::new(Barrier::new(a.clients + 1));
+    let (relays, http) = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(a.clients);
+        for i in 1..=a.clients {
+            let barrier = Arc::clone(&barrier);
+            let relay = &relay;
+            let n = a.calls;
+            handles.push(scope.spawn(move || {
+                let mut c = Calls::default();
+                let ready = relay(i).and_then(|mut s| {
+                    for _ in 0..WARMUP {
+                        check_answer(&s.query()?)?;
+                    }
+                    Ok(s)
+                });
+                barrier.wait();
+                match ready {
+                    Ok(mut s) => {
+                        for _ in 0..n {
+                            let t = Instant::now();
+                            let answer = s.query();
+                            c.record(t, answer);
+                        }
+                        if let Err(e) = s.stop() {
+                            c.failed(e);
+                        }
+                    }
+                    Err(e) => c.failed(format!("relay {i}: {e}")),
+                }
+                c
+            }));
+        }
+        let mut http = Calls::default();
+        let ready = HttpSession::open(&url).and_then(|mut s| {
+            for _ in 0..WARMUP {
+                check_answer(&s.query()?)?;
+            }
+            Ok(s)
+        });
+        barrier.wait();
+        match ready {
+            Ok(mut s) => {
+                for _ in 0..a.calls {
+                    let t = Instant::now();
+                    let answer = s.query();
+                    http.record(t, answer);
+                }
+                s.close();
+            }
+            Err(e) => http.failed(format!("HTTP: {e}")),
+        }
+        let mut relays = Vec::with_capacity(a.clients);
+        for h in handles {
+            relays.push(h.join().unwrap_or_else(|_| {
+                let mut c = Calls::default();
+                c.failed("a relay client panicked");
+                c
+            }));
+        }
+        (relays, http)
+    });
+    loads.push(loadavg());
+    let answered: Vec<usize> = relays.iter().map(|c| c.lat.len()).collect();
+    let mut together = Calls::default();
+    for c in relays {
+        together.absorb(c);
+    }
+    let mut http = http;
+
+    // Cancel through a relay.
+    eprintln!("relay-bench: cancel through a relay");
+    let mut s = relay(a.clients + 1)?;
+    let relay_cancel = cancel_rounds(&mut s, daemon_pid, a)?;
+    s.stop()?;
+    daemon.stop()?;
+    loads.push(loadavg());
+
+    // The direct server.
+    eprintln!("relay-bench: the direct in-process server");
+    let mut args = vec!["--in-process"];
+    args.extend(SERVER_ARGS);
+    let mut d = StdioSession::start_with(&strata, &direct, &args, &tmp.path().join("direct.log"))?;
+    let mut direct_calls = stdio_calls(&mut d, a.calls)?;
+    let direct_pid = d.pid();
+    let direct_cancel = cancel_rounds(&mut d, direct_pid, a)?;
+    d.stop()?;
+    loads.push(loadavg());
+
+    // The tables.
+    let (dm, dp, dx) = direct_calls.stats();
+    let (am, ap, ax) = relay_alone.stats();
+    let (tm, tp, tx) = together.stats();
+    let (hm, hp, hx) = http.stats();
+    let n = a.calls;
+    println!("## Relay round trip: `query` of `{PROGRAM}`\n");
+    println!("| client | calls | p50 µs | p99 µs | max µs | errors |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| direct: `--stdio --in-process`, one client | {n} | {dm:.0} | {dp:.0} | {dx:.0} | {} |",
+        direct_calls.errors
+    );
+    println!(
+        "| one relay alone (`--stdio` to the HTTP daemon) | {n} | {am:.0} | {ap:.0} | {ax:.0} | {} |",
+        relay_alone.errors
+    );
+    println!(
+        "| {} relays at once, all their calls | {} | {tm:.0} | {tp:.0} | {tx:.0} | {} |",
+        a.clients,
+        n * a.clients,
+        together.errors
+    );
+    println!(
+        "| the HTTP session beside them | {n} | {hm:.0} | {hp:.0} | {hx:.0} | {} |",
+        http.errors
+    );
+    println!(
+        "\nCalls answered by each relay at once: {answered:?} of {n}; by the HTTP session: {} \
+         of {n}. {WARMUP} untimed warm-up calls per client.",
+        http.lat.len()
+    );
+    for (who, c) in [("relays", &together), ("HTTP", &http)] {
+        if let Some(e) = &c.first_error {
+            println!("First error ({who}): {e}");
+        }
+    }
+
+    println!(
+        "\n## Cancel at {} ms of the closure of {} functions, `--heavy-calls 1`\n",
+        a.cancel_at.as_millis(),
+        a.functions
+    );
+    println!(
+        "| server | round | CPU before the cancel ms | CPU last grew after the cancel ms | \
+         CPU settled after the cancel ms | CPU after the cancel ms | CPU idle, as long, ms | \
+         cancelled call answered | next heavy call answered in ms |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---|---:|");
+    for (who, c) in [("relay", &relay_cancel), ("direct", &direct_cancel)] {
+        let w = &c.watched;
+        println!(
+            "| {who} | watched {} ms, then the next call | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} \
+             | {} | {:.0} |",
+            a.watch.as_millis(),
+            w.cpu_before_ms,
+            w.last_growth_ms,
+            w.settled_ms,
+            w.cpu_after_ms,
+            w.idle_ms,
+            if w.answered { "**yes**" } else { "no" },
+            w.next_ms
+        );
+        let q = &c.at_once;
+        println!(
+            "| {who} | the next call right after the cancel | {:.0} | – | – | – | – | {} | {:.0} |",
+            q.cpu_before_ms,
+            if q.answered { "**yes**" } else { "no" },
+            q.next_ms
+        );
+    }
+    for (who, c) in [("relay", &relay_cancel), ("direct", &direct_cancel)] {
+        for e in [&c.watched.next_error, &c.at_once.next_error]
+            .into_iter()
+            .flatten()
+        {
+            println!("\nThe next heavy call ({who}) failed: {e}");
+        }
+    }
+    println!(
+        "\nThe long call uncancelled: relay {:.0} ms, direct {:.0} ms. \
+         The heavy call alone on the idle server: relay {:.0} ms, direct {:.0} ms. \
+         CPU time is read from /proc/PID/stat every {} ms, in clock ticks of {:.0} ms.",
+        relay_cancel.full_ms,
+        direct_cancel.full_ms,
+        relay_cancel.baseline_ms,
+        direct_cancel.baseline_ms,
+        SAMPLE.as_millis(),
+        1e3 / ticks_per_second()
+    );
+
+    let ms = |us: f64| us / 1e3;
+    let within = |d: f64| if d <= 2.0 { "yes" } else { "**NO**" };
+    let all_ok = together.errors == 0 && http.errors == 0;
+    let stop_ok = |c: &CancelReport| c.watched.last_growth_ms <= 100.0;
+    let next_ok = |c: &CancelReport| {
+        c.watched.next_error.is_none()
+            && c.at_once.next_error.is_none()
+            && c.watched.next_ms <= c.baseline_ms + 100.0
+            && c.at_once.next_ms <= c.baseline_ms + 100.0
+    };
+    println!("\n| target | measured | holds |\n|---|---|---|");
+    println!(
+        "| {} relays + the HTTP session: every call answered | {} errors | {} |",
+        a.clients,
+        together.errors + http.errors,
+        if all_ok { "yes" } else { "**NO**" }
+    );
+    println!(
+        "| one relay within 2 ms of direct, p50 / p99 | {:+.3} / {:+.3} ms | {} / {} |",
+        ms(am - dm),
+        ms(ap - dp),
+        within(ms(am - dm)),
+        within(ms(ap - dp))
+    );
+    println!(
+        "| {} relays at once within 2 ms of direct, p50 / p99 | {:+.3} / {:+.3} ms | {} / {} |",
+        a.clients,
+        ms(tm - dm),
+        ms(tp - dp),
+        within(ms(tm - dm)),
+        within(ms(tp - dp))
+    );
+    for (who, c) in [("relay", &relay_cancel), ("direct", &direct_cancel)] {
+        println!(
+            "| {who}: CPU stops within 100 ms of the cancel (last growth; settled; used) | \
+             {:.0} ms; {:.0} ms; {:.0} ms | {} |",
+            c.watched.last_growth_ms,
+            c.watched.settled_ms,
+            c.watched.cpu_after_ms,
+            if stop_ok(c) { "yes" } else { "**NO**" }
+        );
+        println!(
+            "| {who}: next heavy call admitted at once (within 100 ms of its time alone) | \
+             {:.0} / {:.0} ms (alone {:.0} ms) | {} |",
+            c.watched.next_ms,
+            c.at_once.next_ms,
+            c.baseline_ms,
+            if next_ok(c) { "yes" } else { "**NO**" }
+        );
+    }
+    println!(
+        "\nLoad average (1/5/15 min) before, after the relay alone, after the clients at \
+         once, after the relay cancel, after the direct server: {}",
+        loads.join(" | ")
+    );
+    let answered_cancelled = [&relay_cancel, &direct_cancel]
+        .iter()
+        .any(|c| c.watched.answered || c.at_once.answered);
+    let next_failed = [&relay_cancel, &direct_cancel]
+        .iter()
+        .any(|c| c.watched.next_error.is_some() || c.at_once.next_error.is_some());
+    Ok(all_ok
+        && !answered_cancelled
+        && !next_failed
+        && direct_calls.errors == 0
+        && relay_alone.errors == 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cancel.
+
+/// One long call cancelled.
+struct Cancelled {
+    /// The server's CPU time from the call to the cancel.
+    cpu_before_ms: f64,
+    /// When, after the cancel, the server's CPU time last grew (the sample that saw it).
+    last_growth_ms: f64,
+    /// How much CPU time the server used from the cancel to the end of the watch.
+    cpu_after_ms: f64,
+    /// When, after the cancel, the server's CPU time last grew before a first 200 ms
+    /// without growth.
+    settled_ms: f64,
+    /// How much CPU time the idle server used over as long as the watch.
+    idle_ms: f64,
+    /// Whether the cancelled call was answered.
+    answered: bool,
+    /// The next heavy call, from its request to its answer.
+    next_ms: f64,
+    /// What was wrong with the next heavy call's answer (refused as busy, say).
+    next_error: Option<String>,
+}
+
+/// Both cancel rounds on one server, and the heavy call alone.
+struct CancelReport {
+    baseline_ms: f64,
+    full_ms: f64,
+    watched: Cancelled,
+    at_once: Cancelled,
+}
+
+fn cancel_rounds(s: &mut StdioSession, pid: u32, a: &Args) -> BenchResult<CancelReport> {
+    // The quick heavy call, once to warm the server's cache, then five times: the median is
+    // the baseline.
+    heavy_call(s)?;
+    let mut alone = Vec::with_capacity(5);
+    for _ in 0..5 {
+        alone.push(heavy_call(s)?);
+    }
+    let baseline_ms = median(&mut alone);
+    // The long call uncancelled: how long it would run.
+    let id = s.next_id();
+    let t = Instant::now();
+    s.send(&tool_call(id, CLOSURE))?;
+    loop {
+        let v = s
+            .next_message(Duration::from_secs(300))?
+            .ok_or("no answer to the long call within 300 s")?;
+        if v.get("id") == Some(&json!(id)) {
+            check_result(&v)?;
+            break;
+        }
+    }
+    let full_ms = t.elapsed().as_secs_f64() * 1e3;
+    let watched = cancel_once(s, pid, a, false)?;
+    let at_once = cancel_once(s, pid, a, true)?;
+    Ok(CancelReport {
+        baseline_ms,
+        full_ms,
+        watched,
+        at_once,
+    })
+}
+
+/// The quick heavy call, answered: its time in ms.
+fn heavy_call(s: &mut StdioSession) -> BenchResult<f64> {
+    let id = s.next_id();
+    let t = Instant::now();
+    s.send(&tool_call(id, CROSS))?;
+    let v = s.receive(id)?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let result = v
+        .get("result")
+        .ok_or_else(|| format!("not a result: {v}"))?;
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!("the heavy call failed: {result}").into());
+    }
+    Ok(ms)
+}
+
+fn tool_call(id: u64, program: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "query", "arguments": {"program": program}}})
+}
+
+/// The closure, cancelled at `a.cancel_at`; the next heavy call after the watch, or right
+/// after the cancel when `at_once` (then the CPU time after the cancel is that call's too,
+/// and is not reported).
+fn cancel_once(s: &mut StdioSession, pid: u32, a: &Args, at_once: bool) -> BenchResult<Cancelled> {
+    let tick_ms = 1e3 / ticks_per_second();
+    // The server idle over as long as the watch: what it uses when no call runs.
+    let idle_ms = if at_once {
+        f64::NAN
+    } else {
+        let idle = Sampler::start(pid);
+        std::thread::sleep(a.watch);
+        let samples = idle.stop();
+        let grew = samples.last().map_or(0, |l| l.1) - samples.first().map_or(0, |f| f.1);
+        grew as f64 * tick_ms
+    };
+    let sampler = Sampler::start(pid);
+    let id = s.next_id();
+    let sent = Instant::now();
+    s.send(&tool_call(id, CLOSURE))?;
+    let mut answered = false;
+    // Until the cancel, only notifications may come.
+    while let Some(left) = (sent + a.cancel_at).checked_duration_since(Instant::now()) {
+        if let Some(v) = s.next_message(left)?
+            && v.get("id") == Some(&json!(id))
+        {
+            return Err(format!("the long call ended before the cancel: {v}").into());
+        }
+    }
+    s.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "relay-bench"}}),
+    )?;
+    let cancelled = Instant::now();
+    let mut next_ms = f64::NAN;
+    let mut next_error = None;
+    if at_once {
+        let next = s.next_id();
+        s.send(&tool_call(next, CROSS))?;
+        loop {
+            let v = s
+                .next_message(Duration::from_secs(30))?
+                .ok_or("no answer to the heavy call within 30 s")?;
+            if v.get("id") == Some(&json!(id)) {
+                answered = true;
+            } else if v.get("id") == Some(&json!(next)) {
+                next_ms = cancelled.elapsed().as_secs_f64() * 1e3;
+                next_error = check_result(&v).err().map(|e| e.to_string());
+                break;
+            }
+        }
+    }
+    while let Some(left) = (cancelled + a.watch).checked_duration_since(Instant::now()) {
+        if let Some(v) = s.next_message(left)?
+            && v.get("id") == Some(&json!(id))
+        {
+            answered = true;
+        }
+    }
+    let samples = sampler.stop();
+    if !at_once {
+        let next = s.next_id();
+        let t = Instant::now();
+        s.send(&tool_call(next, CROSS))?;
+        loop {
+            let v = s
+                .next_message(Duration::from_secs(30))?
+                .ok_or("no answer to the heavy call within 30 s")?;
+            if v.get("id") == Some(&json!(id)) {
+                answered = true;
+            } else if v.get("id") == Some(&json!(next)) {
+                next_ms = t.elapsed().as_secs_f64() * 1e3;
+                next_error = check_result(&v).err().map(|e| e.to_string());
+                break;
+            }
+        }
+    }
+    let at = |t: Instant| -> u64 {
+        samples
+            .iter()
+            .take_while(|(when, _)| *when <= t)
+            .last()
+            .map_or(0, |(_, ticks)| *ticks)
+    };
+    let first = samples.first().map_or(0, |(_, ticks)| *ticks);
+    let last = samples.last().map_or(0, |(_, ticks)| *ticks);
+    let mut last_growth_ms = 0.0;
+    for pair in samples.windows(2) {
+        if pair[1].1 > pair[0].1 && pair[1].0 > cancelled {
+            last_growth_ms = (pair[1].0 - cancelled).as_secs_f64() * 1e3;
+        }
+    }
+    // The last growth before the first 200 ms (20 samples) without any.
+    let mut settled_ms = f64::NAN;
+    let after: Vec<&(Instant, u64)> = samples.iter().filter(|(t, _)| *t >= cancelled).collect();
+    let mut grew_at = cancelled;
+    for i in 1..after.len() {
+        if after[i].1 > after[i - 1].1 {
+            grew_at = after[i].0;
+        } else if after[i].0 - grew_at >= Duration::from_millis(200) {
+            settled_ms = (grew_at - cancelled).as_secs_f64() * 1e3;
+            break;
+        }
+    }
+    let (last_growth_ms, settled_ms, cpu_after_ms) = if at_once {
+        (f64::NAN, f64::NAN, f64::NAN)
+    } else {
+        (
+            last_growth_ms,
+            settled_ms,
+            (last - at(cancelled)) as f64 * tick_ms,
+        )
+    };
+    Ok(Cancelled {
+        cpu_before_ms: (at(cancelled) - first) as f64 * tick_ms,
+        last_growth_ms,
+        cpu_after_ms,
+        settled_ms,
+        idle_ms,
+        answered,
+        next_ms,
+        next_error,
+    })
+}
+
+fn check_result(v: &Value) -> BenchResult<()> {
+    let result = v
+        .get("result")
+        .ok_or_else(|| format!("not a result: {v}"))?;
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return Err(format!("the heavy call after the cancel failed: {result}").into());
+    }
+    Ok(())
+}
+
+/// A thread reading a process's CPU time every [`SAMPLE`].
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<Vec<(Instant, u64)>>,
+}
+
+impl Sampler {
+    fn start(pid: u32) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            let mut next = Instant::now();
+            // Bounded: ten minutes of samples at most.
+            for _ in 0..60_000 {
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Some(ticks) = cpu_ticks(pid) {
+                    samples.push((Instant::now(), ticks));
+                }
+                next += SAMPLE;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+            samples
+        });
+        Sampler { stop, handle }
+    }
+
+    fn stop(self) -> Vec<(Instant, u64)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+/// utime + stime of `/proc/PID/stat`, in clock ticks.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name: state is the first, utime the 12th, stime the 13th.
+    let fields: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+fn ticks_per_second() -> f64 {
+    // SAFETY: `sysconf` reads a configuration value; it touches no memory of ours.
+    #[allow(unsafe_code)]
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Starting the daemon.
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+fn free_port() -> BenchResult<u16> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(l.local_addr()?.port())
+}
+
+fn wait_listening(port: u16, server: &mut Server) -> BenchResult<()> {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Some(status) = server.child.try_wait()? {
+            return Err(format!("strata serve exited with {status}: {}", server.log()).into());
+        }
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Err("strata serve did not start listening within 20 s".into())
+}
+
+fn wait_for_socket(socket: &Path, server: &mut Server) -> BenchResult<()> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Some(status) = server.child.try_wait()? {
+            return Err(format!("strata serve exited with {status}: {}", server.log()).into());
+        }
+        if socket.exists() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err(format!("no {} within 20 s", socket.display()).into())
+}
