@@ -246,7 +246,7 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
             ((*s).to_owned(), text)
         })
         .collect();
-    keep_names_unique(&mut shown, answer);
+    keep_names_unique(&mut shown);
     let swap = |v: &Value| -> Value {
         match v {
             Value::Text(s) => match shown.get(s) {
@@ -294,42 +294,21 @@ pub(crate) fn named<'a>(answer: &'a Answer, source: &dyn FactSource) -> Option<N
     })
 }
 
-/// Leaves a symbol whole where its name would not say which value it is: two symbols
-/// whose names (even qualified) are the same, or a name that is also a text value of the
-/// answer. So every name shown stands for one symbol, and a JSON page's `symbols` table
-/// maps each name back to it.
-fn keep_names_unique(shown: &mut HashMap<String, String>, answer: &Answer) {
+/// Leaves a symbol whole where its name would not say which symbol it is: two symbols of
+/// the answer whose names (even qualified) are the same. So every name shown stands for
+/// one symbol, and a JSON page's `symbols` table maps each name back to it. (A name may
+/// still equal a plain text value, such as a type's display name `Deferred` beside the
+/// type `Deferred`: the rows keep both whole, and a witness reads as the text does.)
+fn keep_names_unique(shown: &mut HashMap<String, String>) {
     let mut count: HashMap<&str, usize> = HashMap::new();
     for n in shown.values() {
         *count.entry(n.as_str()).or_default() += 1;
     }
-    let mut clash: std::collections::HashSet<String> = count
+    let clash: std::collections::HashSet<String> = count
         .into_iter()
         .filter(|&(_, k)| k > 1)
         .map(|(n, _)| n.to_owned())
         .collect();
-    let names: std::collections::HashSet<&str> = shown.values().map(String::as_str).collect();
-    let mut plain = |v: &Value| {
-        if let Value::Text(t) = v
-            && names.contains(&**t)
-            && !shown.contains_key(&**t)
-        {
-            clash.insert(t.to_string());
-        }
-    };
-    for row in &answer.rows {
-        for c in &row.cells {
-            match c {
-                Cell::Value(v) => plain(v),
-                Cell::List(vs) => vs.iter().for_each(&mut plain),
-            }
-        }
-        let mut stack: Vec<&Node> = row.witness.iter().collect();
-        while let Some(n) = stack.pop() {
-            n.values.iter().for_each(&mut plain);
-            stack.extend(&n.children);
-        }
-    }
     if !clash.is_empty() {
         shown.retain(|_, n| !clash.contains(n));
     }

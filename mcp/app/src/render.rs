@@ -451,16 +451,29 @@ mod tests {
     }
 
     #[test]
-    fn issue_32_a_name_that_is_also_a_plain_value_is_not_used() {
-        // The row holds the text "Model.asave()" itself: naming ASAVE so would make the
-        // symbol table ambiguous, so ASAVE stays whole; SAVE is still named.
-        let j = serde_json::to_value(callers_page("Model.asave()")).unwrap();
+    fn issue_32_two_symbols_of_one_name_stay_whole() {
+        // Two symbols whose short and qualified names are both `a.C.m()` (two versions of
+        // one package): naming either would make the symbol table ambiguous.
+        let one = "scip-python python pkg 1 `a`/C#m().";
+        let two = "scip-python python pkg 2 `a`/C#m().";
+        let page = |caller: &str| {
+            let mut p = callers_page(caller);
+            let w = &mut p.answer.rows[0].witness[0];
+            w.values[0] = Value::text(one);
+            w.children[0].values[0] = Value::text(two);
+            p.name_symbols(&strata_eval::MemorySource::new());
+            serde_json::to_value(p).unwrap()
+        };
+        let j = page(ASAVE);
         let top = &j["witnesses"][0][0];
         assert_eq!(
             top["fact"],
-            format!(r#"code.callers("Model.save()", "{ASAVE}")"#)
+            format!(r#"code.callers("{one}", "Model.asave()")"#)
         );
-        assert_eq!(j["symbols"], serde_json::json!({"Model.save()": SAVE}));
+        assert_eq!(j["symbols"], serde_json::json!({"Model.asave()": ASAVE}));
+        // A plain text value equal to a name does not stop the naming.
+        let j = page("Model.asave()");
+        assert_eq!(j["symbols"], serde_json::json!({"Model.asave()": ASAVE}));
     }
 
     #[test]
