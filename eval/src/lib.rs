@@ -38,6 +38,7 @@ pub(crate) mod builtins;
 pub mod cypher;
 pub(crate) mod data;
 pub(crate) mod exec;
+pub(crate) mod file;
 pub(crate) mod front;
 #[doc(hidden)]
 pub mod fuzz;
@@ -65,6 +66,7 @@ pub use exec::budget::{Cancel, Progress, ProgressCounts};
 pub use exec::engine::{
     EvalError, LiteralProfile, MemoryUse, Options as EngineOptions, RelationUse,
 };
+pub use file::{RegularFileError, open_regular};
 pub use front::ast::Span;
 pub use front::diagnostic::{Diagnostic, Located, ProgramError};
 pub use front::distance::EditDistance;

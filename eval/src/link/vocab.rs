@@ -596,30 +596,16 @@ const MAX_MODULE_BYTES: u64 = 16 << 20;
 /// `O_NONBLOCK` and then `fstat`ed, so a FIFO named `x.dl` is an error at once, not a hang.
 fn read_module(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    let mut how = std::fs::OpenOptions::new();
-    how.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        how.custom_flags(0o4000);
-        #[cfg(not(any(target_os = "linux", target_os = "android")))]
-        how.custom_flags(0x0004);
-    }
-    let file = how.open(path)?;
-    let meta = file.metadata()?;
     let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
-    if !meta.is_file() {
-        return Err(invalid(
-            "not a regular file (a FIFO, a device or a socket?); remove it".to_owned(),
-        ));
-    }
-    if meta.len() > MAX_MODULE_BYTES {
-        return Err(invalid(format!(
-            "{} bytes, more than the {MAX_MODULE_BYTES} a module may hold",
-            meta.len()
-        )));
-    }
+    let (file, _) = crate::file::open_regular(path, MAX_MODULE_BYTES).map_err(|e| match e {
+        crate::file::RegularFileError::Io(e) => e,
+        crate::file::RegularFileError::NotRegular { .. } => {
+            invalid("not a regular file (a FIFO, a device or a socket?); remove it".to_owned())
+        }
+        crate::file::RegularFileError::TooLong { len, .. } => invalid(format!(
+            "{len} bytes, more than the {MAX_MODULE_BYTES} a module may hold"
+        )),
+    })?;
     let mut text = String::new();
     file.take(MAX_MODULE_BYTES).read_to_string(&mut text)?;
     Ok(text)

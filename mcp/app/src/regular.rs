@@ -1,17 +1,11 @@
 //! Opening a file of the database directory that the application reads (the pack, the
 //! modules, the find index) as what it must be: a regular file of a sane size. The file is
-//! opened with `O_NONBLOCK`, so a FIFO with no writer answers at once instead of hanging
-//! the call, then `fstat`ed, so what is checked is what is open.
+//! opened through [`strata_eval::open_regular`] (`O_NONBLOCK`, then `fstat`), so a FIFO with
+//! no writer answers at once instead of hanging the call; this module words its refusals.
 
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
-
-/// `O_NONBLOCK` of the platform (std exposes the flag word, not the constant).
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
-const O_NONBLOCK: i32 = 0x0004;
 
 /// The most a pack or a module may hold.
 pub(crate) const MAX_TEXT: u64 = 16 << 20;
@@ -20,32 +14,17 @@ pub(crate) const MAX_TEXT: u64 = 16 << 20;
 /// the file and its length. A FIFO, a device or a directory is an error of kind
 /// `InvalidInput` that says what it is; a missing file is the usual `NotFound`.
 pub(crate) fn open(path: &Path, max_len: u64) -> std::io::Result<(File, u64)> {
-    let mut how = std::fs::OpenOptions::new();
-    how.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        how.custom_flags(O_NONBLOCK);
-    }
-    let file = how.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} is {}, not a regular file", path.display(), kind(&meta)),
-        ));
-    }
-    if meta.len() > max_len {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "{} is {} bytes long, more than the {max_len} such a file may hold",
-                path.display(),
-                meta.len()
-            ),
-        ));
-    }
-    Ok((file, meta.len()))
+    let invalid = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
+    strata_eval::open_regular(path, max_len).map_err(|e| match e {
+        strata_eval::RegularFileError::Io(e) => e,
+        strata_eval::RegularFileError::NotRegular { what } => {
+            invalid(format!("{} is {what}, not a regular file", path.display()))
+        }
+        strata_eval::RegularFileError::TooLong { len, .. } => invalid(format!(
+            "{} is {len} bytes long, more than the {max_len} such a file may hold",
+            path.display()
+        )),
+    })
 }
 
 /// Reads a text file of the database directory (the pack, a module) through [`open`].
@@ -54,28 +33,6 @@ pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
     let mut text = String::with_capacity(usize::try_from(len).unwrap_or(0));
     file.take(MAX_TEXT).read_to_string(&mut text)?;
     Ok(text)
-}
-
-/// What a file that is not a regular file is, for a message.
-fn kind(meta: &std::fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_dir() {
-        return "a directory";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_block_device() || t.is_char_device() {
-            return "a device";
-        }
-    }
-    "not a regular file"
 }
 
 #[cfg(all(test, unix))]
