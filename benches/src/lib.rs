@@ -495,6 +495,14 @@ pub fn run_child(args: &[&str]) -> BenchResult<String> {
     Ok(String::from_utf8(out.stdout)?)
 }
 
+/// The system's load averages (the first three fields of `/proc/loadavg`), or `?` where
+/// there is none: printed beside every timing so a reader knows how busy the machine was.
+pub fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

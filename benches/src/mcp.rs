@@ -3,6 +3,7 @@
 //! by the `mcp-bench` and `relay-bench` binaries and the `mcp` criterion bench.
 
 use std::io::{BufRead, BufReader, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -106,6 +107,12 @@ pub fn check_answer(v: &Value) -> BenchResult<()> {
     Ok(())
 }
 
+/// A free TCP port of localhost (bound, read, released) for a server to listen on.
+pub fn free_port() -> BenchResult<u16> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(l.local_addr()?.port())
+}
+
 /// A server child process, stopped with SIGTERM (then killed) when done or dropped.
 pub struct Server {
     /// The server process.
@@ -132,6 +139,23 @@ impl Server {
     /// What the server wrote to its stderr so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits (up to 20 s) until the server accepts connections on `port` of localhost; an
+    /// error with its log if it exits first.
+    pub fn wait_listening(&mut self, port: u16) -> BenchResult<()> {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                return Err(format!("strata serve exited with {status}: {}", self.log()).into());
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err("strata serve did not start listening within 20 s".into())
     }
 
     /// SIGTERM (through `kill`, this child's pid only), then up to 10 s for it to exit.

@@ -306,12 +306,6 @@ fn run_child(program: &str, input: &Path, work: &Path, extra: &[String]) -> Benc
         .collect()))
 }
 
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_owned())
-}
-
 /// One program's runs: median time, rows, the highest peak RSS of any run.
 struct Summary {
     secs: f64,
@@ -348,7 +342,7 @@ fn parent(a: &Args) -> BenchResult<()> {
         d.edges.display(),
         d.facts.display()
     );
-    let mut loads = vec![loadavg()];
+    let mut loads = vec![strata_benches::loadavg()];
     let mut results: Vec<Vec<Run>> = PROGRAMS.iter().map(|_| Vec::new()).collect();
     let mut last_db: Option<tempfile::TempDir> = None;
     for run in 0..a.runs {
@@ -365,14 +359,14 @@ fn parent(a: &Args) -> BenchResult<()> {
                 run + 1,
                 r.get("secs"),
                 r.get("rss_kib") / 1024.0,
-                loadavg()
+                strata_benches::loadavg()
             );
             results[p].push(r);
             if *program == "string-store" {
                 last_db = Some(work);
             }
         }
-        loads.push(loadavg());
+        loads.push(strata_benches::loadavg());
     }
     let db = last_db.ok_or("no string-store run")?;
     let lk = run_child(
@@ -381,7 +375,7 @@ fn parent(a: &Args) -> BenchResult<()> {
         db.path(),
         &[a.lookups.to_string()],
     )?;
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
     drop(db);
 
     let s: Vec<Summary> = results.iter().map(|r| summarize(r)).collect();

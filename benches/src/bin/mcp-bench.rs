@@ -25,7 +25,6 @@
 //! Every loop is bounded in count and in time, and every request goes to 127.0.0.1. Prints a
 //! Markdown table; exits 1 when any call failed.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
@@ -120,12 +119,12 @@ fn run(a: &Args) -> BenchResult<bool> {
         "mcp-bench: {} serving {}, load {}",
         strata.display(),
         db.display(),
-        loadavg()
+        strata_benches::loadavg()
     );
-    let mut loads = vec![loadavg()];
+    let mut loads = vec![strata_benches::loadavg()];
 
     // HTTP: sequential, then concurrent, on one server.
-    let port = free_port()?;
+    let port = strata_benches::mcp::free_port()?;
     let mut server = Server::start(
         Command::new(&strata)
             .arg("serve")
@@ -135,7 +134,7 @@ fn run(a: &Args) -> BenchResult<bool> {
         &tmp.path().join("http.log"),
         false,
     )?;
-    wait_listening(port, &mut server)?;
+    server.wait_listening(port)?;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let mut http = HttpSession::open(&url)?;
     for _ in 0..WARMUP {
@@ -149,13 +148,13 @@ fn run(a: &Args) -> BenchResult<bool> {
         check_answer(&answer)?;
     }
     http.close();
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
     eprintln!(
         "mcp-bench: HTTP sequential done; {} clients for {} s",
         a.clients, a.seconds
     );
     let mut conc = concurrent(&url, a.clients, Duration::from_secs(a.seconds));
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
     server.stop()?;
 
     // stdio.
@@ -171,7 +170,7 @@ fn run(a: &Args) -> BenchResult<bool> {
         check_answer(&answer)?;
     }
     stdio.stop()?;
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
 
     let (hm, hp) = (median(&mut http_lat), percentile(&mut http_lat, 99.0));
     let (sm, sp) = (median(&mut stdio_lat), percentile(&mut stdio_lat, 99.0));
@@ -227,32 +226,6 @@ fn run(a: &Args) -> BenchResult<bool> {
 
 fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_owned())
-}
-
-fn free_port() -> BenchResult<u16> {
-    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    Ok(l.local_addr()?.port())
-}
-
-fn wait_listening(port: u16, server: &mut Server) -> BenchResult<()> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Some(status) = server.child.try_wait()? {
-            return Err(format!("strata serve exited with {status}: {}", server.log()).into());
-        }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err("strata serve did not start listening within 20 s".into())
 }
 
 /// What the concurrent clients did together.

@@ -34,7 +34,6 @@
 //! Every loop is bounded in count and in time, every server is stopped by its own pid. Prints
 //! Markdown tables; exits 1 when a call failed or a cancelled call was answered.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -224,12 +223,12 @@ fn run(a: &Args) -> BenchResult<bool> {
         strata.display(),
         a.functions,
         built.elapsed().as_secs_f64(),
-        loadavg()
+        strata_benches::loadavg()
     );
-    let mut loads = vec![loadavg()];
+    let mut loads = vec![strata_benches::loadavg()];
 
     // The HTTP daemon, which every relay reaches.
-    let port = free_port()?;
+    let port = strata_benches::mcp::free_port()?;
     let mut daemon = Server::start(
         Command::new(&strata)
             .arg("serve")
@@ -240,7 +239,7 @@ fn run(a: &Args) -> BenchResult<bool> {
         &tmp.path().join("http.log"),
         false,
     )?;
-    wait_listening(port, &mut daemon)?;
+    daemon.wait_listening(port)?;
     wait_for_socket(&shared.join("strata-mcp.sock"), &mut daemon)?;
     let daemon_pid = daemon.child.id();
     let url = format!("http://127.0.0.1:{port}/mcp");
@@ -257,7 +256,7 @@ fn run(a: &Args) -> BenchResult<bool> {
     let mut alone = relay(0)?;
     let mut relay_alone = stdio_calls(&mut alone, a.calls)?;
     alone.stop()?;
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
 
     // C relays and one HTTP session at once.
     eprintln!(
@@ -325,7 +324,7 @@ fn run(a: &Args) -> BenchResult<bool> {
         }
         (relays, http)
     });
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
     let answered: Vec<usize> = relays.iter().map(|c| c.lat.len()).collect();
     let mut together = Calls::default();
     for c in relays {
@@ -339,7 +338,7 @@ fn run(a: &Args) -> BenchResult<bool> {
     let relay_cancel = cancel_rounds(&mut s, daemon_pid, a)?;
     s.stop()?;
     daemon.stop()?;
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
 
     // The direct server.
     eprintln!("relay-bench: the direct in-process server");
@@ -350,7 +349,7 @@ fn run(a: &Args) -> BenchResult<bool> {
     let direct_pid = d.pid();
     let direct_cancel = cancel_rounds(&mut d, direct_pid, a)?;
     d.stop()?;
-    loads.push(loadavg());
+    loads.push(strata_benches::loadavg());
 
     // The tables.
     let (dm, dp, dx) = direct_calls.stats();
@@ -785,32 +784,6 @@ fn ticks_per_second() -> f64 {
 
 // ---------------------------------------------------------------------------------------------
 // Starting the daemon.
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".to_owned())
-}
-
-fn free_port() -> BenchResult<u16> {
-    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    Ok(l.local_addr()?.port())
-}
-
-fn wait_listening(port: u16, server: &mut Server) -> BenchResult<()> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Some(status) = server.child.try_wait()? {
-            return Err(format!("strata serve exited with {status}: {}", server.log()).into());
-        }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Err("strata serve did not start listening within 20 s".into())
-}
 
 fn wait_for_socket(socket: &Path, server: &mut Server) -> BenchResult<()> {
     let deadline = Instant::now() + Duration::from_secs(20);
