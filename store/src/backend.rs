@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use redb::{BackendError, StorageBackend};
 
+pub mod faulty;
+
 /// What makes a file's backend: given the file's path and the file (opened for reading and
 /// writing, created empty when the database creates it), the backend redb reads and writes
 /// it through.

@@ -57,7 +57,7 @@ impl Store {
     /// checksum too.
     pub fn check(&self) -> Result<CheckReport, CheckError> {
         let base = self.base_path();
-        let catalog = crate::guard::faults(|| Catalog::current(&self.inner.base))
+        let catalog = crate::guard::faults(|| Catalog::current(&self.inner.base()?.db))
             .map_err(|f| f.check(&base))?;
         let mut report = CheckReport::default();
         for meta in catalog.relations.values() {
@@ -65,7 +65,7 @@ impl Store {
             let path = self.tier_path(&meta.tier);
             let mut one = || -> Result<()> {
                 let (txn, seal) = if meta.tier == DEFAULT_TIER {
-                    (self.inner.base.begin_read()?, self.inner.base.seal)
+                    (self.inner.base()?.begin_read()?, self.inner.base_seal)
                 } else {
                     let db = self.tier_db(&meta.tier, false)?;
                     (db.begin_read()?, db.seal)
@@ -75,8 +75,8 @@ impl Store {
             crate::guard::faults(&mut one).map_err(|f| f.check(&path))?;
         }
         let mut dictionary = || -> Result<()> {
-            let txn = self.inner.base.begin_read()?;
-            check_dictionary(&txn, self.inner.base.seal, &catalog, &mut report)
+            let txn = self.inner.base()?.begin_read()?;
+            check_dictionary(&txn, self.inner.base_seal, &catalog, &mut report)
         };
         crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
         // A batch's runs never outlive its transaction.
@@ -90,7 +90,7 @@ impl Store {
             let path = self.tier_path(tier);
             let runs = || -> Result<bool> {
                 let txn = if tier == DEFAULT_TIER {
-                    self.inner.base.begin_read()?
+                    self.inner.base()?.begin_read()?
                 } else {
                     self.tier_db(tier, false)?.begin_read()?
                 };

@@ -126,8 +126,12 @@ pub struct Store {
 pub(crate) struct Inner {
     pub(crate) dir: PathBuf,
     /// The database's identity, which its tier files carry (see `identity`).
-    identity: crate::identity::Identity,
-    pub(crate) base: File,
+    pub(crate) identity: crate::identity::Identity,
+    /// The base file; replaced when the store reopens it after a storage failure (see
+    /// `heal`), and `None` while reopening it failed.
+    pub(crate) base: RwLock<Option<Arc<File>>>,
+    /// The base file's seal (its format version does not change when it is reopened).
+    pub(crate) base_seal: Seal,
     pub(crate) options: OpenOptions,
     /// Tier files opened so far, by tier name (never the default tier).
     tiers: Mutex<HashMap<String, Arc<File>>>,
@@ -137,8 +141,12 @@ pub(crate) struct Inner {
     pub(crate) commit_lock: RwLock<()>,
     /// Serializes batches within this process.
     pub(crate) writer: Mutex<()>,
-    /// Set when a commit failed in a way that needs the files opened again to be safe.
+    /// Set when a storage call failed (a commit, a flush, a read): redb refuses every later
+    /// call on that file, so the store opens its files again before the next batch or
+    /// snapshot (see `heal`).
     pub(crate) poisoned: std::sync::atomic::AtomicBool,
+    /// What reopening the files after a failure has done so far (see `heal`).
+    pub(crate) heal: Mutex<crate::heal::HealState>,
     /// The catalog of the last committed batch a snapshot read, shared by later snapshots.
     pub(crate) catalog_cache: Mutex<Option<Arc<crate::catalog::Catalog>>>,
     /// What this open created (the base file, and the directory when `Some(true)`).
@@ -155,7 +163,9 @@ impl Drop for Inner {
     fn drop(&mut self) {
         if self.poisoned.load(std::sync::atomic::Ordering::SeqCst) {
             // A commit failed part way: the files are checked when next opened.
-            self.base.stamper.distrust();
+            if let Some(base) = self.base_file() {
+                base.stamper.distrust();
+            }
             for file in self
                 .tiers
                 .get_mut()
@@ -174,7 +184,10 @@ impl Drop for Inner {
             }
             return;
         }
-        let empty = crate::guard::faults(|| Catalog::current(&self.base))
+        let Some(base) = self.base_file() else {
+            return;
+        };
+        let empty = crate::guard::faults(|| Catalog::current(&base))
             .is_ok_and(|c| c.seq == 0 && c.relations.is_empty());
         if !empty {
             return;
@@ -187,7 +200,8 @@ impl Drop for Inner {
             file.stamper.distrust();
             let _ = std::fs::remove_file(self.dir.join(layout::tier_file(tier)));
         }
-        self.base.stamper.distrust();
+        base.stamper.distrust();
+        drop(base);
         let _ = std::fs::remove_file(self.dir.join(layout::BASE_FILE));
         if dir_created {
             // Only when nothing else was put there meanwhile.
@@ -201,6 +215,21 @@ impl Drop for Inner {
 pub(crate) const COMPACT_NEW_FILE_BYTES: u64 = 256 << 20;
 
 impl Inner {
+    /// The base file as it is open now, or `None` while reopening it after a failure failed.
+    pub(crate) fn base_file(&self) -> Option<Arc<File>> {
+        self.base
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The base file, or the fault that it is closed (reopening it after a storage failure
+    /// failed: see `heal`).
+    pub(crate) fn base(&self) -> Result<Arc<File>> {
+        self.base_file()
+            .ok_or_else(|| crate::heal::closed_fault(self))
+    }
+
     /// Gives back the free pages a base file this open created and wrote one batch into was
     /// left with (redb leaves some within a file it grew in one transaction: 12.6 MB of a
     /// 34.6 MB file for the 1M-edge code graph, 2.7 MB of 1.14 GB for the 50M-edge one), when
@@ -213,17 +242,24 @@ impl Inner {
         if !small || self.options.backends.is_some() {
             return;
         }
-        let first = crate::guard::faults(|| Catalog::current(&self.base)).is_ok_and(|c| c.seq == 1);
+        let slot = self
+            .base
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(file) = slot.as_mut().and_then(Arc::get_mut) else {
+            return;
+        };
+        let first = crate::guard::faults(|| Catalog::current(file)).is_ok_and(|c| c.seq == 1);
         if !first {
             return;
         }
-        let db = &mut self.base.db;
+        let db = &mut file.db;
         let done = crate::guard::faults(|| {
             while db.compact()? {}
             Ok(())
         });
         if done.is_err() {
-            self.base.stamper.distrust();
+            file.stamper.distrust();
         }
     }
 }
@@ -279,7 +315,7 @@ fn open_redb(
 /// it never leaves a half-made file where the database is looked for. A tier file (`tier`
 /// holding the database's identity) is checked to be this database's before anything is
 /// written into it, and a new one is given the identity before it is renamed into place.
-fn open_file(
+pub(crate) fn open_file(
     path: &Path,
     options: &OpenOptions,
     create: bool,
@@ -455,16 +491,19 @@ impl Store {
                 source,
             },
         )?;
+        let base_seal = base.seal;
         Ok(Store {
             inner: Arc::new(Inner {
                 dir,
                 identity,
-                base,
+                base: RwLock::new(Some(Arc::new(base))),
+                base_seal,
                 options,
                 tiers: Mutex::new(HashMap::new()),
                 commit_lock: RwLock::new(()),
                 writer: Mutex::new(()),
                 poisoned: std::sync::atomic::AtomicBool::new(false),
+                heal: Mutex::new(crate::heal::HealState::default()),
                 catalog_cache: Mutex::new(None),
                 created,
                 batch_failed: std::sync::atomic::AtomicBool::new(false),
@@ -479,7 +518,8 @@ impl Store {
 
     /// The catalog as it is now.
     pub fn catalog(&self) -> Result<Catalog, ReadError> {
-        faults(|| Catalog::current(&self.inner.base)).map_err(|f| f.read(self.base_path()))
+        self.heal_for_read();
+        faults(|| Catalog::current(&self.inner.base()?.db)).map_err(|f| self.read_fault(f))
     }
 
     /// The base file's path (`DIR/strata.redb`).
@@ -516,7 +556,7 @@ impl Store {
         v.into_iter().collect()
     }
 
-    fn lock_tiers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<File>>> {
+    pub(crate) fn lock_tiers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<File>>> {
         // A panic while holding this lock leaves the map itself intact.
         self.inner
             .tiers
@@ -539,18 +579,33 @@ impl Store {
             ))
             .open(path));
         }
-        let db = guarded(
-            || {
-                let id = Some(&self.inner.identity);
-                let db = open_file(&path, &self.inner.options, true, id)?;
-                self.recover_tier(&db, tier).map_err(|f| f.open(&path))?;
-                Ok(db)
-            },
-            |source| OpenError::Damaged {
-                path: path.clone(),
-                source,
-            },
-        )?;
+        let open = || {
+            guarded(
+                || {
+                    let id = Some(&self.inner.identity);
+                    let db = open_file(&path, &self.inner.options, true, id)?;
+                    self.recover_tier(&db, tier).map_err(|f| f.open(&path))?;
+                    Ok(db)
+                },
+                |source| OpenError::Damaged {
+                    path: path.clone(),
+                    source,
+                },
+            )
+        };
+        let start = std::time::Instant::now();
+        let db = loop {
+            match open() {
+                // The file this process closed after a storage failure (see `heal`) is
+                // still held by a snapshot begun before: it lets go when that call ends.
+                Err(OpenError::InUse { .. })
+                    if self.reopened() > 0 && start.elapsed() < crate::heal::RETRY * 4 =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                other => break other?,
+            }
+        };
         let db = Arc::new(db);
         self.lock_tiers().insert(tier.to_owned(), db.clone());
         Ok(db)
@@ -558,7 +613,7 @@ impl Store {
 
     /// Undoes a tier's batch the base file never acknowledged, and drops leftover savepoints.
     pub(crate) fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
-        let acknowledged = Catalog::current(&self.inner.base)?
+        let acknowledged = Catalog::current(&self.inner.base()?.db)?
             .tier_seq
             .get(tier)
             .copied()

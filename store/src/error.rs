@@ -197,15 +197,19 @@ pub enum IngestError {
         /// The units given.
         units: Vec<String>,
     },
-    /// An earlier batch of this process failed while committing in a way that needs the
-    /// files opened again before anything builds on them.
+    /// An earlier storage failure of this process (a full disk, an EIO) closed the
+    /// database's files, and opening them again failed (the cause says why); the next batch
+    /// tries again.
     #[error(
-        "{dir}: an earlier batch failed while committing; open the database again before \
-         writing to it"
+        "{dir}: an earlier storage failure closed the database's files and they could not be \
+         opened again; free space or repair the cause, then try again"
     )]
     Poisoned {
         /// The database directory.
         dir: PathBuf,
+        /// Why the files could not be opened again.
+        #[source]
+        source: Box<OpenError>,
     },
     /// What the batch read back from the database (to find stored facts) is damaged.
     #[error("{path} is damaged; run `strata check` on the database for a full report")]

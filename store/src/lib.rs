@@ -41,6 +41,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzz;
 mod guard;
+mod heal;
 mod identity;
 pub mod index;
 mod ingest;

@@ -30,10 +30,17 @@ struct TierRead {
     seal: Seal,
     /// The tier's file, for messages.
     path: PathBuf,
+    /// The store, which a failed storage call marks for reopening.
+    store: Store,
 }
 
 impl TierRead {
-    fn new(txn: &ReadTransaction, seal: Seal, path: PathBuf) -> Result<TierRead, ReadError> {
+    fn new(
+        store: &Store,
+        txn: &ReadTransaction,
+        seal: Seal,
+        path: PathBuf,
+    ) -> Result<TierRead, ReadError> {
         let open = || -> Result<_> {
             Ok((
                 txn.open_table(layout::BLOCKS)?,
@@ -41,19 +48,20 @@ impl TierRead {
                 txn.open_table(layout::DEAD)?,
             ))
         };
-        let (blocks, postings, dead) = faults(open).map_err(|f| f.read(&path))?;
+        let (blocks, postings, dead) = faults(open).map_err(|f| store.read_fault_at(f, &path))?;
         Ok(TierRead {
             blocks,
             postings,
             dead,
             seal,
             path,
+            store: store.clone(),
         })
     }
 
     /// A failure reading this tier, as a read error naming its file.
     fn err(&self, e: impl Into<Fault>) -> ReadError {
-        e.into().read(&self.path)
+        self.store.read_fault_at(e.into(), &self.path)
     }
 }
 
@@ -79,6 +87,7 @@ impl Store {
     /// A snapshot that opens the given tiers' files at once (what a query that reads them
     /// wants: they are then read at exactly the snapshot's batch).
     pub fn snapshot_with_tiers(&self, tiers: &[&str]) -> Result<Snapshot, ReadError> {
+        self.heal_for_read();
         // Opening a tier may recover it, which writes: do it before taking the lock.
         let dbs = tiers
             .iter()
@@ -93,24 +102,25 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let base_path = self.base_path();
         let (base, catalog) = faults(|| {
-            let base = self.inner.base.begin_read()?;
+            let base = self.inner.base()?.begin_read()?;
             let catalog = self.cached_catalog(&base)?;
             Ok((base, catalog))
         })
-        .map_err(|f| f.read(&base_path))?;
+        .map_err(|f| self.read_fault_at(f, &base_path))?;
         let mut map = HashMap::new();
         map.insert(
             DEFAULT_TIER.to_owned(),
             Arc::new(TierRead::new(
+                self,
                 &base,
-                self.inner.base.seal,
+                self.inner.base_seal,
                 base_path.clone(),
             )?),
         );
         for (name, db) in dbs {
             let path = self.tier_path(&name);
-            let txn = faults(|| Ok(db.begin_read()?)).map_err(|f| f.read(&path))?;
-            map.insert(name, Arc::new(TierRead::new(&txn, db.seal, path)?));
+            let txn = faults(|| Ok(db.begin_read()?)).map_err(|f| self.read_fault_at(f, &path))?;
+            map.insert(name, Arc::new(TierRead::new(self, &txn, db.seal, path)?));
         }
         let tables = || -> Result<_> {
             Ok((
@@ -122,7 +132,7 @@ impl Store {
             ))
         };
         let (text_by_id, id_by_text, text_collisions, number_by_id, id_by_number) =
-            faults(tables).map_err(|f| f.read(&base_path))?;
+            faults(tables).map_err(|f| self.read_fault_at(f, &base_path))?;
         Ok(Snapshot {
             store: self.clone(),
             text_by_id,
@@ -195,11 +205,11 @@ impl Snapshot {
             let applied = meta_u64(&txn.open_table(layout::TIER_META)?, "applied_seq")?;
             Ok((txn, applied))
         };
-        let (txn, applied) = faults(begin).map_err(|f| f.read(&path))?;
+        let (txn, applied) = faults(begin).map_err(|f| self.store.read_fault_at(f, &path))?;
         if applied != self.catalog.tier_seq.get(tier).copied().unwrap_or(0) {
             return Err(ReadError::SnapshotMoved(tier.to_owned()));
         }
-        let t = Arc::new(TierRead::new(&txn, db.seal, path)?);
+        let t = Arc::new(TierRead::new(&self.store, &txn, db.seal, path)?);
         map.insert(tier.to_owned(), t.clone());
         Ok(t)
     }
@@ -423,7 +433,7 @@ impl Snapshot {
         visit: &mut dyn FnMut(u32, &str) -> ControlFlow<()>,
     ) -> Result<(), ReadError> {
         self.walk_texts(first, visit)
-            .map_err(|f| f.read(self.store.base_path()))
+            .map_err(|f| self.store.read_fault(f))
     }
 
     fn walk_texts(
@@ -447,7 +457,7 @@ impl Snapshot {
                 return Err(damaged(format!("dictionary chunk {expect} is missing")));
             }
             expect += 1;
-            let bytes = intern::chunk_bytes(self.store.inner.base.seal, chunk, v.value())?;
+            let bytes = intern::chunk_bytes(self.store.inner.base_seal, chunk, v.value())?;
             let mut texts = intern::TextChunk::parse(bytes)?;
             for slot in 0..texts.len() {
                 let id = (chunk << TEXT_CHUNK_BITS) | (slot as u32 & mask);
@@ -548,7 +558,7 @@ impl FactSource for Snapshot {
                     &self.id_by_text,
                     &self.text_collisions,
                     &self.text_by_id,
-                    self.store.inner.base.seal,
+                    self.store.inner.base_seal,
                     self.catalog.texts,
                     s,
                 )?
@@ -565,7 +575,7 @@ impl FactSource for Snapshot {
                 }
             })
         });
-        Ok(r.map_err(|f| f.read(self.store.base_path()))?)
+        Ok(r.map_err(|f| self.store.read_fault(f))?)
     }
 
     fn value(&self, term: Term) -> Result<Value, SourceError> {
@@ -574,7 +584,7 @@ impl FactSource for Snapshot {
                 TermKind::Absent => Some(Value::Absent),
                 TermKind::Text(id) => crate::intern::read_text(
                     &self.text_by_id,
-                    self.store.inner.base.seal,
+                    self.store.inner.base_seal,
                     self.catalog.texts,
                     id,
                 )?
@@ -586,7 +596,7 @@ impl FactSource for Snapshot {
                     .map(|v| Value::Number(f64::from_bits(v.value()))),
             })
         });
-        r.map_err(|f| f.read(self.store.base_path()))?
+        r.map_err(|f| self.store.read_fault(f))?
             .ok_or(SourceError::UnknownTerm(term.0))
     }
 
@@ -606,12 +616,12 @@ impl FactSource for Snapshot {
         let read: Result<Vec<Option<String>>> = faults(|| {
             intern::read_texts(
                 &self.text_by_id,
-                self.store.inner.base.seal,
+                self.store.inner.base_seal,
                 self.catalog.texts,
                 &ids,
             )
         });
-        let read = read.map_err(|f| f.read(self.store.base_path()))?;
+        let read = read.map_err(|f| self.store.read_fault(f))?;
         let mut out: Vec<Option<Value>> = vec![None; terms.len()];
         for ((id, i), text) in texts.into_iter().zip(read) {
             out[i] = Some(Value::Text(text.ok_or(SourceError::UnknownTerm(id))?));

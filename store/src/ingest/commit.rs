@@ -25,21 +25,19 @@ impl Batch<'_> {
         let seq = self.start.seq + 1;
         let mut committing = false;
         let store = self.store;
-        crate::guard::faults(|| self.commit_inner(&mut committing)).map_err(|f| {
-            store
-                .inner
-                .batch_failed
-                .store(true, std::sync::atomic::Ordering::SeqCst);
-            if matches!(f, Fault::Damaged(crate::error::Damage::Panic(_))) {
-                // redb stopped part way through a write: build nothing more on these files
-                // in this process.
+        crate::guard::faults(|| self.commit_inner(&mut committing))
+            .map_err(|f| {
                 store
                     .inner
-                    .poisoned
+                    .batch_failed
                     .store(true, std::sync::atomic::Ordering::SeqCst);
-            }
-            f.commit(dir, seq, committing)
-        })
+                // A failed storage call (or a panic redb stopped at part way through a write):
+                // nothing more is built on these files as they are open; they are opened again
+                // (see `heal`), at once, so that readers read the last committed batch.
+                store.note(&f);
+                f.commit(dir, seq, committing)
+            })
+            .inspect_err(|_| store.heal_after_batch())
     }
 
     pub(super) fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {

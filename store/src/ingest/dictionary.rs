@@ -21,7 +21,7 @@ impl Batch<'_> {
                 &self.id_by_text,
                 &self.text_collisions,
                 &self.text_by_id,
-                self.store.inner.base.seal,
+                self.store.inner.base_seal,
                 self.start.texts,
                 s,
             )?
@@ -99,7 +99,7 @@ impl Batch<'_> {
     pub(super) fn new_texts(&mut self) -> NewTexts {
         NewTexts {
             texts: std::mem::take(&mut self.texts),
-            seal: self.store.inner.base.seal,
+            seal: self.store.inner.base_seal,
             start: self.start.texts,
             new: self.new_texts,
         }

@@ -69,7 +69,7 @@ impl Batch<'_> {
         if self.writing.is_some() {
             return Ok(());
         }
-        let wtxn = self.store.inner.base.begin_write()?;
+        let wtxn = self.store.inner.base()?.begin_write()?;
         let already = match &self.options.batch_id {
             Some(id) => wtxn
                 .open_table(layout::BATCH_IDS)?
@@ -217,7 +217,7 @@ impl Batch<'_> {
                 w.tiers.0.insert(tier.clone(), (db, txn, sp));
             }
             let (txn, seal) = if tier == DEFAULT_TIER {
-                (&w.wtxn, self.store.inner.base.seal)
+                (&w.wtxn, self.store.inner.base_seal)
             } else {
                 let (db, txn, _) = &w.tiers.0[tier];
                 (txn, db.seal)

@@ -169,17 +169,14 @@ impl Store {
             .writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if self
-            .inner
-            .poisoned
-            .load(std::sync::atomic::Ordering::SeqCst)
-        {
-            return Err(IngestError::Poisoned {
+        // After a storage failure, the files are opened again first (see `heal`).
+        self.heal_locked(&writer)
+            .map_err(|source| IngestError::Poisoned {
                 dir: self.dir().to_owned(),
-            });
-        }
+                source: Box::new(source),
+            })?;
         let opened = crate::guard::faults(|| -> Result<_> {
-            let txn = self.inner.base.begin_read()?;
+            let txn = self.inner.base()?.begin_read()?;
             let start = Catalog::read(&txn)?;
             let start_units = {
                 let meta = txn.open_table(layout::META)?;
@@ -337,18 +334,11 @@ impl<'s> Batch<'s> {
         crate::guard::faults(|| self.fact(&fact)).map_err(|f| self.fault(f))
     }
 
-    /// A fault of this batch as its error; a panic redb stopped at (see the `guard`
-    /// module) also stops further batches on these files in this process.
+    /// A fault of this batch as its error; a failed storage call, or a panic redb stopped at
+    /// (see the `guard` module), also has the store open its files again before the next
+    /// batch or snapshot (see `heal`).
     fn fault(&self, f: crate::error::Fault) -> IngestError {
-        if matches!(
-            f,
-            crate::error::Fault::Damaged(crate::error::Damage::Panic(_))
-        ) {
-            self.store
-                .inner
-                .poisoned
-                .store(true, std::sync::atomic::Ordering::SeqCst);
-        }
+        self.store.note(&f);
         self.failed();
         f.ingest(self.store.dir())
     }

@@ -2,8 +2,6 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
-pub mod faulty;
-
 use std::path::Path;
 
 use strata_store::dump::{DumpSpec, Format};

@@ -1,10 +1,8 @@
 //! Storage backends for fault injection, put under the store through
-//! [`OpenOptions::backends`](strata_store::OpenOptions): one that fails the Nth read, write,
+//! [`OpenOptions::backends`](crate::OpenOptions::backends): one that fails the Nth read, write,
 //! `set_len` or `sync_data` (counted together over every file the store opens), and one that
 //! simulates a power loss at the Nth such call: that call and every later one fail, and the
 //! files keep only what the last completed `sync_data` made durable.
-
-#![allow(clippy::unwrap_used, dead_code)]
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -15,9 +13,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::Backends;
 use redb::backends::FileBackend;
 use redb::{BackendError, StorageBackend};
-use strata_store::backend::Backends;
 
 /// How the Nth call fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,7 +123,11 @@ impl StorageBackend for Faulty {
     fn len(&self) -> Result<u64, Error> {
         match &self.image {
             None => self.inner.len(),
-            Some(i) => Ok(i.lock().unwrap().live.len() as u64),
+            Some(i) => Ok(i
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .live
+                .len() as u64),
         }
     }
 
@@ -134,7 +136,9 @@ impl StorageBackend for Faulty {
         let Some(image) = &self.image else {
             return self.inner.read(offset, out);
         };
-        let i = image.lock().unwrap();
+        let i = image
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let start = offset as usize;
         let Some(bytes) = i.live.get(start..start + out.len()) else {
             return Err(Error::from(ErrorKind::UnexpectedEof));
@@ -148,7 +152,11 @@ impl StorageBackend for Faulty {
         let Some(image) = &self.image else {
             return self.inner.set_len(len);
         };
-        image.lock().unwrap().live.resize(len as usize, 0);
+        image
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .live
+            .resize(len as usize, 0);
         Ok(())
     }
 
@@ -157,7 +165,9 @@ impl StorageBackend for Faulty {
         let Some(image) = &self.image else {
             return self.inner.sync_data();
         };
-        let mut i = image.lock().unwrap();
+        let mut i = image
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.file.set_len(i.live.len() as u64)?;
         for page in std::mem::take(&mut i.dirty) {
             let start = page * PAGE;
@@ -176,7 +186,9 @@ impl StorageBackend for Faulty {
         let Some(image) = &self.image else {
             return self.inner.write(offset, data);
         };
-        let mut i = image.lock().unwrap();
+        let mut i = image
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let end = offset as usize + data.len();
         if end > i.live.len() {
             return Err(Error::from(ErrorKind::UnexpectedEof));
