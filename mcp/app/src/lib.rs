@@ -60,7 +60,7 @@ pub mod code_pack;
 mod cypher;
 mod error;
 pub mod find;
-mod fitted;
+mod fit;
 pub mod host;
 pub mod ingest;
 #[cfg(unix)]
@@ -89,7 +89,7 @@ pub use bind::{BindError, binds_from_flags, binds_from_json};
 pub use cypher::{CypherRequest, CypherResponse};
 pub use error::{CallError, OpenError, OptionsError};
 pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
-pub use fitted::Fitted;
+pub use fit::{Fitted, Measure};
 pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use machine::{
     BUDGET_MIN, MEMORY_UNKNOWN, MemoryReadings, RESIDENT_ROOM, VIRTUAL_ROOM, available_memory,
