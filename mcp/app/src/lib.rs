@@ -68,6 +68,7 @@ pub mod ingest_socket;
 pub mod instructions;
 pub mod links;
 mod machine;
+pub mod maintain;
 pub mod model;
 mod modules;
 mod names;
@@ -77,6 +78,7 @@ mod query;
 pub mod read;
 mod regular;
 pub mod render;
+mod resources;
 mod schema;
 pub mod source;
 pub mod suggest;
@@ -100,5 +102,13 @@ pub use options::{Options, Page};
 pub use pack::{CypherExample, Example, Pack, PackError};
 pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse, RunInfo};
 pub use render::{AnswerPage, Render, SnapshotInfo};
+pub use resources::{
+    MODULE_URI_PREFIX, PACK_URI, Prompts, ResourceError, ResourceInfo, ResourceText, SCHEMA_URI,
+};
 pub use schema::{LOOK_SAMPLE, LookRequest, LookResponse, SchemaRequest, SchemaResponse};
 pub use values::{VALUES_LIMIT, ValuesError, ValuesRequest, ValuesResponse};
+
+// What the adapters' flags set and the server is built over, from the store, so that an
+// adapter names only the core (`cli/tests/layering.rs`).
+pub use strata_store::layout::BASE_FILE;
+pub use strata_store::{BUFFER_FACTS, BatchOptions, Store, quiet_caught_panics};
