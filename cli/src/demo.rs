@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::batch::{BatchArgs, IngestArgs, ingest};
-use super::query::{QueryArgs, RunFlags, query, schema};
+use super::query::{LimitFlags, QueryArgs, RunFlags, query, schema};
 use super::{check, stats};
 
 pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
@@ -49,10 +49,12 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
             binds: Vec::new(),
             json: false,
             run: RunFlags {
-                limit: 2,
+                limits: LimitFlags {
+                    limit: 2,
+                    max_work: None,
+                    timeout: "30s".to_owned(),
+                },
                 page_token: None,
-                max_work: None,
-                timeout: "30s".to_owned(),
                 no_witnesses: false,
                 threads: None,
                 sample: None,
