@@ -6,7 +6,7 @@
 //! limit, work cap, timeout; a request may lower them, never raise them) and the host's
 //! hooks ([`host`]). Each request reads one snapshot, opening only the tiers holding the
 //! relations its program reads (BaseFor), checked against the vocabulary of a snapshot of
-//! the same batch (see [`base`]). The requests, each answering a typed, serialisable
+//! the same batch (see [`App::base_snapshot`]). The requests, each answering a typed, serialisable
 //! response with one text and one JSON rendering ([`Render`]):
 //!
 //! | request | method | response |
@@ -22,7 +22,7 @@
 //!
 //! A request that gets no answer is a [`CallError`]: its text is what the agent or user
 //! reads (the engine's caret and fix for a program), [`CallError::json`] the same as data.
-//! Binds are parsed by one set of rules ([`bind`]). Dumps are loaded by [`ingest`]; while
+//! Binds are parsed by one set of rules ([`binds_from_flags`], [`binds_from_json`]). Dumps are loaded by [`ingest`]; while
 //! a server holds a database, [`ingest_socket`] (Unix) carries batches to it.
 //!
 //! ```
@@ -54,8 +54,8 @@
 pub mod admission;
 mod app;
 pub mod ask;
-pub mod base;
-pub mod bind;
+mod base;
+mod bind;
 pub mod code_pack;
 mod cypher;
 mod error;
@@ -66,7 +66,7 @@ pub mod ingest;
 #[cfg(unix)]
 pub mod ingest_socket;
 pub mod instructions;
-pub mod links;
+mod links;
 mod machine;
 pub mod maintain;
 pub mod model;
@@ -77,11 +77,11 @@ pub mod pack;
 mod query;
 pub mod read;
 mod regular;
-pub mod render;
+mod render;
 mod resources;
 mod schema;
-pub mod source;
-pub mod suggest;
+mod source;
+mod suggest;
 mod values;
 
 pub use app::App;
