@@ -6,23 +6,15 @@
 //! compaction answers is the core's. Read from the sources, so a new import fails here
 //! rather than in a review.
 
+#[path = "../../eval/tests/sources/mod.rs"]
+mod sources;
+
 use std::path::{Path, PathBuf};
+
+use sources::files;
 
 /// The adapters' source folders, from the workspace's root.
 const ADAPTERS: [&str; 2] = ["cli", "mcp"];
-
-fn files(at: &Path, out: &mut Vec<PathBuf>) {
-    if at.is_file() {
-        out.push(at.to_path_buf());
-        return;
-    }
-    let Ok(dir) = std::fs::read_dir(at) else {
-        return;
-    };
-    for e in dir.flatten() {
-        files(&e.path(), out);
-    }
-}
 
 /// The workspace's root.
 fn root() -> PathBuf {
