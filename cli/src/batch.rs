@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use strata_app::BatchOptions;
 use strata_app::code_pack::CodePack;
 use strata_app::ingest::{self, DumpFiles, Ingested};
-use strata_store::BatchOptions;
 
 #[derive(Args)]
 pub(crate) struct BatchArgs {
@@ -67,7 +67,7 @@ pub(crate) struct IngestArgs {
     pub(crate) allow_empty: bool,
     /// Facts gathered in memory before they are written into the batch's (uncommitted)
     /// transaction: bounds the memory of a large ingest.
-    #[arg(long, default_value_t = strata_store::BUFFER_FACTS)]
+    #[arg(long, default_value_t = strata_app::BUFFER_FACTS)]
     pub(crate) buffer: usize,
     #[command(flatten)]
     pub(crate) batch: BatchArgs,

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::batch::{BatchArgs, IngestArgs, ingest};
-use super::query::{QueryArgs, RunFlags, query, schema};
+use super::query::{LimitFlags, QueryArgs, RunFlags, query, schema};
 use super::{check, stats};
 
 pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
     let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("strata-demo"));
-    if dir.join(strata_store::layout::BASE_FILE).exists() {
+    if dir.join(strata_app::BASE_FILE).exists() {
         std::fs::remove_dir_all(&dir)
             .with_context(|| format!("cannot clear the old demo database {}", dir.display()))?;
     }
@@ -28,7 +28,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
         checkout: None,
         replace: false,
         allow_empty: false,
-        buffer: strata_store::BUFFER_FACTS,
+        buffer: strata_app::BUFFER_FACTS,
         batch: BatchArgs {
             labels: vec!["source=strata-demo".to_owned()],
             batch_id: None,
@@ -49,10 +49,12 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
             binds: Vec::new(),
             json: false,
             run: RunFlags {
-                limit: 2,
+                limits: LimitFlags {
+                    limit: 2,
+                    max_work: None,
+                    timeout: "30s".to_owned(),
+                },
                 page_token: None,
-                max_work: None,
-                timeout: "30s".to_owned(),
                 no_witnesses: false,
                 threads: None,
                 sample: None,

@@ -1,5 +1,5 @@
-//! `strata`: the command line, thin over the application core (`strata-app`) and the store:
-//! it parses the flags into the application's typed requests, chooses the text or JSON
+//! `strata`: the command line, thin over the application core (`strata-app`), through which
+//! alone it reaches the store (`cli/tests/layering.rs`): it parses the flags into the application's typed requests, chooses the text or JSON
 //! rendering of the responses, and sets the exit code. `serve` hands the application to
 //! the MCP server (`strata-mcp`).
 //!
@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use strata_store::{OpenOptions, Store};
 
 /// Strata: a persistent, indexed fact store for code graphs, with a Datalog engine.
 #[derive(Parser)]
@@ -133,7 +132,7 @@ use serve::ServeArgs;
 fn main() -> ExitCode {
     // redb panics on some damaged pages; the store turns those into errors, which are what
     // the user sees.
-    strata_store::quiet_caught_panics();
+    strata_app::quiet_caught_panics();
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output went away (`strata stats DB | head`): nothing to report.
@@ -161,10 +160,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Retract(args) => batch::retract(&args),
         Command::Stats { db, space } => stats(&db, space),
         Command::Compact { db } => {
-            let compacted = match strata_store::compact(&db) {
-                Err(strata_store::CompactError::Open(
-                    e @ strata_store::OpenError::InUse { .. },
-                )) => return Err(held_alone(&db, e, "compact", "rewrites every file")),
+            let compacted = match strata_app::maintain::compact(&db) {
+                Err(e) if e.in_use() => {
+                    return Err(held_alone(&db, e, "compact", "rewrites every file"));
+                }
                 r => r?,
             };
             for c in compacted {
@@ -234,12 +233,8 @@ fn stats(db: &Path, space: bool) -> Result<()> {
 /// `strata check`: it verifies every page of every file, which needs the database to
 /// itself, so it is never sent to a server holding it: that is said, with the server.
 fn check(db: &Path) -> Result<()> {
-    let verified = OpenOptions {
-        verify: strata_store::Verify::Always,
-        ..OpenOptions::default()
-    };
-    let store = match Store::open(db, verified) {
-        Err(e @ strata_store::OpenError::InUse { .. }) => {
+    let report = match strata_app::maintain::check(db) {
+        Err(e) if e.in_use() => {
             return Err(held_alone(
                 db,
                 e,
@@ -249,9 +244,8 @@ fn check(db: &Path) -> Result<()> {
         }
         r => r?,
     };
-    let report = store.check()?;
-    say!("{}", report.to_string().trim_end())?;
-    if !report.ok() {
+    say!("{}", report.text)?;
+    if !report.ok {
         bail!("{db}: the integrity check failed", db = db.display());
     }
     Ok(())
@@ -260,7 +254,12 @@ fn check(db: &Path) -> Result<()> {
 /// The error `strata COMMAND` (`check`, `compact`: it `does` something that needs the
 /// database to itself) gives while another process holds the database: when that is
 /// strata's server, it says so, and that the command is not sent to it.
-fn held_alone(db: &Path, e: strata_store::OpenError, command: &str, does: &str) -> anyhow::Error {
+fn held_alone(
+    db: &Path,
+    e: strata_app::maintain::MaintainError,
+    command: &str,
+    does: &str,
+) -> anyhow::Error {
     #[cfg(unix)]
     if strata_app::ingest_socket::server_listens(db) {
         let pid =

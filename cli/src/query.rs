@@ -27,13 +27,28 @@ pub(crate) struct QueryArgs {
     pub(crate) run: RunFlags,
 }
 
+/// The limits an evaluation runs under, for `strata query`, `explain`, `cypher` and `serve`
+/// alike (for `serve`, each call's: a call may ask for less).
+#[derive(Args)]
+pub(crate) struct LimitFlags {
+    /// The most rows to answer, from 1 (serve: a call may ask for fewer).
+    #[arg(long, default_value_t = 100)]
+    pub(crate) limit: u64,
+    /// The most work (candidate tuples examined) an evaluation may spend (serve: a call
+    /// may ask for less).
+    #[arg(long)]
+    pub(crate) max_work: Option<u64>,
+    /// The longest an evaluation (serve: a call) may take: 500ms, 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    pub(crate) timeout: String,
+}
+
 /// The flags `strata query`, `explain` and `cypher` share: the page and the evaluation's
 /// limits.
 #[derive(Args)]
 pub(crate) struct RunFlags {
-    /// The most rows to answer, from 1.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) limit: u64,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
     /// Continue from this page token (the one the last page ended with).
     #[arg(long)]
     pub(crate) page_token: Option<String>,
@@ -46,12 +61,6 @@ pub(crate) struct RunFlags {
     /// witness, which a page bounds to 64 facts.
     #[arg(long, value_name = "N")]
     pub(crate) witness_row: Option<u64>,
-    /// The most work (candidate tuples examined) the evaluation may spend.
-    #[arg(long)]
-    pub(crate) max_work: Option<u64>,
-    /// The longest the evaluation may take: 500ms, 30s, 2m.
-    #[arg(long, default_value = "30s")]
-    pub(crate) timeout: String,
     /// Leave out the witnesses (faster on large answers).
     #[arg(long)]
     pub(crate) no_witnesses: bool,
@@ -83,12 +92,12 @@ impl RunFlags {
     /// The limits these flags set, for a read.
     pub(crate) fn limits(&self) -> Result<Limits> {
         Ok(Limits {
-            limit: self.limit,
+            limit: self.limits.limit,
             page_token: self.page_token.clone().unwrap_or_default(),
             max_bytes: self.max_bytes,
             witness_row: self.witness_row,
-            max_work: self.max_work,
-            timeout: duration(&self.timeout)?,
+            max_work: self.limits.max_work,
+            timeout: duration(&self.limits.timeout)?,
             witnesses: !self.no_witnesses,
             threads: self.threads,
             sample: self.sample.unwrap_or(0),

@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::ask::{ModelArgs, app_options};
 use super::duration;
+use super::query::LimitFlags;
 
 #[derive(Args)]
 #[command(group(clap::ArgGroup::new("transport").required(true).args(["stdio", "http", "daemon"])))]
@@ -45,15 +46,8 @@ pub(crate) struct ServeArgs {
     /// Also accept this Origin (scheme://host[:port]) besides loopback ones (repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub(crate) allow_origins: Vec<String>,
-    /// The most rows a call answers (a call may ask for fewer).
-    #[arg(long, default_value_t = 100)]
-    pub(crate) limit: u64,
-    /// The most work a call may spend (a call may ask for less).
-    #[arg(long)]
-    pub(crate) max_work: Option<u64>,
-    /// The longest a call may take: 500ms, 30s, 2m.
-    #[arg(long, default_value = "30s")]
-    pub(crate) timeout: String,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
     /// The most bytes of a call's answer, text or JSON (a call may ask for less with
     /// max_bytes); rows past it are left out, said so, with the page_token to go on.
     #[arg(long, default_value_t = strata_eval::ANSWER_BYTES)]
@@ -131,7 +125,12 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             return Ok(());
         }
     }
-    let mut options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
+    let mut options = app_options(
+        args.limits.limit,
+        args.limits.max_work,
+        &args.limits.timeout,
+        &args.models,
+    )?;
     options.max_bytes = args.max_bytes;
     let heavy = args
         .heavy_calls

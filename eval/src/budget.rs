@@ -1,7 +1,7 @@
-//! Byte accounting: a [`ByteBudget`] is a limit and what has been charged against it. An
-//! answer is fitted to one ([`crate::Answer::fit`]): each row is charged what its rendering
-//! costs, and the rows that do not fit are left out, said so. The type knows nothing of
-//! answers, so an evaluation's memory budget charges relations' bytes the same way through
+//! Byte accounting: a [`ByteBudget`] is a limit and what has been charged against it. The
+//! application fits an answer's text to one (`strata_app`'s `fit`): each row is charged
+//! what its rendering costs, and the rows that do not fit are left out, said so. The type
+//! knows nothing of answers, so an evaluation's memory budget charges relations' bytes the same way through
 //! its concurrent sibling, [`SharedByteBudget`] (one limit, one `charge`, one `fits`), which
 //! the engine's worker threads charge at once. [`ByteSize`] reads and writes the sizes a
 //! user gives and reads (`512M`, `2G`, `1.5 GiB`).

@@ -54,7 +54,9 @@ pub mod witness;
 
 pub use answer::explain::{How, LiteralReport, RelationReport, Report, RuleReport};
 pub use answer::query::{Outcome, Query, QueryError, RunOptions};
-pub use answer::{Answer, Cell, Cut, CutUnit, Measure, PageToken, PageTokenError, Row, ValueCut};
+pub use answer::{
+    Answer, Cell, Cut, CutUnit, PageToken, PageTokenError, Row, ValueCut, witness_line_bytes,
+};
 pub use budget::{
     ANSWER_BYTES, ANSWER_BYTES_MIN, ByteBudget, ByteSize, ByteSizeError, SharedByteBudget,
 };

@@ -4,7 +4,7 @@
 pub use crate::data::value::write_value;
 pub use crate::exec::witness::Premise;
 
-use crate::data::value::{Term, Value, value_json};
+use crate::data::value::{Term, Value};
 use crate::exec::engine::{EvalError, Evaluation};
 use crate::exec::witness::Witnesses;
 use crate::ir::Ir;
@@ -31,17 +31,23 @@ impl Node {
         // Iterative: a derivation through a long chain is deep.
         let mut stack: Vec<(&Node, usize)> = vec![(self, indent)];
         while let Some((n, depth)) = stack.pop() {
-            out.push_str(&" ".repeat(depth));
-            n.write_fact(out);
-            out.push('\n');
-            if let Some(levels) = n.flat {
-                out.push_str(&" ".repeat(depth + 3));
-                out.push_str(&flat_note(levels));
-                out.push('\n');
-            }
+            n.write_line(depth, out);
             for c in n.children.iter().rev() {
                 stack.push((c, depth + 3));
             }
+        }
+    }
+
+    /// Writes this node's own line, indented `depth` spaces (and, for a tree written flat,
+    /// the note beneath it), not its premises'.
+    pub fn write_line(&self, depth: usize, out: &mut String) {
+        out.push_str(&" ".repeat(depth));
+        self.write_fact(out);
+        out.push('\n');
+        if let Some(levels) = self.flat {
+            out.push_str(&" ".repeat(depth + 3));
+            out.push_str(&flat_note(levels));
+            out.push('\n');
         }
     }
 
@@ -178,25 +184,6 @@ pub fn bound(trees: Vec<Node>, cap: Option<u64>) -> (Vec<Node>, u64) {
         kept.push(t);
     }
     (kept, left_out)
-}
-
-impl Node {
-    /// The tree as JSON: `{"fact": "rel(\"a\", 1)", "relation", "values", "children"}`, and
-    /// `flat` (the levels it had) for a tree written flat.
-    pub fn json(&self) -> serde_json::Value {
-        let mut fact = String::new();
-        self.write_fact(&mut fact);
-        let mut j = serde_json::json!({
-            "fact": fact,
-            "relation": self.relation,
-            "values": self.values.iter().map(value_json).collect::<Vec<_>>(),
-            "children": self.children.iter().map(Node::json).collect::<Vec<_>>(),
-        });
-        if let Some(levels) = self.flat {
-            j["flat"] = levels.into();
-        }
-        j
-    }
 }
 
 /// A premise as a tree shows it: one recorded during evaluation, or a base fact rebuilt

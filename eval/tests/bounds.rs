@@ -1,40 +1,14 @@
 //! Issue 20, item 6 and the text format: answers are bounded. A deep witness is written flat
-//! and holds at most 64 facts unless its row is asked for whole; an answer fitted to a byte
-//! budget leaves rows out (saying how many, with the token to go on from) and cuts a value
-//! too big on its own; stored control characters and the cell separator are escaped.
+//! and holds at most 64 facts unless its row is asked for whole; stored control characters
+//! and the cell separator are escaped. Fitting an answer to a byte budget is the
+//! application's (`mcp/app/tests/fit.rs`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use strata_eval::{FactSource, Measure, MemorySource, Query, RunOptions, Value, Vocabulary};
+mod chain;
 
-/// A chain `e(0, 1), e(1, 2), ..., e(n - 1, n)`.
-fn chain(n: u32) -> MemorySource {
-    let mut s = MemorySource::new();
-    s.add_relation("e", &["src", "dst"]);
-    for i in 0..n {
-        s.insert(
-            "e",
-            &[Value::Number(f64::from(i)), Value::Number(f64::from(i + 1))],
-        )
-        .unwrap();
-    }
-    s
-}
-
-const CLOSURE: &str = "p(?x, ?y) :- e(?x, ?y);\np(?x, ?z) :- p(?x, ?y), e(?y, ?z);\n";
-
-fn run(src: &MemorySource, program: &str, options: &RunOptions) -> strata_eval::Answer {
-    let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
-    let q = Query::prepare(&vocab, program, &[]).unwrap();
-    q.run(src, options).unwrap().answer
-}
-
-fn limit(n: u64) -> RunOptions {
-    RunOptions {
-        limit: n,
-        ..RunOptions::default()
-    }
-}
+use chain::{CLOSURE, chain, limit, run};
+use strata_eval::{MemorySource, RunOptions, Value};
 
 #[test]
 fn issue20_deep_witness_is_flat() {
@@ -70,9 +44,8 @@ fn issue20_deep_witness_is_flat() {
         lines.last().copied(),
         Some("rows 1 to 3 of 4000; continue with page_token \"3\"")
     );
-    let json = answer.json().to_string();
-    assert!(json.len() < 40_000, "{}", json.len());
-    assert_eq!(answer.json()["facts_left_out"][0], 7936);
+    // Its JSON (under 40,000 bytes) is the application's: mcp/app/tests/fit.rs.
+    assert_eq!(answer.rows[0].facts_left_out, 7936);
 }
 
 #[test]
@@ -103,85 +76,6 @@ fn issue20_witness_row_answers_the_whole_witness() {
     // The root and the 199 facts it rests on.
     assert_eq!(answer.rows[0].witness[0].facts(), 200);
     assert!(!answer.text().contains("more facts"));
-}
-
-#[test]
-fn issue20_answer_budget_leaves_rows_out_and_says_so() {
-    let src = chain(4000);
-    let program = format!("{CLOSURE}p(0, ?y) => ?y order by ?y desc");
-    let answer = run(&src, &program, &limit(100));
-    let fitted = answer.fit(20_000, Measure::Text);
-    let text = fitted.text();
-    assert!(text.len() <= 20_000, "{}", text.len());
-    let kept = fitted.rows.len() as u64;
-    assert!(kept > 0 && kept < 100, "{kept}");
-    assert!(
-        text.ends_with(&format!(
-            "rows 1 to {kept} of 4000; {} more rows of this page left out to keep the answer \
-             under 20000 bytes; continue with page_token \"{kept}\"",
-            100 - kept
-        )),
-        "{text}"
-    );
-    let json = answer.fit(20_000, Measure::Json).json();
-    let pretty = serde_json::to_string_pretty(&json).unwrap();
-    assert!(pretty.len() <= 20_000, "{}", pretty.len());
-    assert_eq!(json["cut"]["max_bytes"], 20_000);
-    assert!(json["cut"]["rows_left_out"].as_u64().unwrap() > 0);
-    // An answer that fits is left as it is.
-    let small = run(&src, &program, &limit(2));
-    assert_eq!(small.fit(80_000, Measure::Text), small);
-}
-
-#[test]
-fn issue20_a_huge_list_is_cut_inside() {
-    let mut src = MemorySource::new();
-    src.add_relation("uses", &["a", "b"]);
-    for i in 0..50_000 {
-        src.insert(
-            "uses",
-            &[
-                Value::text(format!("pkg/{i:06}")),
-                Value::Number(f64::from(i)),
-            ],
-        )
-        .unwrap();
-    }
-    let answer = run(&src, "uses(?a, ?b) => list(?a), list(?b)", &limit(100));
-    for (measure, max) in [(Measure::Text, 5_000), (Measure::Json, 5_000)] {
-        let fitted = answer.fit(max, measure);
-        let out = match measure {
-            Measure::Text => fitted.text(),
-            Measure::Json => serde_json::to_string_pretty(&fitted.json()).unwrap(),
-        };
-        assert!(out.len() <= max as usize, "{measure:?}: {}", out.len());
-        let cut = fitted.cut.as_ref().unwrap();
-        assert_eq!(cut.values[0].total, 50_000);
-        assert!(cut.values[0].kept > 0);
-        if measure == Measure::Text {
-            assert!(out.contains(", ...]"), "{out}");
-            assert!(
-                out.contains(&format!(
-                    "row 1, column list(a): {} of 50000 values shown, to keep the answer under \
-                     5000 bytes",
-                    cut.values[0].kept
-                )),
-                "{out}"
-            );
-        } else {
-            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-            assert_eq!(v["cut"]["values"][0]["unit"], "values");
-        }
-    }
-    // A single text value too big on its own is cut to its first bytes.
-    let mut src = MemorySource::new();
-    src.add_relation("blob", &["text"]);
-    src.insert("blob", &[Value::text("x".repeat(100_000))])
-        .unwrap();
-    let fitted = run(&src, "blob(?t) => ?t", &limit(1)).fit(4_000, Measure::Text);
-    let text = fitted.text();
-    assert!(text.len() <= 4_000, "{}", text.len());
-    assert!(text.contains("of 100000 bytes shown"), "{text}");
 }
 
 #[test]

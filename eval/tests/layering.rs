@@ -6,7 +6,11 @@
 //! → `exec` → `witness` / `answer`. `data`, `ops` and `budget` are leaves every stage may
 //! use; `ir` is the data `link` produces and the later stages read.
 
-use std::path::{Path, PathBuf};
+mod sources;
+
+use std::path::Path;
+
+use sources::files;
 
 /// The modules a stage's code may not name, by the stage's folder or file.
 const FORBIDDEN: &[(&str, &[&str])] = &[
@@ -46,19 +50,6 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
         &["front", "link", "rewrite", "exec", "witness", "answer"],
     ),
 ];
-
-fn files(at: &Path, out: &mut Vec<PathBuf>) {
-    if at.is_file() {
-        out.push(at.to_path_buf());
-        return;
-    }
-    let Ok(dir) = std::fs::read_dir(at) else {
-        return;
-    };
-    for e in dir.flatten() {
-        files(&e.path(), out);
-    }
-}
 
 /// The modules of the crate a line of code names (`crate::exec::...`, or each of
 /// `crate::{exec::a, front}`), comments left out.

@@ -54,109 +54,113 @@ fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
     }
 }
 
-/// `query`'s arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct QueryArgs {
-    /// The program: rules, if any, then one goal, e.g. `deps.depends_on("app", ?d) => ?d`.
-    pub program: String,
-    /// Values for the program's variables by name (with or without the `?`): a string, a
-    /// number, or a list of them the variable ranges over.
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, BindValue>")]
-    pub bind: serde_json::Map<String, serde_json::Value>,
-    /// The most rows to answer, from 1 (left out: the server's limit; never more than it).
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub limit: Option<u64>,
-    /// The most work (candidate tuples examined) to spend (0: the server's cap; never more
-    /// than it).
-    #[serde(default)]
-    pub max_work: u64,
-    /// The most memory the evaluation may hold: bytes, or a size such as "512M" or "2G"
-    /// (binary units). Left out: the server's cap; a larger value is lowered to it. Past it
-    /// the call stops with an error saying where the memory went.
-    #[serde(default, deserialize_with = "size")]
-    #[schemars(with = "SizeArg")]
-    pub max_memory: Option<u64>,
-    /// The page_token the previous page ended with, to continue from it.
-    #[serde(default)]
-    pub page_token: String,
-    /// The most bytes of the answer (left out: the server's budget, 80000 by default; never
-    /// more than it). Rows past it are left out, said so, with the page_token to go on.
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub max_bytes: Option<u64>,
-    /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
-    /// witness, which a page bounds to 64 facts.
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub witness_row: Option<u64>,
-    /// Answer as JSON: columns, rows, witnesses, total, next and the snapshot read.
-    #[serde(default)]
-    pub json: bool,
-    /// A try: answer at most this many rows and, when none come, say which literal matched
-    /// nothing (0: not a try).
-    #[serde(default)]
-    pub sample: u64,
-    /// Lines of source to show either side of each site the answer cites (path:line), from
-    /// the repository's checkout, only while the file is as it was at ingest (else it says
-    /// stale); 0 to 20, left out: none.
-    #[serde(default)]
-    pub context: u32,
+/// Declares the arguments of a tool that answers a page of rows (`query`, `cypher`): its
+/// own leading fields, then the page's limits both share (written once, here), with `json`
+/// described as the tool gives it; and the [`Page`] they ask for. A macro rather than a
+/// flattened struct, so that an unknown argument is still refused naming every argument the
+/// tool takes, and the schema is a plain object.
+macro_rules! page_args {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
+        }
+        json = $json:literal;
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $ty,)*
+            /// The most rows to answer, from 1 (left out: the server's limit; never more than it).
+            #[serde(default)]
+            #[schemars(with = "u64")]
+            pub limit: Option<u64>,
+            /// The most work (candidate tuples examined) to spend (0: the server's cap; never more
+            /// than it).
+            #[serde(default)]
+            pub max_work: u64,
+            /// The most memory the evaluation may hold: bytes, or a size such as "512M" or "2G"
+            /// (binary units). Left out: the server's cap; a larger value is lowered to it. Past it
+            /// the call stops with an error saying where the memory went.
+            #[serde(default, deserialize_with = "size")]
+            #[schemars(with = "SizeArg")]
+            pub max_memory: Option<u64>,
+            /// The page_token the previous page ended with, to continue from it.
+            #[serde(default)]
+            pub page_token: String,
+            /// The most bytes of the answer (left out: the server's budget, 80000 by default; never
+            /// more than it). Rows past it are left out, said so, with the page_token to go on.
+            #[serde(default)]
+            #[schemars(with = "u64")]
+            pub max_bytes: Option<u64>,
+            /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
+            /// witness, which a page bounds to 64 facts.
+            #[serde(default)]
+            #[schemars(with = "u64")]
+            pub witness_row: Option<u64>,
+            #[doc = $json]
+            #[serde(default)]
+            pub json: bool,
+            /// A try: answer at most this many rows and, when none come, say which literal matched
+            /// nothing (0: not a try).
+            #[serde(default)]
+            pub sample: u64,
+            /// Lines of source to show either side of each site the answer cites (path:line), from
+            /// the repository's checkout, only while the file is as it was at ingest (else it says
+            /// stale); 0 to 20, left out: none.
+            #[serde(default)]
+            pub context: u32,
+        }
+
+        impl $name {
+            /// The page the arguments ask for, with witnesses.
+            fn page(&self) -> Page {
+                Page {
+                    limit: self.limit,
+                    max_work: self.max_work,
+                    page_token: self.page_token.clone(),
+                    sample: self.sample,
+                    witnesses: true,
+                    max_bytes: self.max_bytes,
+                    witness_row: self.witness_row,
+                    max_memory: self.max_memory,
+                    context: self.context,
+                }
+            }
+        }
+    };
 }
 
-/// `cypher`'s arguments.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CypherArgs {
-    /// The Cypher read query, e.g. `MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to})
-    /// RETURN p.name AS importer`.
-    pub query: String,
-    /// Values for the query's $parameters by name (without the $): a string, a number, or a
-    /// list of them.
-    #[serde(default)]
-    #[schemars(with = "BTreeMap<String, BindValue>")]
-    pub params: serde_json::Map<String, serde_json::Value>,
-    /// The most rows to answer, from 1 (left out: the server's limit; never more than it).
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub limit: Option<u64>,
-    /// The most work (candidate tuples examined) to spend (0: the server's cap; never more
-    /// than it).
-    #[serde(default)]
-    pub max_work: u64,
-    /// The most memory the evaluation may hold: bytes, or a size such as "512M" or "2G"
-    /// (binary units). Left out: the server's cap; a larger value is lowered to it. Past it
-    /// the call stops with an error saying where the memory went.
-    #[serde(default, deserialize_with = "size")]
-    #[schemars(with = "SizeArg")]
-    pub max_memory: Option<u64>,
-    /// The page_token the previous page ended with, to continue from it.
-    #[serde(default)]
-    pub page_token: String,
-    /// The most bytes of the answer (left out: the server's budget, 80000 by default; never
-    /// more than it). Rows past it are left out, said so, with the page_token to go on.
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub max_bytes: Option<u64>,
-    /// Answer just this row (numbered from 1, as the answer numbers them) with its whole
-    /// witness, which a page bounds to 64 facts.
-    #[serde(default)]
-    #[schemars(with = "u64")]
-    pub witness_row: Option<u64>,
-    /// Answer as JSON: the Cypher text, the program, columns, rows, witnesses, total, next.
-    #[serde(default)]
-    pub json: bool,
-    /// A try: answer at most this many rows and, when none come, say which literal matched
-    /// nothing (0: not a try).
-    #[serde(default)]
-    pub sample: u64,
-    /// Lines of source to show either side of each site the answer cites (path:line), from
-    /// the repository's checkout, only while the file is as it was at ingest (else it says
-    /// stale); 0 to 20, left out: none.
-    #[serde(default)]
-    pub context: u32,
+page_args! {
+    /// `query`'s arguments.
+    #[derive(Clone, Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct QueryArgs {
+        /// The program: rules, if any, then one goal, e.g. `deps.depends_on("app", ?d) => ?d`.
+        pub program: String,
+        /// Values for the program's variables by name (with or without the `?`): a string, a
+        /// number, or a list of them the variable ranges over.
+        #[serde(default)]
+        #[schemars(with = "BTreeMap<String, BindValue>")]
+        pub bind: serde_json::Map<String, serde_json::Value>,
+    }
+    json = " Answer as JSON: columns, rows, witnesses, total, next and the snapshot read.";
+}
+
+page_args! {
+    /// `cypher`'s arguments.
+    #[derive(Clone, Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CypherArgs {
+        /// The Cypher read query, e.g. `MATCH (p:Package)-[:IMPORTS]->(:Package {name: $to})
+        /// RETURN p.name AS importer`.
+        pub query: String,
+        /// Values for the query's $parameters by name (without the $): a string, a number, or a
+        /// list of them.
+        #[serde(default)]
+        #[schemars(with = "BTreeMap<String, BindValue>")]
+        pub params: serde_json::Map<String, serde_json::Value>,
+    }
+    json = " Answer as JSON: the Cypher text, the program, columns, rows, witnesses, total, next.";
 }
 
 /// `schema`'s arguments.
@@ -253,17 +257,7 @@ impl QueryArgs {
         Ok(QueryRequest {
             program: self.program.clone(),
             binds: binds_from_json("query", &self.bind)?,
-            page: Page {
-                limit: self.limit,
-                max_work: self.max_work,
-                page_token: self.page_token.clone(),
-                sample: self.sample,
-                witnesses: true,
-                max_bytes: self.max_bytes,
-                witness_row: self.witness_row,
-                max_memory: self.max_memory,
-                context: self.context,
-            },
+            page: self.page(),
         })
     }
 }
@@ -274,17 +268,7 @@ impl CypherArgs {
         Ok(CypherRequest {
             query: self.query.clone(),
             params: binds_from_json("cypher", &self.params)?,
-            page: Page {
-                limit: self.limit,
-                max_work: self.max_work,
-                page_token: self.page_token.clone(),
-                sample: self.sample,
-                witnesses: true,
-                max_bytes: self.max_bytes,
-                witness_row: self.witness_row,
-                max_memory: self.max_memory,
-                context: self.context,
-            },
+            page: self.page(),
         })
     }
 }

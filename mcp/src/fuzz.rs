@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rmcp::model::JsonObject;
-use strata_app::Options;
 use strata_app::ingest::{DumpError, DumpFiles, IngestError, dump_specs, ingest};
+use strata_app::{BatchOptions, Options};
 use strata_eval::Cancel;
-use strata_store::BatchOptions;
 
 use crate::server::{Server, ServerError};
 

@@ -16,19 +16,19 @@
 //! the pack, the host's hooks, the models, the instructions and the ingest socket.
 //!
 //! ```
+//! use strata_app::BatchOptions;
+//! use strata_app::ingest::{DumpFiles, dump_specs, ingest};
 //! use strata_eval::Cancel;
-//! use strata_mcp::{Options, Pack, Server};
-//! use strata_store::dump::{DumpSpec, Format};
-//! use strata_store::{BatchOptions, OpenOptions, Store};
+//! use strata_mcp::{Options, Server};
 //!
 //! let dir = tempfile::tempdir().unwrap();
-//! let store = Store::open(dir.path(), OpenOptions { create: true, ..Default::default() }).unwrap();
-//! let mut batch = store.batch(BatchOptions::default()).unwrap();
-//! let spec = DumpSpec { label: "x.edges.tsv".into(), format: Format::Edges, relation: None, unit: None, checkout: None };
-//! batch.read_dump("app\tIMPORTS\tapi\n".as_bytes(), &spec).unwrap();
-//! batch.commit().unwrap();
+//! let dump = dir.path().join("x.edges.tsv");
+//! std::fs::write(&dump, "app\tIMPORTS\tapi\n").unwrap();
+//! let db = dir.path().join("db");
+//! let specs = dump_specs(&DumpFiles { files: vec![dump], ..DumpFiles::default() }).unwrap();
+//! ingest(&db, &specs, BatchOptions::default(), |_, _| {}, || {}).unwrap();
 //!
-//! let server = Server::new(store, Pack::default(), Options::default()).unwrap();
+//! let server = Server::open(&db, Options::default()).unwrap();
 //! let args = serde_json::json!({ "program": "imports(?a, ?b) => ?b" });
 //! let out = server.call("query", args.as_object().cloned(), &Cancel::new()).unwrap();
 //! assert!(!out.is_error);

@@ -1,26 +1,22 @@
-//! Resources and prompts. Resources: the schema card (`strata://schema`), the pack
-//! (`strata://pack`, TOML) and each module's source (`strata://modules/<dotted path>`).
-//! Prompts: canned how-tos (`explore`, `depends_on`, `used_by`) written from the database's
-//! relations, their arguments checked before use: a missing, unknown or malformed argument
-//! is an invalid-params error naming it, never a prompt written around it.
+//! Resources and prompts, in the protocol's types. Resources: the schema card
+//! (`strata://schema`), the pack (`strata://pack`, TOML) and each module's source
+//! (`strata://modules/<dotted path>`). Prompts: canned how-tos (`explore`, `depends_on`,
+//! `used_by`) written from the database's relations, their arguments checked before use: a
+//! missing, unknown or malformed argument is an invalid-params error naming it, never a
+//! prompt written around it. What each answers is the core's ([`strata_app::Prompts`],
+//! [`strata_app::App::read_resource`]); this module lists them, checks the arguments and
+//! wraps the answers.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
     GetPromptResult, JsonObject, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     Role,
 };
-use strata_eval::{RelationKind, Vocabulary};
-use strata_store::Snapshot;
-use strata_store::dump::Origin;
+use strata_app::{CallError, ResourceError};
 
 use crate::server::Server;
 
-/// The schema card's URI.
-pub const SCHEMA_URI: &str = "strata://schema";
-/// The pack's URI.
-pub const PACK_URI: &str = "strata://pack";
-/// The prefix of a module's URI, followed by its dotted path.
-pub const MODULE_URI_PREFIX: &str = "strata://modules/";
+pub use strata_app::{MODULE_URI_PREFIX, PACK_URI, SCHEMA_URI};
 
 /// The longest `target` a prompt takes, in characters.
 pub const TARGET_MAX_CHARS: usize = 500;
@@ -63,82 +59,38 @@ const PROMPTS: &[PromptSpec] = &[
     },
 ];
 
+/// A failed read of the database, as the protocol's internal error carrying it as data.
+fn internal(e: &CallError) -> McpError {
+    McpError::internal_error(e.to_string(), Some(e.json()))
+}
+
 impl Server {
     /// Every resource, as `resources/list` answers them: the schema card, the pack and each
     /// module's source.
     pub fn resources(&self) -> Result<Vec<Resource>, McpError> {
-        let (_, vocab) = self
-            .app()
-            .base_snapshot("resources")
-            .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
-        let mut out = vec![
-            Resource::new(SCHEMA_URI, "schema")
-                .with_title("The schema card")
-                .with_description(
-                    "Every relation (columns, doc, size), every module's public members and \
-                     the builtins: what schema answers with no path.",
-                )
-                .with_mime_type("text/plain"),
-            Resource::new(PACK_URI, "pack")
-                .with_title("The pack (strata.toml)")
-                .with_description(format!(
-                    "What {} is about, its worked examples and hint, as TOML.",
-                    self.pack().server_name()
-                ))
-                .with_mime_type("application/toml"),
-        ];
-        for path in vocab.modules() {
-            let file = vocab.module_source(path).map_or("", |(f, _)| f);
-            out.push(
-                Resource::new(
-                    format!("{MODULE_URI_PREFIX}{path}"),
-                    format!("module {path}"),
-                )
-                .with_title(format!("Module {path}"))
-                .with_description(format!("The source of module {path} ({file})."))
-                .with_mime_type("text/plain"),
-            );
-        }
-        Ok(out)
+        let listed = self.app().resources().map_err(|e| internal(&e))?;
+        Ok(listed
+            .into_iter()
+            .map(|r| {
+                Resource::new(r.uri, r.name)
+                    .with_title(r.title)
+                    .with_description(r.description)
+                    .with_mime_type(r.mime_type)
+            })
+            .collect())
     }
 
     /// The contents of the resource at `uri`; a URI the server does not serve is a
     /// resource-not-found error naming the ones it does.
     pub fn read_resource(&self, uri: &str) -> Result<ResourceContents, McpError> {
-        let (_, vocab) = self
-            .app()
-            .base_snapshot("resources")
-            .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
-        if uri == SCHEMA_URI {
-            return Ok(
-                ResourceContents::text(strata_eval::card(&vocab), uri).with_mime_type("text/plain")
-            );
+        match self.app().read_resource(uri) {
+            Ok(r) => Ok(ResourceContents::text(r.text, uri).with_mime_type(r.mime_type)),
+            Err(ResourceError::Call(e)) => Err(internal(&e)),
+            Err(e @ ResourceError::Pack(_)) => Err(McpError::internal_error(e.to_string(), None)),
+            Err(e @ ResourceError::NotFound { .. }) => {
+                Err(McpError::resource_not_found(e.to_string(), None))
+            }
         }
-        if uri == PACK_URI {
-            let text = toml::to_string(&*self.pack())
-                .map_err(|e| McpError::internal_error(format!("the pack: {e}"), None))?;
-            return Ok(ResourceContents::text(text, uri).with_mime_type("application/toml"));
-        }
-        if let Some(path) = uri.strip_prefix(MODULE_URI_PREFIX)
-            && let Some((_, text)) = vocab.module_source(path)
-        {
-            return Ok(ResourceContents::text(text, uri).with_mime_type("text/plain"));
-        }
-        let mut served = vec![SCHEMA_URI.to_owned(), PACK_URI.to_owned()];
-        served.extend(
-            vocab
-                .modules()
-                .into_iter()
-                .map(|m| format!("{MODULE_URI_PREFIX}{m}")),
-        );
-        Err(McpError::resource_not_found(
-            format!(
-                "no resource \"{}\"; the resources are {}",
-                uri.chars().take(200).collect::<String>(),
-                served.join(", ")
-            ),
-            None,
-        ))
     }
 
     /// Every prompt, as `prompts/list` answers them.
@@ -213,16 +165,10 @@ impl Server {
                 )));
             }
         }
-        let (snap, vocab) = self
-            .app()
-            .base_snapshot("prompts")
-            .map_err(|e| McpError::internal_error(e.to_string(), Some(e.json())))?;
+        let prompts = self.app().prompts().map_err(|e| internal(&e))?;
         let text = match name {
-            "explore" => explore(self, &vocab),
-            _ => {
-                let target = target(name, arguments)?;
-                closure_prompt(&snap, &vocab, &target, name == "used_by")
-            }
+            "explore" => prompts.explore(),
+            _ => prompts.closure(&target(name, arguments)?, name == "used_by"),
         };
         Ok(
             GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
@@ -264,131 +210,4 @@ fn target(prompt: &str, arguments: &JsonObject) -> Result<String, McpError> {
         )));
     }
     Ok(s.to_owned())
-}
-
-/// The `explore` prompt's text.
-fn explore(server: &Server, vocab: &Vocabulary) -> String {
-    let pack = server.pack();
-    let mut out = format!(
-        "Explore the {} database: {}.\n\n\
-         1. Call schema with no path: every relation (its columns, doc and size), every \
-         module's public members and the builtins.\n\
-         2. Call look on a relation or module that looks relevant: its schema and, for a \
-         stored relation, a few sample facts.\n\
-         3. Call values with relation.column to see what one argument holds, and find with a \
-         name to see which stored values it may stand for, before writing a value into a \
-         program.\n\
-         4. Write a program and call query; pass the user's values in bind. If the answer is \
-         empty, call query again with sample: 5 to see which literal matched nothing, or \
-         explain to see where the work went.",
-        pack.server_name(),
-        pack.about_or_default()
-    );
-    let relations: Vec<String> = vocab
-        .relations()
-        .into_iter()
-        .filter(|r| r.kind != RelationKind::Builtin)
-        .map(|r| r.signature())
-        .collect();
-    if !relations.is_empty() {
-        out.push_str("\n\nThe relations: ");
-        out.push_str(&relations.join(", "));
-        out.push('.');
-    }
-    if !pack.examples.is_empty() {
-        out.push_str("\n\nWorked examples:");
-        for e in &pack.examples {
-            out.push_str(&format!(
-                "\n  # {}\n  {}",
-                e.question.trim(),
-                e.program.trim()
-            ));
-        }
-    }
-    out
-}
-
-/// A public two-column relation whose name, or its last part, is `name`.
-fn named(vocab: &Vocabulary, name: &str) -> Option<String> {
-    let suffix = format!(".{name}");
-    vocab
-        .relations()
-        .into_iter()
-        .filter(|r| r.kind != RelationKind::Builtin && r.columns.len() == 2)
-        .map(|r| r.name)
-        .find(|n| n == name || n.ends_with(&suffix))
-}
-
-/// The `depends_on` and `used_by` prompts' text: a program over a `depends_on` (or
-/// `used_by`) relation when the database has one, else over its edge relations.
-fn closure_prompt(snap: &Snapshot, vocab: &Vocabulary, target: &str, used_by: bool) -> String {
-    let quoted = serde_json::Value::String(target.to_owned()).to_string();
-    let question = if used_by {
-        format!("What uses {quoted} (depends on it), directly or through others?")
-    } else {
-        format!("What does {quoted} depend on, directly or through others?")
-    };
-    let ground = format!(
-        "First ground the name: call find with {{\"name\": {quoted}}} and take the stored \
-         value it stands for (call find again with its words if nothing matches)."
-    );
-    let bind = format!("{{\"target\": {quoted}}}");
-    let (program, note) = if let Some(rel) = used_by.then(|| named(vocab, "used_by")).flatten() {
-        (format!("{rel}(?target, ?u) => ?u"), String::new())
-    } else if let Some(rel) = named(vocab, "depends_on") {
-        let program = if used_by {
-            format!("{rel}(?u, ?target) => ?u")
-        } else {
-            format!("{rel}(?target, ?d) => ?d")
-        };
-        (program, String::new())
-    } else {
-        let edges: Vec<String> = snap
-            .catalog()
-            .relations
-            .values()
-            .filter(|m| m.origin == Origin::Edges && m.columns.len() == 2)
-            .map(|m| m.name.clone())
-            .collect();
-        if edges.is_empty() {
-            return format!(
-                "{question}\n\n{ground}\n\nThis database defines no depends_on relation and \
-                 stores no edges: call schema with no path, pick the relation that links a \
-                 thing to what it depends on, and write a recursive program over it; pass the \
-                 value in bind ({bind}), never spliced into the program."
-            );
-        }
-        let mut program = String::new();
-        for e in &edges {
-            program.push_str(&format!("step(?a, ?b) :- {e}(?a, ?b);\n"));
-        }
-        program.push_str("reaches(?a, ?b) :- step(?a, ?b);\n");
-        program.push_str("reaches(?a, ?c) :- reaches(?a, ?b), step(?b, ?c);\n");
-        program.push_str(if used_by {
-            "reaches(?u, ?target) => ?u"
-        } else {
-            "reaches(?target, ?d) => ?d"
-        });
-        (
-            program,
-            format!(
-                "\n\nThis database defines no depends_on relation, so the program follows its \
-                 edge relations ({}); keep only the step rules whose edges mean a dependency \
-                 (call schema for their docs).",
-                edges.join(", ")
-            ),
-        )
-    };
-    let indented = program
-        .lines()
-        .map(|l| format!("  {l}"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    format!(
-        "{question}\n\n{ground}\n\nThen call query with this program, the value in bind \
-         (never spliced into the program's text):\n\nprogram:\n{indented}\nbind: {bind}{note}\n\n\
-         Every row carries the facts it was derived from: use them to say how each answer \
-         is reached. An answer longer than a page ends with a page_token to pass back; an \
-         empty answer: call query again with sample: 5 to see which literal matched nothing."
-    )
 }

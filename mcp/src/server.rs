@@ -11,11 +11,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool};
-use strata_app::App;
 use strata_app::host::HostOptions;
 use strata_app::pack::Pack;
+use strata_app::{App, Store};
 use strata_eval::{Cancel, Progress};
-use strata_store::Store;
 
 mod builder;
 mod error;

@@ -149,11 +149,6 @@ impl BlockView<'_> {
         }
     }
 
-    /// Whether the block holds no row.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The term of row `i` of the block, if it holds that many.
     pub fn get(&self, i: usize) -> Option<u32> {
         match self {

@@ -9,6 +9,7 @@ use crate::dump::{self, DumpSpec, Fact, FactSink, Format};
 use crate::error::IngestError;
 use crate::layout::{Codec, Payload};
 use crate::{column, index, intern};
+use roaring::RoaringBitmap;
 
 /// The formats [`dump`] reads, by the first byte of its input.
 pub const DUMP_FORMATS: [Format; 5] = [
@@ -110,4 +111,58 @@ pub fn blocks(data: &[u8]) {
         let _ = intern::decode_text_chunk(p);
     }
     let _ = column::from_stored((1, 0, 0), data);
+}
+
+/// Valid encodings, the seeds of [`blocks`]' runs, plain (format versions 1 and 2): a column block, raw and bitmap
+/// postings, a row bitmap and a chunk; then compact (version 3): blocks of both forms,
+/// postings of each form, a chunk and a dictionary chunk.
+pub fn block_seeds() -> Vec<Vec<u8>> {
+    let mut small: RoaringBitmap = [1, 5, 9].into_iter().collect();
+    let mut large: RoaringBitmap = (0..5000).step_by(3).collect();
+    let mut runs: RoaringBitmap = (10..40).chain(90..95).collect();
+    let (mut raw, mut rich) = (Vec::new(), Vec::new());
+    index::encode_posting(Codec::Plain, &mut small, &mut raw);
+    index::encode_posting(Codec::Plain, &mut large, &mut rich);
+    let mut a = small.clone();
+    let mut b = large.clone();
+    let (mut c, mut d) = (small.clone(), runs.clone());
+    let texts = ["file:a/b.rs", "sym:a/b.rs#f", "", "ünï"];
+    vec![
+        column::encode(Codec::Plain, &[3, 1, 4, 1, 5, 0x8000_0009]).unwrap_or_default(),
+        column::stored((1, 0, 0), &[7, 7, 7]).unwrap_or_default(),
+        raw,
+        rich,
+        index::encode(Codec::Plain, &mut large),
+        index::encode_chunk(Codec::Plain, [(2u8, &mut a), (7u8, &mut b)].into_iter()),
+        column::encode(Codec::Compact, &[3, 1, 4, 1, 5, 0x8000_0009]).unwrap_or_default(),
+        column::encode(Codec::Compact, &[7, 7, 7, 7, 9, 9, 9, 9, 9, 2]).unwrap_or_default(),
+        index::encode(Codec::Compact, &mut small),
+        index::encode(Codec::Compact, &mut runs),
+        index::encode(Codec::Compact, &mut large),
+        index::encode_chunk(Codec::Compact, [(2u8, &mut c), (7u8, &mut d)].into_iter()),
+        intern::encode_text_chunk(Codec::Compact, texts.into_iter()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_block_seeds_decode() {
+        let seeds = block_seeds();
+        assert_eq!(column::decode(&seeds[0]).unwrap().len(), 6);
+        assert!(index::decode_posting(&seeds[3]).is_ok());
+        assert_eq!(index::ChunkView::parse(&seeds[5]).unwrap().len(), 2);
+        let compact = |i: usize| Payload::new(Codec::Compact, &seeds[i]);
+        assert_eq!(column::decode(compact(6)).unwrap().len(), 6);
+        assert_eq!(column::decode(compact(7)).unwrap().len(), 10);
+        assert_eq!(index::decode(compact(8)).unwrap().len(), 3);
+        assert_eq!(index::decode(compact(9)).unwrap().len(), 35);
+        assert_eq!(index::decode(compact(10)).unwrap().len(), 1667);
+        assert_eq!(index::ChunkView::parse(compact(11)).unwrap().len(), 2);
+        assert_eq!(intern::decode_text_chunk(compact(12)).unwrap().len(), 4);
+    }
 }

@@ -86,7 +86,7 @@ pub(crate) fn seal_owners(seal: Seal, key: (u32, u32), bytes: Vec<u8>) -> Vec<u8
 }
 
 /// The value a new database stores for the postings chunk `key` (relation, column, chunk)
-/// holding `postings`: [`encode_chunk`] and its checksum (what tests that damage a database
+/// holding `postings`: `encode_chunk` and its checksum (what tests that damage a database
 /// write).
 pub fn stored_chunk<'a>(
     key: (u32, u16, u32),
@@ -531,13 +531,9 @@ impl<'a> ChunkView<'a> {
     }
 
     /// How many terms the chunk holds.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.n
-    }
-
-    /// Whether the chunk is empty (a stored chunk never is).
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
     }
 }
 

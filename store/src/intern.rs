@@ -156,11 +156,6 @@ impl<'a> TextChunk<'a> {
         self.n
     }
 
-    /// Whether the chunk holds no text.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
     /// Slot `i` of the chunk.
     pub fn text(&mut self, i: usize) -> Result<&str, Damage> {
         if i >= self.n {

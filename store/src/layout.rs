@@ -84,9 +84,9 @@ pub const BASE_FILE: &str = "strata.redb";
 /// batch), `texts` (u32, text ids handed out), `numbers` (u32), `units` (u32), `relations`
 /// (u32, relation ids handed out).
 pub const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
-/// `text_by_id`: `id >> 8` → a chunk of up to 256 texts (see [`crate::intern`]).
+/// `text_by_id`: `id >> 8` → a chunk of up to 256 texts (see `crate::intern`).
 pub const TEXT_BY_ID: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("text_by_id");
-/// `id_by_text`: [`crate::intern::text_hash`] of a text → its id.
+/// `id_by_text`: `crate::intern::text_hash` of a text → its id.
 pub const ID_BY_TEXT: TableDefinition<'_, u64, u32> = TableDefinition::new("id_by_text");
 /// `text_collisions`: a text whose hash another text has in `id_by_text` → its id.
 pub const TEXT_COLLISIONS: TableDefinition<'_, &str, u32> = TableDefinition::new("text_collisions");
@@ -115,11 +115,11 @@ pub const TIER_SEQ: TableDefinition<'_, &str, u64> = TableDefinition::new("tier_
 
 // ---- tables of every tier file (the default tier's are in the base file) -----------------
 
-/// `blocks`: (relation id, column, block number) → the block's terms (see [`crate::column`]
+/// `blocks`: (relation id, column, block number) → the block's terms (see `crate::column`
 /// for their encoding in each [`Codec`]).
 pub const BLOCKS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("blocks");
 /// `postings`: (relation id, column, `term >> 6`) → a chunk of the postings of up to 64
-/// terms: for each, the live rows whose column holds it (see [`crate::index`]). Terms with
+/// terms: for each, the live rows whose column holds it (see `crate::index`). Terms with
 /// no live row have no posting; a chunk with no posting is not stored.
 pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinition::new("postings");
 /// `postings_runs`: (flush, relation id, column, `term >> 6`) → the postings a batch's
@@ -130,10 +130,10 @@ pub const POSTINGS: TableDefinition<'_, (u32, u16, u32), &[u8]> = TableDefinitio
 pub const POSTINGS_RUNS: TableDefinition<'_, (u32, u32, u16, u32), &[u8]> =
     TableDefinition::new("postings_runs");
 /// `dead`: relation id → the row ids whose fact was removed (a set of rows, see
-/// [`crate::index`]).
+/// `crate::index`).
 pub const DEAD: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("dead");
 /// `owners`: (relation id, unit id) → the live rows the unit states (a set of rows, see
-/// [`crate::index`]).
+/// `crate::index`).
 pub const OWNERS: TableDefinition<'_, (u32, u32), &[u8]> = TableDefinition::new("owners");
 /// `shared`: (relation id, row) → how many units (counting "no unit") state the row, for
 /// rows stated by two or more. A row absent here has exactly one owner.

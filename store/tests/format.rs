@@ -277,7 +277,7 @@ fn a_flipped_byte_in_a_block_or_posting_is_damage_naming_file_relation_and_block
     assert!(store.check().unwrap().ok());
     let snap = store.snapshot().unwrap();
     let b3 = snap.term(&Value::text("b3")).unwrap().unwrap();
-    let chunk = strata_store::index::chunk_of(b3.0).0;
+    let chunk = strata_store::testing::index::chunk_of(b3.0).0;
     drop((snap, store));
     flip(layout::POSTINGS, (id, 1, chunk), 3);
     let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();

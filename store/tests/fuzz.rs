@@ -8,13 +8,11 @@
 
 use proptest::prelude::*;
 use protobuf::{Message, MessageField};
-use roaring::RoaringBitmap;
 use scip::types::{Document, Index, Metadata, Occurrence, SymbolInformation};
 use strata_fixtures::example::{IMPORTS_EDGES, PACKAGES_NODES, PKG_FACTS};
 use strata_fixtures::mutate::{self, Edit};
 use strata_store::dump::Format;
-use strata_store::layout::{Codec, Payload};
-use strata_store::{column, fuzz, index, intern};
+use strata_store::fuzz;
 
 /// Valid dumps, each with the first byte [`fuzz::dump`] picks its format by.
 fn dump_seeds() -> Vec<Vec<u8>> {
@@ -119,37 +117,6 @@ fn scip_seed() -> Vec<u8> {
     .unwrap()
 }
 
-/// Valid encodings, plain (format versions 1 and 2): a column block, raw and bitmap
-/// postings, a row bitmap and a chunk; then compact (version 3): blocks of both forms,
-/// postings of each form, a chunk and a dictionary chunk.
-fn block_seeds() -> Vec<Vec<u8>> {
-    let mut small: RoaringBitmap = [1, 5, 9].into_iter().collect();
-    let mut large: RoaringBitmap = (0..5000).step_by(3).collect();
-    let mut runs: RoaringBitmap = (10..40).chain(90..95).collect();
-    let (mut raw, mut rich) = (Vec::new(), Vec::new());
-    index::encode_posting(Codec::Plain, &mut small, &mut raw);
-    index::encode_posting(Codec::Plain, &mut large, &mut rich);
-    let mut a = small.clone();
-    let mut b = large.clone();
-    let (mut c, mut d) = (small.clone(), runs.clone());
-    let texts = ["file:a/b.rs", "sym:a/b.rs#f", "", "ünï"];
-    vec![
-        column::encode(Codec::Plain, &[3, 1, 4, 1, 5, 0x8000_0009]).unwrap(),
-        column::stored((1, 0, 0), &[7, 7, 7]).unwrap(),
-        raw,
-        rich,
-        index::encode(Codec::Plain, &mut large),
-        index::encode_chunk(Codec::Plain, [(2u8, &mut a), (7u8, &mut b)].into_iter()),
-        column::encode(Codec::Compact, &[3, 1, 4, 1, 5, 0x8000_0009]).unwrap(),
-        column::encode(Codec::Compact, &[7, 7, 7, 7, 9, 9, 9, 9, 9, 2]).unwrap(),
-        index::encode(Codec::Compact, &mut small),
-        index::encode(Codec::Compact, &mut runs),
-        index::encode(Codec::Compact, &mut large),
-        index::encode_chunk(Codec::Compact, [(2u8, &mut c), (7u8, &mut d)].into_iter()),
-        intern::encode_text_chunk(Codec::Compact, texts.into_iter()),
-    ]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(strata_fixtures::mutate::cases(1000)))]
 
@@ -180,7 +147,7 @@ proptest! {
 
     #[test]
     fn blocks_mutated(seed in 0usize..13, e in prop::collection::vec((any::<usize>(), any::<u8>(), prop::collection::vec(any::<u8>(), 0..6)), 1..4)) {
-        fuzz::blocks(&mutate::apply(&block_seeds()[seed], &e));
+        fuzz::blocks(&mutate::apply(&fuzz::block_seeds()[seed], &e));
     }
 }
 
@@ -194,16 +161,6 @@ fn the_seeds_read() {
     }
     let n = fuzz::read_dump(Format::Scip, &scip_seed(), false).unwrap();
     assert!(n > 0);
-    let seeds = block_seeds();
-    assert_eq!(column::decode(&seeds[0]).unwrap().len(), 6);
-    assert!(index::decode_posting(&seeds[3]).is_ok());
-    assert_eq!(index::ChunkView::parse(&seeds[5]).unwrap().len(), 2);
-    let compact = |i: usize| Payload::new(Codec::Compact, &seeds[i]);
-    assert_eq!(column::decode(compact(6)).unwrap().len(), 6);
-    assert_eq!(column::decode(compact(7)).unwrap().len(), 10);
-    assert_eq!(index::decode(compact(8)).unwrap().len(), 3);
-    assert_eq!(index::decode(compact(9)).unwrap().len(), 35);
-    assert_eq!(index::decode(compact(10)).unwrap().len(), 1667);
-    assert_eq!(index::ChunkView::parse(compact(11)).unwrap().len(), 2);
-    assert_eq!(intern::decode_text_chunk(compact(12)).unwrap().len(), 4);
+    // The block seeds' decoding: `store/src/fuzz.rs`'s unit tests.
+    assert_eq!(fuzz::block_seeds().len(), 13);
 }

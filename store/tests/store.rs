@@ -529,7 +529,8 @@ fn damaged(damage: impl FnOnce(&redb::WriteTransaction)) -> Vec<String> {
 
 #[test]
 fn check_reports_damage_by_relation_and_column() {
-    use strata_store::{column, index, layout};
+    use strata_store::layout;
+    use strata_store::testing::{column, index};
     // A posting that lost a row.
     let problems = damaged(|txn| {
         let mut t = txn.open_table(layout::POSTINGS).unwrap();

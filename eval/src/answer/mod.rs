@@ -1,26 +1,29 @@
 //! Answers: the goal's solutions projected, aggregated, filtered, ordered and paged, each row
-//! with its witness, written as the seed writes them (text) or as JSON.
+//! with its witness, as data ([`Answer`]), and written as the seed writes them
+//! ([`Answer::text`]). Its JSON, and fitting a page to a byte budget, are the application's
+//! (`strata_app`'s `render` and `fit`): the engine measures nothing; [`Cut`] is what a fit
+//! left out, which the text says.
 //!
 //! Takes a finished [`Evaluation`] and the [`Shape`] the checker gave the goal; gives a page
 //! of [`Answer`]. [`query`] is the whole pipeline a caller runs (prepare, rewrite, evaluate,
 //! answer); [`explain`] reports where an evaluation's work went.
 
 mod build;
+mod cut;
 pub mod explain;
-mod fit;
 pub mod query;
 mod table;
 pub mod token;
 
 pub use build::{Input, Window};
-pub use fit::{Cut, CutUnit, Measure, ValueCut};
+pub use cut::{Cut, CutUnit, ValueCut};
 pub use token::{PageToken, PageTokenError};
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 use crate::data::value::Value;
-use crate::data::value::{value_json, write_cell_value, write_value};
+use crate::data::value::{write_cell_value, write_value};
 use crate::exec::engine::{EvalError, Evaluation};
 use crate::ir::Ir;
 pub use crate::ir::{ColumnSpec, HavingSpec, OrderSpec, Shape};
@@ -65,6 +68,9 @@ impl Cell {
     }
 }
 
+/// How far [`Answer::text`] indents a row's witness: three spaces, and three more per level.
+const WITNESS_INDENT: usize = 3;
+
 /// One row of an answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -101,7 +107,8 @@ pub struct Answer {
     /// The most facts a row's witness shows (`None`: whole witnesses, as `witness_row`
     /// asks).
     pub witness_facts: Option<u64>,
-    /// What [`Answer::fit`] left out to fit a byte budget, if anything.
+    /// What fitting the page to a byte budget left out, if anything (set by the
+    /// application, which fits; [`Answer::text`] says it).
     pub cut: Option<Cut>,
 }
 
@@ -237,7 +244,7 @@ impl Answer {
         }
         out.push('\n');
         for n in &row.witness {
-            n.render(3, out);
+            n.render(WITNESS_INDENT, out);
         }
         if row.facts_unbuilt > 0 {
             let _ = writeln!(
@@ -265,39 +272,18 @@ impl Answer {
     }
 }
 
-impl Cell {
-    /// The cell as JSON (a list is an array).
-    pub fn json(&self) -> serde_json::Value {
-        match self {
-            Cell::Value(v) => value_json(v),
-            Cell::List(vs) => serde_json::Value::Array(vs.iter().map(value_json).collect()),
-        }
+/// The bytes of each fact of a row's witness `trees` as [`Answer::text`] writes it (its line,
+/// and a flat tree's note), in the order written: a fact, then its premises. What a text
+/// page fitted to a budget measures its witnesses by.
+pub fn witness_line_bytes(trees: &[Node]) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut line = String::new();
+    let mut stack: Vec<(&Node, usize)> = trees.iter().rev().map(|n| (n, WITNESS_INDENT)).collect();
+    while let Some((n, depth)) = stack.pop() {
+        line.clear();
+        n.write_line(depth, &mut line);
+        sizes.push(line.len() as u64);
+        stack.extend(n.children.iter().rev().map(|c| (c, depth + 3)));
     }
-}
-
-impl Answer {
-    /// The answer as JSON: `columns`, `rows` (arrays of values), `witnesses` (per row, the
-    /// trees of its premises), `total`, `offset` and `next` (the page token to continue
-    /// with, or null); `facts_left_out` (per row) when a witness was bounded, and `cut`
-    /// when the answer was fitted to a byte budget.
-    pub fn json(&self) -> serde_json::Value {
-        let mut j = serde_json::json!({
-            "columns": self.columns,
-            "rows": self.rows.iter().map(|r| r.cells.iter().map(Cell::json).collect::<Vec<_>>()).collect::<Vec<_>>(),
-            "witnesses": self.rows.iter().map(|r| r.witness.iter().map(Node::json).collect::<Vec<_>>()).collect::<Vec<_>>(),
-            "total": self.total,
-            "offset": self.offset,
-            "next": self.token().map(|t| t.to_string()),
-        });
-        if self.rows.iter().any(|r| r.facts_left_out > 0) {
-            j["facts_left_out"] = self.rows.iter().map(|r| r.facts_left_out).collect();
-        }
-        if self.rows.iter().any(|r| r.facts_unbuilt > 0) {
-            j["facts_unbuilt"] = self.rows.iter().map(|r| r.facts_unbuilt).collect();
-        }
-        if let Some(cut) = &self.cut {
-            j["cut"] = cut.json(&self.columns);
-        }
-        j
-    }
+    sizes
 }

@@ -177,12 +177,4 @@ impl CypherQuery {
     pub fn text(&self, out: &Outcome) -> String {
         format!("ran: {}\n{}", self.program, out.answer.text())
     }
-
-    /// The answer as JSON: `query`'s JSON with `cypher` and `program`.
-    pub fn json(&self, out: &Outcome) -> serde_json::Value {
-        let mut j = out.answer.json();
-        j["cypher"] = self.cypher.clone().into();
-        j["program"] = self.program.clone().into();
-        j
-    }
 }

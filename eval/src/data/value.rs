@@ -249,16 +249,6 @@ fn push_escaped(c: char, out: &mut String) {
     }
 }
 
-/// A value as JSON: text a string, a number a number, absent `null`.
-pub fn value_json(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Absent => serde_json::Value::Null,
-        Value::Number(n) => serde_json::Number::from_f64(*n)
-            .map_or(serde_json::Value::Null, serde_json::Value::Number),
-        Value::Text(s) => serde_json::Value::String(s.clone()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,7 +254,7 @@ pub enum CallError {
         /// The rows the answer has.
         total: u64,
     },
-    /// A `context` past [`crate::source::CONTEXT_MAX`] lines.
+    /// A `context` past 20 lines.
     #[error(
         "{tool}: context {asked} is out of range; pass from 0 to {max} (lines of source shown \
          either side of each cited site), or leave it out for none"

@@ -6,7 +6,7 @@
 //! limit, work cap, timeout; a request may lower them, never raise them) and the host's
 //! hooks ([`host`]). Each request reads one snapshot, opening only the tiers holding the
 //! relations its program reads (BaseFor), checked against the vocabulary of a snapshot of
-//! the same batch (see [`base`]). The requests, each answering a typed, serialisable
+//! the same batch (see [`App::base_snapshot`]). The requests, each answering a typed, serialisable
 //! response with one text and one JSON rendering ([`Render`]):
 //!
 //! | request | method | response |
@@ -22,7 +22,7 @@
 //!
 //! A request that gets no answer is a [`CallError`]: its text is what the agent or user
 //! reads (the engine's caret and fix for a program), [`CallError::json`] the same as data.
-//! Binds are parsed by one set of rules ([`bind`]). Dumps are loaded by [`ingest`]; while
+//! Binds are parsed by one set of rules ([`binds_from_flags`], [`binds_from_json`]). Dumps are loaded by [`ingest`]; while
 //! a server holds a database, [`ingest_socket`] (Unix) carries batches to it.
 //!
 //! ```
@@ -54,20 +54,21 @@
 pub mod admission;
 mod app;
 pub mod ask;
-pub mod base;
-pub mod bind;
+mod base;
+mod bind;
 pub mod code_pack;
 mod cypher;
 mod error;
 pub mod find;
-mod fitted;
+mod fit;
 pub mod host;
 pub mod ingest;
 #[cfg(unix)]
 pub mod ingest_socket;
 pub mod instructions;
-pub mod links;
+mod links;
 mod machine;
+pub mod maintain;
 pub mod model;
 mod modules;
 mod names;
@@ -76,10 +77,11 @@ pub mod pack;
 mod query;
 pub mod read;
 mod regular;
-pub mod render;
+mod render;
+mod resources;
 mod schema;
-pub mod source;
-pub mod suggest;
+mod source;
+mod suggest;
 mod values;
 
 pub use app::App;
@@ -89,7 +91,7 @@ pub use bind::{BindError, binds_from_flags, binds_from_json};
 pub use cypher::{CypherRequest, CypherResponse};
 pub use error::{CallError, OpenError, OptionsError};
 pub use find::{FIND_LIMIT, FIND_MAX_CHARS, FindError, FindRequest, FindResponse};
-pub use fitted::Fitted;
+pub use fit::{Fitted, Measure};
 pub use host::{CallContext, HostArguments, HostError, HostOptions, Run, Source};
 pub use machine::{
     BUDGET_MIN, MEMORY_UNKNOWN, MemoryReadings, RESIDENT_ROOM, VIRTUAL_ROOM, available_memory,
@@ -100,5 +102,13 @@ pub use options::{Options, Page};
 pub use pack::{CypherExample, Example, Pack, PackError};
 pub use query::{ExplainRequest, ExplainResponse, QueryRequest, QueryResponse, RunInfo};
 pub use render::{AnswerPage, Render, SnapshotInfo};
+pub use resources::{
+    MODULE_URI_PREFIX, PACK_URI, Prompts, ResourceError, ResourceInfo, ResourceText, SCHEMA_URI,
+};
 pub use schema::{LOOK_SAMPLE, LookRequest, LookResponse, SchemaRequest, SchemaResponse};
 pub use values::{VALUES_LIMIT, ValuesError, ValuesRequest, ValuesResponse};
+
+// What the adapters' flags set and the server is built over, from the store, so that an
+// adapter names only the core (`cli/tests/layering.rs`).
+pub use strata_store::layout::BASE_FILE;
+pub use strata_store::{BUFFER_FACTS, BatchOptions, Store, quiet_caught_panics};

@@ -46,7 +46,7 @@ pub struct Options {
     /// ([`strata_store::scaled_cache_bytes`]).
     pub cache_bytes: Option<usize>,
     /// The checkout directory of each repository (`strata serve --checkout REPO=DIR`), read
-    /// for `context` instead of the one recorded at ingest ([`crate::source`]).
+    /// for `context` instead of the one recorded at ingest (`source.rs`).
     pub checkouts: std::collections::BTreeMap<String, std::path::PathBuf>,
 }
 
@@ -92,7 +92,7 @@ pub struct Page {
     /// [`Options::max_memory`]; a larger value is lowered to it).
     pub max_memory: Option<u64>,
     /// Lines of source to show either side of each site the answer cites, read from the
-    /// repository's checkout (0: none; at most [`crate::source::CONTEXT_MAX`]).
+    /// repository's checkout (0: none; at most 20).
     pub context: u32,
 }
 

@@ -19,13 +19,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use strata_eval::{Answer, Cancel, Measure};
+use strata_eval::{Answer, Cancel};
 use strata_store::{OpenOptions, Store, StoreError};
 
 use crate::app::App;
 use crate::base::Call;
 use crate::bind::{BindError, binds_from_flags};
 use crate::error::{CallError, OpenError, OptionsError};
+use crate::fit::Measure;
 use crate::options::{Options, Page};
 use crate::render::{AnswerPage, Render};
 use crate::{

@@ -10,8 +10,10 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeSeq};
 use strata_eval::Node;
 use strata_eval::Value;
-use strata_eval::{Answer, Cell, Measure};
+use strata_eval::{Answer, Cell, Cut};
 use strata_store::Snapshot;
+
+use crate::fit::{self, Measure};
 
 /// A response: one text rendering, and one JSON rendering (its serialisation).
 pub trait Render: Serialize {
@@ -59,8 +61,8 @@ impl SnapshotInfo {
 /// (per row) when a witness was bounded and `cut` when rows or values were left out to fit
 /// the budget; flattened into the responses that answer rows. A page that names SCIP
 /// symbols (`AnswerPage::name_symbols`) writes its witness nodes by name, without their
-/// `values`, and adds `symbols`, from each name to the symbol it stands for. Each rendering is fitted to
-/// the budget in its own measure ([`Answer::fit`]).
+/// `values`, and adds `symbols`, from each name to the symbol it stands for. Each
+/// rendering is fitted to the budget in its own measure ([`Measure`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnswerPage {
     /// The page, whole.
@@ -112,24 +114,32 @@ impl AnswerPage {
         self.context = crate::source::excerpts(&self.answer, source, plan, self.max_bytes / 2);
     }
 
-    /// The bytes the context takes in `measure`.
-    fn context_bytes(&self, measure: Measure) -> u64 {
-        match (&self.context, measure) {
-            (None, _) => 0,
-            (Some(c), Measure::Text) => c.text().len() as u64,
-            (Some(c), _) => serde_json::to_string_pretty(&c.json()).map_or(0, |s| s.len() as u64),
+    /// The page's JSON for `answer` (the page, or a candidate of it being fitted).
+    fn json_of<'a>(&'a self, answer: &'a Answer) -> PageJson<'a> {
+        PageJson {
+            answer,
+            named: self.named.as_ref().map(|n| &n.shown),
+            context: self.context.as_ref(),
         }
     }
 
     /// The page fitted to its share of the budget in `measure`, its cut naming the whole
-    /// budget.
+    /// budget: the text in its own measure, less the context's lines; the JSON as it is
+    /// written, context and symbol table included.
     fn fitted(&self, measure: Measure) -> Answer {
-        let max = self.max_bytes.saturating_sub(self.context_bytes(measure));
-        let mut a = self.answer.fit(max, measure);
-        if let Some(cut) = &mut a.cut {
-            cut.max_bytes = self.budget;
+        match measure {
+            Measure::Text => {
+                let context = self.context.as_ref().map_or(0, |c| c.text().len() as u64);
+                fit::page::text(
+                    &self.answer,
+                    self.max_bytes.saturating_sub(context),
+                    self.budget,
+                )
+            }
+            Measure::Json => fit::page::json(&self.answer, self.budget, &|a| {
+                fit::pretty_bytes_within(&self.json_of(a), self.max_bytes).is_some()
+            }),
         }
-        a
     }
 
     /// The page as its rendering in `measure` shows it: the rows kept within the budget,
@@ -141,13 +151,8 @@ impl AnswerPage {
         };
         let mut sites = String::new();
         crate::names::write_sites(named, &mut sites);
-        let mut a = named
-            .answer
-            .fit(self.max_bytes.saturating_sub(sites.len() as u64), measure);
-        if let Some(cut) = &mut a.cut {
-            cut.max_bytes = self.budget;
-        }
-        a
+        let max = self.max_bytes.saturating_sub(sites.len() as u64);
+        fit::page::text(&named.answer, max, self.budget)
     }
 
     /// The page's text, fitted to the budget.
@@ -163,11 +168,7 @@ impl AnswerPage {
         let max = self
             .max_bytes
             .saturating_sub((sites.len() + context.len()) as u64);
-        let mut a = named.answer.fit(max, Measure::Text);
-        if let Some(cut) = &mut a.cut {
-            cut.max_bytes = self.budget;
-        }
-        let mut text = a.text();
+        let mut text = fit::page::text(&named.answer, max, self.budget).text();
         text.push_str(&sites);
         text.push_str(&context);
         text
@@ -177,6 +178,22 @@ impl AnswerPage {
 impl Serialize for AnswerPage {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let a = self.fitted(Measure::Json);
+        self.json_of(&a).serialize(s)
+    }
+}
+
+/// A page's JSON, as [`AnswerPage`] writes it, for one fitted answer: its witnesses by name
+/// and a symbol table when the page names SCIP symbols (`named`, from each symbol to its
+/// name), and the context's excerpts.
+struct PageJson<'a> {
+    answer: &'a Answer,
+    named: Option<&'a HashMap<String, String>>,
+    context: Option<&'a crate::source::Excerpts>,
+}
+
+impl Serialize for PageJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.answer;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("columns", &a.columns)?;
         let rows: Vec<Vec<CellJson<'_>>> = a
@@ -185,7 +202,7 @@ impl Serialize for AnswerPage {
             .map(|r| r.cells.iter().map(CellJson).collect())
             .collect();
         m.serialize_entry("rows", &rows)?;
-        match &self.named {
+        match self.named {
             None => {
                 let witnesses: Vec<Vec<NodeJson<'_>>> = a
                     .rows
@@ -194,19 +211,14 @@ impl Serialize for AnswerPage {
                     .collect();
                 m.serialize_entry("witnesses", &witnesses)?;
             }
-            Some(named) => {
+            Some(names) => {
                 let witnesses: Vec<Vec<NamedNodeJson<'_>>> = a
                     .rows
                     .iter()
-                    .map(|r| {
-                        r.witness
-                            .iter()
-                            .map(|n| NamedNodeJson(n, &named.shown))
-                            .collect()
-                    })
+                    .map(|r| r.witness.iter().map(|n| NamedNodeJson(n, names)).collect())
                     .collect();
                 m.serialize_entry("witnesses", &witnesses)?;
-                m.serialize_entry("symbols", &symbol_table(&a, &named.shown))?;
+                m.serialize_entry("symbols", &symbol_table(a, names))?;
             }
         }
         m.serialize_entry("total", &a.total)?;
@@ -220,12 +232,40 @@ impl Serialize for AnswerPage {
             let unbuilt: Vec<u64> = a.rows.iter().map(|r| r.facts_unbuilt).collect();
             m.serialize_entry("facts_unbuilt", &unbuilt)?;
         }
-        if let Some(c) = &self.context {
+        if let Some(c) = self.context {
             m.serialize_entry("context", &c.json())?;
         }
         if let Some(cut) = &a.cut {
-            m.serialize_entry("cut", &cut.json(&a.columns))?;
+            m.serialize_entry("cut", &CutJson(cut, &a.columns))?;
         }
+        m.end()
+    }
+}
+
+/// What fitting left out, as JSON: `{"max_bytes", "rows_left_out", "values": [{"row",
+/// "column", "kept", "total", "unit"}]}`, columns by name.
+struct CutJson<'a>(&'a Cut, &'a [String]);
+
+impl Serialize for CutJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (cut, columns) = (self.0, self.1);
+        let values: Vec<serde_json::Value> = cut
+            .values
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "row": v.row,
+                    "column": columns.get(v.column),
+                    "kept": v.kept,
+                    "total": v.total,
+                    "unit": v.unit.to_string(),
+                })
+            })
+            .collect();
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("max_bytes", &cut.max_bytes)?;
+        m.serialize_entry("rows_left_out", &cut.rows_left_out)?;
+        m.serialize_entry("values", &values)?;
         m.end()
     }
 }

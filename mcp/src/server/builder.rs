@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata_eval::Vocabulary;
-use strata_store::Store;
 
+use strata_app::Store;
 use strata_app::host::{
     BaseFn, BaseForFn, CallContext, HostArguments, HostError, HostOptions, Source, VocabularyFn,
 };

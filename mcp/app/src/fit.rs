@@ -1,14 +1,33 @@
-//! [`Fitted`]: a response that is not a page of rows (schema, look, values, find, explain)
-//! within the answer's byte budget. Its parts are bounded by counts (relations listed,
-//! sample facts, values, matches), but a stored text may be as long as a dump line (1 MiB)
-//! and a program explained as long as a program (1 MiB), so counts alone do not bound the
-//! bytes. Past the budget, long strings (JSON) or lines (text) are clipped, shorter and
-//! shorter, and as a last resort the last items or lines are left out; what was done is
-//! said in the answer. A response within the budget is rendered unchanged.
+//! Fitting a response to the answer's byte budget, in one place, for both renderings.
+//!
+//! A page of rows ([`page`]: query, cypher, values, ask) keeps its rows while they fit and
+//! leaves the rest out, said so ([`strata_eval::Cut`]) with the page token to go on from;
+//! a first row too big on its own is cut inside. Its text is measured as the text writes it
+//! ([`Measure::Text`]), its JSON by writing it ([`Measure::Json`]).
+//!
+//! [`Fitted`]: a response that is not a page of rows (schema, look, values, find, explain).
+//! Its parts are bounded by counts (relations listed, sample facts, values, matches), but a
+//! stored text may be as long as a dump line (1 MiB) and a program explained as long as a
+//! program (1 MiB), so counts alone do not bound the bytes. Past the budget, long strings
+//! (JSON) or lines (text) are clipped, shorter and shorter, and as a last resort the last
+//! items or lines are left out; what was done is said in the answer. A response within the
+//! budget is rendered unchanged.
 
 use serde::Serialize;
 
 use crate::render::Render;
+
+pub(crate) mod page;
+
+/// Which rendering of a response a budget is measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// The text rendering ([`Render::text`]).
+    Text,
+    /// The JSON rendering, pretty-printed ([`Render::json_text`]), an upper bound of the
+    /// compact JSON an MCP call sends.
+    Json,
+}
 
 /// The lengths, in bytes, long strings or lines are clipped to, tried in turn until the
 /// rendering fits.
@@ -159,6 +178,30 @@ fn halve(v: &mut serde_json::Value, best: usize) -> usize {
     }
 }
 
+/// The bytes of `value`'s JSON pretty-printed, or `None` past `cap` (it is written no
+/// further than that).
+pub(crate) fn pretty_bytes_within(value: &impl Serialize, cap: u64) -> Option<u64> {
+    struct Count {
+        bytes: u64,
+        cap: u64,
+    }
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.bytes += b.len() as u64;
+            if self.bytes > self.cap {
+                return Err(std::io::Error::other("past the budget"));
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count { bytes: 0, cap };
+    serde_json::to_writer_pretty(&mut count, value).ok()?;
+    Some(count.bytes)
+}
+
 fn pretty_len(v: &serde_json::Value) -> usize {
     serde_json::to_string_pretty(v).map_or(usize::MAX, |s| s.len())
 }
@@ -208,7 +251,7 @@ pub(crate) fn fit_json(value: serde_json::Value, max_bytes: u64) -> serde_json::
 }
 
 #[cfg(test)]
-mod tests {
+mod fitted_tests {
     use super::*;
 
     #[test]
