@@ -71,7 +71,7 @@ pub const SOCKET_FILE: &str = "strata.sock";
 pub const MAX_HEADER_BYTES: u64 = 1 << 20;
 
 /// The largest frame accepted, in bytes.
-pub const MAX_FRAME_BYTES: u64 = 16 << 20;
+pub const MAX_FRAME_BYTES: u64 = crate::deadline::FRAME_UNIT;
 
 /// The most files one batch may name.
 pub const MAX_FILES: usize = 100_000;
@@ -87,8 +87,9 @@ pub const MAX_CONNECTIONS: usize = 16;
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a client has by default for its header line and each [`MAX_FRAME_BYTES`] of
-/// its batch (at least 140 KB a second) before it loses its slot.
-pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(120);
+/// its batch (at least 140 KB a second) before it loses its slot (the frame deadline of
+/// [`crate::deadline`], which the MCP socket's messages have too).
+pub use crate::deadline::DEFAULT_FRAME_TIMEOUT;
 
 /// How long a clean shutdown waits for commits in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -495,7 +496,6 @@ enum Reply {
 mod address;
 mod client;
 mod daemon;
-mod deadline;
 #[cfg(test)]
 mod hardening;
 mod reads;

@@ -58,6 +58,7 @@ pub mod base;
 pub mod bind;
 pub mod code_pack;
 mod cypher;
+pub mod deadline;
 mod error;
 pub mod find;
 mod fitted;

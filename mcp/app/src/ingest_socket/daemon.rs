@@ -237,7 +237,8 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
         return;
     };
     let o = shared.options;
-    let conn = super::deadline::Deadlined::new(conn, o.idle_timeout, o.frame_timeout);
+    let conn =
+        crate::deadline::Deadlined::new(conn, o.idle_timeout, o.frame_timeout, MAX_FRAME_BYTES);
     let mut reader = BufReader::with_capacity(1 << 16, conn);
     let line = match read_line(&mut reader, MAX_HEADER_BYTES, o.frame_timeout) {
         Ok(line) => line,
@@ -285,7 +286,7 @@ pub(super) fn read_line(
 ) -> Result<Vec<u8>, RequestError> {
     let mut line = Vec::new();
     r.take(max + 1).read_until(b'\n', &mut line).map_err(|e| {
-        if super::deadline::past_deadline(&e) {
+        if crate::deadline::past_deadline(&e) {
             RequestError::TooSlow {
                 label: "the request's header".to_owned(),
                 deadline,

@@ -60,7 +60,7 @@ impl Spool {
                 Ok([]) => break,
                 Ok(c) => c,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if super::deadline::past_deadline(&e) => {
+                Err(e) if crate::deadline::past_deadline(&e) => {
                     return Err(RequestError::TooSlow {
                         label: label.to_owned(),
                         deadline,
