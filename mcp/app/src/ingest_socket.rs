@@ -505,10 +505,10 @@ pub use address::DatabaseId;
 pub use client::{SendError, remove_stale_socket, send_batch, server_listens};
 use daemon::Frames;
 use daemon::Shared;
-#[cfg(test)]
-use daemon::read_line;
 pub use daemon::{IngestListener, ListenerOptions};
+pub(crate) use daemon::{Request, parse_request, read_line};
 pub use reads::{ReadSendError, send_read};
+pub(crate) use spool::receive_frames;
 
 #[cfg(test)]
 mod tests {

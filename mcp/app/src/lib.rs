@@ -62,6 +62,8 @@ pub mod deadline;
 mod error;
 pub mod find;
 mod fitted;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod host;
 pub mod ingest;
 #[cfg(unix)]
