@@ -127,7 +127,7 @@ pub const META_KEYS: [&str; 8] = [
     "relations",
 ];
 
-/// A database for the file targets ([`stamp`], [`tier_file`], [`base_meta`]): in `DIR/db`,
+/// A database for the file targets ([`stamp`], [`tier_file`]): in `DIR/db`,
 /// relation `pkg` in the base file and `hot` in tier [`TIER`], with the bytes of both files
 /// as this database wrote them. Targets that replace its tier file take turns.
 pub struct Files {

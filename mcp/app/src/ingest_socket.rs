@@ -515,16 +515,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn frames(parts: &[&[u8]]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for p in parts {
-            out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-            out.extend_from_slice(p);
-        }
-        out.extend_from_slice(&0u64.to_le_bytes());
-        out
-    }
+    use crate::fuzz::frames;
 
     #[test]
     fn frames_read_back_as_one_stream() {

@@ -17,7 +17,8 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use strata_app::find::Finder;
-use strata_app::fuzz::{self, FindOutcome, Received};
+use strata_app::fuzz::{self, FindOutcome, Received, frames};
+use strata_app::ingest::{self as load, DumpFiles, dump_specs};
 use strata_app::ingest_socket::{Header, MAX_FRAME_BYTES, MAX_HEADER_BYTES};
 use strata_app::read::{Limits, Read, What};
 use strata_fixtures::mutate::{self, Edit};
@@ -115,17 +116,6 @@ fn header(files: &[(&str, Format)]) -> Vec<u8> {
     .unwrap();
     line.push(b'\n');
     line
-}
-
-/// One file's frames: each part as a frame, then the frame of length 0.
-fn frames(parts: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in parts {
-        out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-        out.extend_from_slice(p);
-    }
-    out.extend_from_slice(&0u64.to_le_bytes());
-    out
 }
 
 /// Valid requests: batches of one and two files, an empty file, and a read.
@@ -373,25 +363,23 @@ fn find_db() -> &'static (tempfile::TempDir, Store, Vec<u8>) {
     static DB: OnceLock<(tempfile::TempDir, Store, Vec<u8>)> = OnceLock::new();
     DB.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
+        let dump = dir.path().join("t.nodes.tsv");
+        let nodes: String = TEXTS.iter().map(|t| format!("{t}\tThing\n")).collect();
+        std::fs::write(&dump, nodes).unwrap();
+        let specs = dump_specs(&DumpFiles {
+            files: vec![dump],
+            ..DumpFiles::default()
+        })
+        .unwrap();
+        load::ingest(
             dir.path(),
-            OpenOptions {
-                create: true,
-                ..Default::default()
-            },
+            &specs,
+            BatchOptions::default(),
+            |_, _| {},
+            || {},
         )
         .unwrap();
-        let mut batch = store.batch(BatchOptions::default()).unwrap();
-        let nodes: String = TEXTS.iter().map(|t| format!("{t}\tThing\n")).collect();
-        let spec = DumpSpec {
-            label: "t.nodes.tsv".into(),
-            format: Format::Nodes,
-            relation: None,
-            unit: None,
-            checkout: None,
-        };
-        batch.read_dump(nodes.as_bytes(), &spec).unwrap();
-        batch.commit().unwrap();
+        let store = Store::open(dir.path(), OpenOptions::default()).unwrap();
         let finder = Finder::open(dir.path(), &store.snapshot().unwrap()).unwrap();
         let bytes = std::fs::read(finder.file_path().unwrap()).unwrap();
         (dir, store, bytes)
@@ -536,4 +524,59 @@ proptest! {
             finder_rebuilds(&data);
         }
     }
+}
+
+/// Section `i` of a find index file (the table after the 64-byte header: 15 offset and
+/// length pairs).
+fn section(file: &[u8], i: usize) -> std::ops::Range<usize> {
+    let at = 64 + i * 16;
+    let word = |a: usize| u64::from_le_bytes(file[a..a + 8].try_into().unwrap()) as usize;
+    word(at)..word(at) + word(at + 8)
+}
+
+/// Found by `find_index_sealed`: `fst` panicked (index out of bounds in its node decoding)
+/// on a malformed map of fuzzy candidates behind a checksum that holds. Every byte of the
+/// map replaced in turn: refused or answered, never a panic.
+#[test]
+fn fuzz_find_index_malformed_fuzzy_candidates_are_damage() {
+    let (_, _, seed) = find_db();
+    let cands = section(seed, 13);
+    assert!(cands.len() > 16, "{cands:?}");
+    let mut refused = 0;
+    for i in cands {
+        for x in [0xff, 0x80, 0x01] {
+            let mut data = seed.clone();
+            data[i] ^= x;
+            if let FindOutcome::Opened(_, answers) = fuzz::find_outcome(&data, true) {
+                refused += answers.iter().filter(|a| a.is_err()).count();
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 0);
+}
+
+/// Found by `find_index_sealed`: segment key offsets going backwards made the position of
+/// a match inside its key underflow. Refused as damage.
+#[test]
+fn fuzz_find_index_backward_segment_offsets_are_damage() {
+    let (_, _, seed) = find_db();
+    let offs = section(seed, 5);
+    let mut data = seed.clone();
+    // Every key said to start at the end of the keys: each occurrence lies before its key.
+    let end = data[offs.end - 8..offs.end].to_vec();
+    for at in (offs.start..offs.end).step_by(8) {
+        data[at..at + 8].copy_from_slice(&end);
+    }
+    let FindOutcome::Opened(_, answers) = fuzz::find_outcome(&data, true) else {
+        panic!("refused at open");
+    };
+    let alpha = &answers[0];
+    assert!(
+        alpha
+            .as_ref()
+            .is_err_and(|e| e.ends_with("a segment key is malformed")),
+        "{alpha:?}"
+    );
 }
