@@ -33,8 +33,8 @@ pub use self::relay::{Relayed, relay_stdio, serving_pid};
 pub use self::sessions::{CappedSessions, SessionsError};
 #[cfg(unix)]
 pub use self::socket::{
-    DEFAULT_IDLE_EXIT, GREETING_METHOD, MCP_LOCK_FILE, MCP_LOG_FILE, MCP_SOCKET_FILE, McpListener,
-    mcp_socket_path, run_daemon,
+    DEFAULT_FRAME_TIMEOUT, DEFAULT_IDLE_EXIT, GREETING_METHOD, MCP_LOCK_FILE, MCP_LOG_FILE,
+    MCP_SOCKET_FILE, McpListener, SocketOptions, mcp_socket_path, run_daemon,
 };
 pub use self::stdio::MAX_STDIO_MESSAGE_BYTES;
 pub use self::stream::StreamClosed;
@@ -243,7 +243,23 @@ where
     R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let framed = stdio::frame(input, output, max);
+    serve_framed(server, input, output, (max, None), shutdown).await
+}
+
+/// [`serve_lines`] with a message limit of `max` bytes and, with `deadline`, a frame
+/// deadline for each message (the MCP socket's, see [`socket`]).
+async fn serve_framed<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    (max, deadline): (usize, Option<Duration>),
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncBufRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let framed = stdio::frame(input, output, max, deadline);
     // The framing enforces the limit; rmcp's own (which drops silently) is set above it.
     let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
         framed.to_rmcp,

@@ -611,6 +611,11 @@ impl Store {
         Ok(db)
     }
 
+    /// Closes the tier's file if it is open (the fuzz targets replace it between cases).
+    pub(crate) fn forget_tier(&self, tier: &str) {
+        self.lock_tiers().remove(tier);
+    }
+
     /// Undoes a tier's batch the base file never acknowledged, and drops leftover savepoints.
     pub(crate) fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
         let acknowledged = Catalog::current(&self.inner.base()?.db)?

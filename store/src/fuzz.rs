@@ -144,6 +144,356 @@ pub fn block_seeds() -> Vec<Vec<u8>> {
     ]
 }
 
+/// The tier the file targets put their relation in.
+pub const TIER: &str = "fuzz";
+
+/// The keys the metadata targets write, by a byte (a byte past them names a key of its own).
+pub const META_KEYS: [&str; 8] = [
+    "format_version",
+    "identity",
+    "database",
+    "applied_seq",
+    "savepoint",
+    "seq",
+    "texts",
+    "relations",
+];
+
+/// A database for the file targets ([`stamp`], [`tier_file`]): in `DIR/db`,
+/// relation `pkg` in the base file and `hot` in tier [`TIER`], with the bytes of both files
+/// as this database wrote them. Targets that replace its tier file take turns.
+pub struct Files {
+    dir: std::path::PathBuf,
+    store: crate::Store,
+    base: Vec<u8>,
+    tier: Vec<u8>,
+    stamped: std::path::PathBuf,
+    /// The rows of `pkg` and `hot` as the batches stored them.
+    rows: [Vec<Vec<strata_eval::Term>>; 2],
+    turn: std::sync::Mutex<()>,
+}
+
+/// Files written by the targets so far (for unique names).
+static WRITTEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn unique() -> u64 {
+    WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Why [`Files::new`] could not build its database.
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    /// A batch failed.
+    #[error(transparent)]
+    Ingest(#[from] crate::IngestError),
+    /// A commit failed.
+    #[error(transparent)]
+    Commit(#[from] crate::CommitError),
+    /// Opening failed.
+    #[error(transparent)]
+    Open(#[from] crate::OpenError),
+    /// A file could not be read or written.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The database could not be read back.
+    #[error(transparent)]
+    Read(#[from] crate::ReadError),
+}
+
+/// What became of a file's bytes in a target.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FileOutcome {
+    /// Refused: the message (which names the file).
+    Refused(String),
+    /// Opened and read: the live rows of the relation it holds.
+    Read(u64),
+}
+
+impl Files {
+    /// Builds the database in `dir` (which it keeps using).
+    pub fn new(dir: &std::path::Path) -> Result<Files, FilesError> {
+        let db = dir.join("db");
+        let store = crate::Store::open(
+            &db,
+            crate::OpenOptions {
+                create: true,
+                ..Default::default()
+            },
+        )?;
+        for (tier, text) in [
+            ("default", "app\tpkg\tlib\n"),
+            (TIER, "a\thot\tb\nb\thot\tc\n"),
+        ] {
+            let mut batch = store.batch(crate::BatchOptions {
+                tier: tier.to_owned(),
+                ..Default::default()
+            })?;
+            let spec = DumpSpec {
+                label: "x.edges.tsv".to_owned(),
+                format: Format::Edges,
+                relation: None,
+                unit: None,
+                checkout: None,
+            };
+            batch.read_dump(text.as_bytes(), &spec)?;
+            batch.commit()?;
+        }
+        drop(store);
+        let base = std::fs::read(db.join(crate::layout::BASE_FILE))?;
+        let tier = std::fs::read(db.join(crate::layout::tier_file(TIER)))?;
+        let store = crate::Store::open(&db, crate::OpenOptions::default())?;
+        let stamped = db.join("stamped");
+        std::fs::write(&stamped, b"a file of the directory")?;
+        let snap = store.snapshot_with_tiers(&[TIER])?;
+        let rows = [live_rows(&snap, "pkg")?, live_rows(&snap, "hot")?];
+        drop(snap);
+        store.forget_tier(TIER);
+        Ok(Files {
+            dir: db,
+            store,
+            base,
+            tier,
+            stamped,
+            rows,
+            turn: std::sync::Mutex::new(()),
+        })
+    }
+
+    /// The stamp the database writes for the file the stamp target stamps, as it is now.
+    pub fn stamp_seed(&self) -> Vec<u8> {
+        crate::stamp::Stamp::of(&self.stamped)
+            .map(|s| s.render().into_bytes())
+            .unwrap_or_default()
+    }
+
+    /// The tier file as the database wrote it.
+    pub fn tier_seed(&self) -> &[u8] {
+        &self.tier
+    }
+
+    /// The base file as the database wrote it.
+    pub fn base_seed(&self) -> &[u8] {
+        &self.base
+    }
+
+    /// The database's directory.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+}
+
+/// An error and its sources, as the command line prints them.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// Whether `message` names the file `name`.
+fn names(message: &str, name: &str) -> bool {
+    message.contains(name)
+}
+
+/// The live rows of `relation` in `snap`, in order.
+fn live_rows(
+    snap: &crate::Snapshot,
+    relation: &str,
+) -> Result<Vec<Vec<strata_eval::Term>>, crate::ReadError> {
+    let mut rows = Vec::new();
+    snap.scan_rel(snap.meta(relation)?, &mut |row| {
+        rows.push(row.to_vec());
+        std::ops::ControlFlow::Continue(())
+    })?;
+    Ok(rows)
+}
+
+/// Writes `data` as the database's tier file (no stamp beside it: it is verified) and reads
+/// relation `hot` from it: refused naming the file, or read. The database's base file is
+/// never harmed: it reads on after every case.
+pub fn tier_outcome(files: &Files, data: &[u8]) -> FileOutcome {
+    let _turn = files
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let name = crate::layout::tier_file(TIER);
+    let path = files.dir.join(&name);
+    files.store.forget_tier(TIER);
+    crate::stamp::Stamp::remove(&path);
+    if let Err(e) = std::fs::write(&path, data) {
+        return FileOutcome::Refused(format!("(not written: {e})"));
+    }
+    let outcome = match files
+        .store
+        .snapshot_with_tiers(&[TIER])
+        .and_then(|snap| live_rows(&snap, "hot"))
+    {
+        // What reads at all reads right: the relation's rows as stored, never others.
+        Ok(rows) => {
+            assert_eq!(rows, files.rows[1], "a tier file read otherwise");
+            FileOutcome::Read(rows.len() as u64)
+        }
+        Err(e) => {
+            let message = chain(&e);
+            assert!(names(&message, &name), "{message}");
+            FileOutcome::Refused(message)
+        }
+    };
+    files.store.forget_tier(TIER);
+    crate::stamp::Stamp::remove(&path);
+    let base = files.store.snapshot().and_then(|s| live_rows(&s, "pkg"));
+    assert_eq!(
+        base.ok().as_ref(),
+        Some(&files.rows[0]),
+        "the base file harmed"
+    );
+    outcome
+}
+
+/// Metadata entries from bytes: a key (a byte picking one of [`META_KEYS`], or one past
+/// them followed by a length and the key's bytes) and a value (a length up to 32, then that
+/// many bytes), over and over.
+pub fn meta_entries(mut data: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let take = |n: usize, data: &mut &[u8]| {
+        let (a, b) = data.split_at(n.min(data.len()));
+        *data = b;
+        a.to_vec()
+    };
+    let mut out = Vec::new();
+    while let Some((&k, rest)) = data.split_first() {
+        data = rest;
+        let key = match META_KEYS.get(usize::from(k)) {
+            Some(key) => (*key).to_owned(),
+            None => {
+                let n = take(1, &mut data)
+                    .first()
+                    .map_or(0, |&n| usize::from(n % 24));
+                String::from_utf8_lossy(&take(n, &mut data)).into_owned()
+            }
+        };
+        let n = take(1, &mut data)
+            .first()
+            .map_or(0, |&n| usize::from(n % 33));
+        out.push((key, take(n, &mut data)));
+    }
+    out
+}
+
+/// Writes `entries` into `table` of the redb file at `path`.
+fn write_meta(
+    path: &std::path::Path,
+    table: redb::TableDefinition<'_, &str, &[u8]>,
+    entries: &[(String, Vec<u8>)],
+) -> Result<(), redb::Error> {
+    let db = redb::Database::open(path)?;
+    let txn = db.begin_write()?;
+    {
+        let mut t = txn.open_table(table)?;
+        for (k, v) in entries {
+            t.insert(k.as_str(), v.as_slice())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+/// The database's own tier file with `entries` written into its `tier_meta` (its format
+/// version, owner, applied batch, savepoint), then read as [`tier_outcome`] reads.
+pub fn tier_meta_outcome(files: &Files, entries: &[(String, Vec<u8>)]) -> FileOutcome {
+    let n = unique();
+    let tmp = files.dir.join(format!(".fuzz-tier-{n}"));
+    let made = std::fs::write(&tmp, &files.tier)
+        .map_err(redb::Error::from)
+        .and_then(|()| write_meta(&tmp, crate::layout::TIER_META, entries));
+    let bytes = std::fs::read(&tmp);
+    let _ = std::fs::remove_file(&tmp);
+    match (made, bytes) {
+        (Ok(()), Ok(bytes)) => tier_outcome(files, &bytes),
+        (Err(e), _) => FileOutcome::Refused(format!("(not written: {e})")),
+        (_, Err(e)) => FileOutcome::Refused(format!("(not written: {e})")),
+    }
+}
+
+/// The database's base file with `entries` written into its `meta` (format version,
+/// identity, counters), opened as a database and read: refused naming the file, or read.
+pub fn base_meta_outcome(files: &Files, entries: &[(String, Vec<u8>)]) -> FileOutcome {
+    let name = crate::layout::BASE_FILE;
+    let dir = files.dir.with_file_name(format!("base-{}", unique()));
+    let outcome = (|| {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("(not written: {e})"))?;
+        let path = dir.join(name);
+        std::fs::write(&path, &files.base).map_err(|e| format!("(not written: {e})"))?;
+        write_meta(&path, crate::layout::META, entries)
+            .map_err(|e| format!("(not written: {e})"))?;
+        let refused = |message: String| {
+            assert!(names(&message, name), "{message}");
+            message
+        };
+        let store = crate::Store::open(&dir, crate::OpenOptions::default())
+            .map_err(|e| refused(chain(&e)))?;
+        let snap = store.snapshot().map_err(|e| refused(chain(&e)))?;
+        live_rows(&snap, "pkg").map_err(|e| refused(chain(&e)))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    match outcome {
+        Ok(rows) => {
+            assert_eq!(rows, files.rows[0], "a base file read otherwise");
+            FileOutcome::Read(rows.len() as u64)
+        }
+        Err(m) => FileOutcome::Refused(m),
+    }
+}
+
+/// The tier file and database identity target: the first byte picks what the rest is, by
+/// its value modulo 3: the bytes of the tier file, entries for the tier file's metadata, or
+/// entries for the base file's ([`meta_entries`]).
+pub fn tier_file(files: &Files, data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let _ = match pick % 3 {
+        0 => tier_outcome(files, rest),
+        1 => tier_meta_outcome(files, &meta_entries(rest)),
+        _ => base_meta_outcome(files, &meta_entries(rest)),
+    };
+}
+
+/// The stamp target: `data` as the stamp of a file of the database directory. A stamp is
+/// trusted only when it is, token for token, the one this database writes for that file
+/// as it is now; anything else (garbage, another file's, a number spelled otherwise) only
+/// makes the file be verified.
+pub fn stamp(files: &Files, data: &[u8]) -> bool {
+    let _turn = files
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let stamp = crate::stamp::Stamp::path_for(&files.stamped);
+    if std::fs::write(&stamp, data).is_err() {
+        return false;
+    }
+    let trusted = crate::stamp::Stamp::matches(&files.stamped);
+    if trusted {
+        let tokens = |b: &[u8]| {
+            String::from_utf8_lossy(b)
+                .split_ascii_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            tokens(data),
+            tokens(&files.stamp_seed()),
+            "a stamp trusted otherwise"
+        );
+    }
+    let _ = std::fs::remove_file(&stamp);
+    trusted
+}
+
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -67,6 +67,15 @@ pub(crate) fn guarded<T, E>(
     }
 }
 
+/// Runs `f`, which reads a file of the database directory through a library that panics on
+/// some malformed input (redb here; the find index's `fst` map in the application), turning a
+/// panic into its message. Such a panic is caught as the store's own are, and
+/// [`quiet_caught_panics`] keeps it from being reported too. `f` must call nothing of its
+/// caller's that could panic for a bug of its own.
+pub fn catch_damage<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    guarded(|| Ok(f()), |damage| damage.to_string())
+}
+
 /// [`guarded`] for the store's internal [`Fault`](crate::error::Fault).
 pub(crate) fn faults<T>(
     f: impl FnOnce() -> Result<T, crate::error::Fault>,

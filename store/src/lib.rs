@@ -64,7 +64,7 @@ pub use db::{DEFAULT_CACHE_BYTES, MIN_CACHE_BYTES, OpenOptions, Store, scaled_ca
 pub use error::{
     CheckError, CommitError, CompactError, Damage, IngestError, OpenError, ReadError, StoreError,
 };
-pub use guard::quiet_caught_panics;
+pub use guard::{catch_damage, quiet_caught_panics};
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
 pub use snapshot::{Snapshot, TermUse};
 pub use space::{Compacted, FileSpace, Space, TableSpace, compact};

@@ -371,7 +371,7 @@ impl Snapshot {
         Ok(())
     }
 
-    fn scan_rel(
+    pub(crate) fn scan_rel(
         &self,
         meta: &RelationMeta,
         visit: &mut dyn FnMut(&[Term]) -> Visit,

@@ -35,9 +35,16 @@ pub(crate) struct Stamp {
     ctime_ns: i128,
 }
 
+/// A number as [`Stamp::render`] writes it, and only so (no sign, no leading zero): a stamp
+/// is trusted only as this database wrote it.
+fn canonical<T: std::str::FromStr + ToString>(s: &str) -> Option<T> {
+    let n: T = s.parse().ok()?;
+    (n.to_string() == s).then_some(n)
+}
+
 impl Stamp {
     /// The stamp of the file at `path` as it is now.
-    fn of(path: &Path) -> std::io::Result<Stamp> {
+    pub(crate) fn of(path: &Path) -> std::io::Result<Stamp> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::metadata(path)?;
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
@@ -57,7 +64,7 @@ impl Stamp {
         path.with_file_name(name)
     }
 
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         format!(
             "strata-stamp 1 dev {} ino {} len {} mtime {} ctime {}\n",
             self.dev, self.ino, self.len, self.mtime_ns, self.ctime_ns
@@ -81,11 +88,11 @@ impl Stamp {
                 "ctime",
                 c,
             ] => Some(Stamp {
-                dev: dev.parse().ok()?,
-                ino: ino.parse().ok()?,
-                len: len.parse().ok()?,
-                mtime_ns: m.parse().ok()?,
-                ctime_ns: c.parse().ok()?,
+                dev: canonical(dev)?,
+                ino: canonical(ino)?,
+                len: canonical(len)?,
+                mtime_ns: canonical(m)?,
+                ctime_ns: canonical(c)?,
             }),
             _ => None,
         }

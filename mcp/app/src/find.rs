@@ -22,6 +22,8 @@ mod file;
 #[cfg(test)]
 mod file_tests;
 mod finder;
+#[doc(hidden)]
+pub(crate) mod fuzzing;
 mod index;
 mod indexed;
 mod keys;

@@ -71,7 +71,7 @@ pub const SOCKET_FILE: &str = "strata.sock";
 pub const MAX_HEADER_BYTES: u64 = 1 << 20;
 
 /// The largest frame accepted, in bytes.
-pub const MAX_FRAME_BYTES: u64 = 16 << 20;
+pub const MAX_FRAME_BYTES: u64 = crate::deadline::FRAME_UNIT;
 
 /// The most files one batch may name.
 pub const MAX_FILES: usize = 100_000;
@@ -87,8 +87,9 @@ pub const MAX_CONNECTIONS: usize = 16;
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a client has by default for its header line and each [`MAX_FRAME_BYTES`] of
-/// its batch (at least 140 KB a second) before it loses its slot.
-pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(120);
+/// its batch (at least 140 KB a second) before it loses its slot (the frame deadline of
+/// [`crate::deadline`], which the MCP socket's messages have too).
+pub use crate::deadline::DEFAULT_FRAME_TIMEOUT;
 
 /// How long a clean shutdown waits for commits in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -495,7 +496,6 @@ enum Reply {
 mod address;
 mod client;
 mod daemon;
-mod deadline;
 #[cfg(test)]
 mod hardening;
 mod reads;
@@ -505,26 +505,17 @@ pub use address::DatabaseId;
 pub use client::{SendError, remove_stale_socket, send_batch, server_listens};
 use daemon::Frames;
 use daemon::Shared;
-#[cfg(test)]
-use daemon::read_line;
 pub use daemon::{IngestListener, ListenerOptions};
+pub(crate) use daemon::{Request, parse_request, read_line};
 pub use reads::{ReadSendError, send_read};
+pub(crate) use spool::receive_frames;
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn frames(parts: &[&[u8]]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for p in parts {
-            out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-            out.extend_from_slice(p);
-        }
-        out.extend_from_slice(&0u64.to_le_bytes());
-        out
-    }
+    use crate::fuzz::frames;
 
     #[test]
     fn frames_read_back_as_one_stream() {

@@ -58,9 +58,12 @@ mod base;
 mod bind;
 pub mod code_pack;
 mod cypher;
+pub mod deadline;
 mod error;
 pub mod find;
 mod fit;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod host;
 pub mod ingest;
 #[cfg(unix)]

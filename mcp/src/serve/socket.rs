@@ -13,6 +13,13 @@
 //! left in the backlog of a server that is exiting). A listener whose socket file is
 //! removed or replaced stops listening (a database directory deleted under a daemon ends
 //! the daemon).
+//!
+//! Each message on a connection has the frame deadline of [`strata_app::deadline`]
+//! ([`DEFAULT_FRAME_TIMEOUT`], 120 s for each 16 MiB, counted from its first byte): a
+//! client that trickles a message (a byte a second) is answered a JSON-RPC error and loses
+//! its connection, so it cannot hold a session, and with it the daemon and the database,
+//! for ever. Between messages a client may wait as long as it likes (an MCP client sits
+//! idle between calls); the relay writes each message whole.
 
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -26,7 +33,9 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 
-use super::{MAX_STDIO_MESSAGE_BYTES, ServeError, serve_lines};
+pub use strata_app::deadline::DEFAULT_FRAME_TIMEOUT;
+
+use super::{MAX_STDIO_MESSAGE_BYTES, ServeError, serve_framed};
 use crate::server::Server;
 
 /// The MCP socket's file name inside the database directory.
@@ -98,6 +107,30 @@ enum Ended {
     Idle(File),
 }
 
+/// How the MCP socket treats its clients.
+#[derive(Clone, Copy, Debug)]
+pub struct SocketOptions {
+    /// How long a message may take to arrive whole, from its first byte, for each 16 MiB
+    /// of it ([`DEFAULT_FRAME_TIMEOUT`] by default).
+    pub frame_timeout: Duration,
+}
+
+impl Default for SocketOptions {
+    fn default() -> Self {
+        SocketOptions {
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
+        }
+    }
+}
+
+/// What the accept loop shares with its sessions: the count of those open (none open lets
+/// an idle daemon exit), and the options.
+#[derive(Clone)]
+struct Sessions {
+    live: Arc<AtomicUsize>,
+    options: SocketOptions,
+}
+
 /// Accepts connections, each an MCP session over `server`, until stopped, the socket file
 /// goes, or (with `idle`) no client was connected for `idle` and the lock at `lock` could
 /// be taken.
@@ -105,10 +138,10 @@ async fn accept_loop(
     server: Server,
     listener: tokio::net::UnixListener,
     (path, ino): (PathBuf, u64),
-    idle: Option<(Duration, PathBuf)>,
+    (idle, sessions): (Option<(Duration, PathBuf)>, Sessions),
     mut stop: watch::Receiver<bool>,
 ) -> Ended {
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Arc::clone(&sessions.live);
     let (end_sessions, sessions_end) = watch::channel(false);
     let mut idle_since = Instant::now();
     let mut tick = tokio::time::interval(TICK);
@@ -120,7 +153,7 @@ async fn accept_loop(
                     tokio::spawn(session(
                         server.clone(),
                         stream,
-                        Arc::clone(&live),
+                        sessions.clone(),
                         sessions_end.clone(),
                     ));
                 }
@@ -176,11 +209,12 @@ pub(super) fn open_lock(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-/// One connection: the greeting line, then an MCP session until the client closes.
+/// One connection: the greeting line, then an MCP session until the client closes (or
+/// is too slow sending a message).
 async fn session(
     server: Server,
     stream: tokio::net::UnixStream,
-    live: Arc<AtomicUsize>,
+    sessions: Sessions,
     mut end: watch::Receiver<bool>,
 ) {
     let (read, mut write) = stream.into_split();
@@ -196,11 +230,15 @@ async fn session(
         let shutdown = async move {
             let _ = end.wait_for(|e| *e).await;
         };
-        if let Err(e) = serve_lines(
+        let framing = (
+            MAX_STDIO_MESSAGE_BYTES,
+            Some(sessions.options.frame_timeout),
+        );
+        if let Err(e) = serve_framed(
             server,
             tokio::io::BufReader::new(read),
             write,
-            MAX_STDIO_MESSAGE_BYTES,
+            framing,
             shutdown,
         )
         .await
@@ -208,7 +246,7 @@ async fn session(
             eprintln!("strata: a session on the MCP socket failed: {e}");
         }
     }
-    live.fetch_sub(1, Ordering::SeqCst);
+    sessions.live.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// The MCP socket of a process that serves otherwise too (HTTP, or its own stdio): a thread
@@ -218,6 +256,7 @@ pub struct McpListener {
     path: PathBuf,
     stop: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
+    live: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for McpListener {
@@ -230,9 +269,24 @@ impl std::fmt::Debug for McpListener {
 
 impl McpListener {
     /// Listens on `DB/strata-mcp.sock` for sessions over `server`, whose database this
-    /// process holds.
+    /// process holds, with the default options.
     pub fn bind(server: Server, db: &Path) -> std::io::Result<McpListener> {
+        McpListener::bind_with(server, db, SocketOptions::default())
+    }
+
+    /// Listens on `DB/strata-mcp.sock` for sessions over `server`, whose database this
+    /// process holds, treating clients by `options`.
+    pub fn bind_with(
+        server: Server,
+        db: &Path,
+        options: SocketOptions,
+    ) -> std::io::Result<McpListener> {
         let (listener, path, ino) = bind(db)?;
+        let sessions = Sessions {
+            live: Arc::new(AtomicUsize::new(0)),
+            options,
+        };
+        let live = Arc::clone(&sessions.live);
         let (stop, stopped) = watch::channel(false);
         let at = (path.clone(), ino);
         let thread = std::thread::Builder::new()
@@ -254,7 +308,7 @@ impl McpListener {
                 rt.block_on(async move {
                     match tokio::net::UnixListener::from_std(listener) {
                         Ok(l) => {
-                            accept_loop(server, l, at, None, stopped).await;
+                            accept_loop(server, l, at, (None, sessions), stopped).await;
                         }
                         Err(e) => {
                             eprintln!("strata: warning: the MCP socket cannot run: {e}");
@@ -268,12 +322,18 @@ impl McpListener {
             path,
             stop,
             thread: Some(thread),
+            live,
         })
     }
 
     /// The socket's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// How many sessions are open on it now.
+    pub fn sessions(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
     }
 }
 
@@ -323,7 +383,13 @@ pub fn run_daemon<G>(
     let idle = idle_exit.map(|d| (d, db.join(MCP_LOCK_FILE)));
     let ended = rt.block_on(async move {
         let l = tokio::net::UnixListener::from_std(listener)?;
-        Ok::<_, std::io::Error>(accept_loop(server, l, (path, ino), idle, stopped).await)
+        let sessions = Sessions {
+            live: Arc::new(AtomicUsize::new(0)),
+            options: SocketOptions::default(),
+        };
+        Ok::<_, std::io::Error>(
+            accept_loop(server, l, (path, ino), (idle, sessions), stopped).await,
+        )
     })?;
     match ended {
         Ended::Idle(lock) => {
@@ -336,4 +402,126 @@ pub fn run_daemon<G>(
     rt.shutdown_timeout(Duration::from_secs(1));
     drop(_kept);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixStream;
+
+    use super::*;
+
+    /// Connects to the MCP socket of `db` and reads its greeting.
+    fn connect(db: &Path) -> (UnixStream, BufReader<UnixStream>) {
+        let conn = UnixStream::connect(mcp_socket_path(db)).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut reader = BufReader::new(conn.try_clone().unwrap());
+        let greeting = line(&mut reader);
+        assert!(greeting.contains(GREETING_METHOD), "{greeting}");
+        (conn, reader)
+    }
+
+    fn line(r: &mut BufReader<UnixStream>) -> String {
+        let mut s = String::new();
+        r.read_line(&mut s).unwrap();
+        s
+    }
+
+    /// Whether the server closed the connection: the end of input, or a reset (what a
+    /// Unix socket closed with bytes of the client's still unread gives the client).
+    fn closed(r: &mut BufReader<UnixStream>) -> bool {
+        let mut s = String::new();
+        match r.read_line(&mut s) {
+            Ok(0) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+            Ok(_) => false,
+        }
+    }
+
+    /// Waits (a few seconds at most) until `listener` has `n` sessions open.
+    fn sessions_become(listener: &McpListener, n: usize) -> usize {
+        let until = Instant::now() + Duration::from_secs(5);
+        while listener.sessions() != n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        listener.sessions()
+    }
+
+    #[test]
+    fn issue_30_relay_slow_loris() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = strata_fixtures::example::write_example(dir.path()).unwrap();
+        let server = crate::fuzz::server(dir.path(), &files).unwrap();
+        let options = SocketOptions {
+            frame_timeout: Duration::from_millis(300),
+        };
+        let listener = McpListener::bind_with(server, dir.path(), options).unwrap();
+        // Clients trickling a message a byte every 20 ms (40 bytes: 800 ms, past the 300 ms
+        // deadline), never ending it.
+        let message = br#"{"id":7,"jsonrpc":"2.0","method":"ping"}"#;
+        let started = Instant::now();
+        let slow: Vec<_> = (0..4)
+            .map(|_| {
+                let (conn, reader) = connect(dir.path());
+                let mut w = conn.try_clone().unwrap();
+                let trickle = std::thread::spawn(move || {
+                    for b in message {
+                        if w.write_all(&[*b]).is_err() {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                });
+                (conn, reader, trickle)
+            })
+            .collect();
+        assert_eq!(listener.sessions(), 4);
+        for (_conn, mut reader, trickle) in slow {
+            // Answered with the message's id and why, then the connection is closed.
+            let answer: serde_json::Value = serde_json::from_str(&line(&mut reader)).unwrap();
+            assert_eq!(answer["id"], 7, "{answer}");
+            assert_eq!(answer["error"]["code"], -32600, "{answer}");
+            let m = answer["error"]["message"].as_str().unwrap();
+            assert!(
+                m.contains("did not arrive whole within 0.3 s (the server's frame deadline")
+                    && m.contains("the connection is closed"),
+                "{m}"
+            );
+            assert!(closed(&mut reader), "the connection still open");
+            trickle.join().unwrap();
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // Their sessions are gone: none holds the daemon.
+        assert_eq!(sessions_become(&listener, 0), 0);
+        // A client waiting longer than the deadline between messages keeps its session, and
+        // a message sent whole is answered.
+        let (mut conn, mut reader) = connect(dir.path());
+        std::thread::sleep(Duration::from_millis(600));
+        let init = serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        });
+        writeln!(conn, "{init}").unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&line(&mut reader)).unwrap();
+        assert_eq!(answer["id"], 1, "{answer}");
+        assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+        std::thread::sleep(Duration::from_millis(600));
+        writeln!(
+            conn,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+        writeln!(conn, r#"{{"jsonrpc":"2.0","id":2,"method":"ping"}}"#).unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&line(&mut reader)).unwrap();
+        assert_eq!(answer["id"], 2, "{answer}");
+        assert_eq!(listener.sessions(), 1);
+        drop((conn, reader));
+        assert_eq!(sessions_become(&listener, 0), 0);
+    }
 }

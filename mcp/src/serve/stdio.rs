@@ -6,7 +6,10 @@
 //! do not fit its method is answered -32602 with its id, naming the member at fault
 //! ([`crate::protocol::invalid_params`]).
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
+use strata_app::deadline::{FRAME_UNIT, FrameClock, past_deadline_error};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
 use tokio::sync::mpsc;
 
@@ -28,8 +31,9 @@ pub(super) struct Framed {
     pub(super) writer: tokio::task::JoinHandle<()>,
 }
 
-/// Frames `input` and `output` for rmcp with a message limit of `max` bytes.
-pub(super) fn frame<R, W>(input: R, output: W, max: usize) -> Framed
+/// Frames `input` and `output` for rmcp with a message limit of `max` bytes and, with
+/// `deadline`, a frame deadline for each message ([`read_messages`]).
+pub(super) fn frame<R, W>(input: R, output: W, max: usize, deadline: Option<Duration>) -> Framed
 where
     R: AsyncBufRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -58,7 +62,7 @@ where
     // The client's messages: checked, then handed to rmcp or answered here.
     tokio::spawn(async move {
         let mut input = input;
-        let _ = read_messages(&mut input, &mut rmcp_in, &lines, max).await;
+        let _ = read_messages(&mut input, &mut rmcp_in, &lines, max, deadline).await;
         // The end of input: rmcp sees it and ends the session.
         let _ = rmcp_in.shutdown().await;
     });
@@ -78,20 +82,53 @@ where
 }
 
 /// Reads lines of at most `max` bytes from `input`: JSON goes on to `rmcp`, anything else
-/// is answered on `answers`.
+/// is answered on `answers`. With `deadline`, each message must arrive whole within it from
+/// its first byte (and the deadline again for each further [`FRAME_UNIT`] bytes of it, as
+/// on the ingest socket): a client that trickles a message is answered a JSON-RPC error
+/// and its input ends, which ends its session. Between messages a client may wait as long
+/// as it likes.
 async fn read_messages<R: AsyncBufRead + Unpin>(
     input: &mut R,
     rmcp: &mut DuplexStream,
     answers: &mpsc::Sender<Vec<u8>>,
     max: usize,
+    deadline: Option<Duration>,
 ) -> std::io::Result<()> {
     let mut line = Vec::new();
     // The first bytes of a line past `max`, and its length so far.
     let mut oversized: Option<(Vec<u8>, usize)> = None;
+    // The deadline of the message being read, from its first byte.
+    let mut clock: Option<FrameClock> = None;
     loop {
-        let buf = input.fill_buf().await?;
+        let buf = match &clock {
+            None => input.fill_buf().await?,
+            Some(c) => {
+                let until = tokio::time::Instant::from_std(c.deadline());
+                match tokio::time::timeout_at(until, input.fill_buf()).await {
+                    Ok(buf) => buf?,
+                    Err(_) => {
+                        let prefix = match &oversized {
+                            Some((prefix, _)) => prefix.as_slice(),
+                            None => line.as_slice(),
+                        };
+                        let _ = answers.send(too_slow(prefix, c.frame())).await;
+                        eprintln!(
+                            "strata: a client was too slow sending a message (the frame \
+                             deadline is {} s): its connection is closed",
+                            c.frame().as_secs_f64()
+                        );
+                        return Err(past_deadline_error());
+                    }
+                }
+            }
+        };
         if buf.is_empty() {
             return Ok(());
+        }
+        if clock.is_none()
+            && let Some(d) = deadline
+        {
+            clock = Some(FrameClock::start(d, FRAME_UNIT));
         }
         let (chunk, ended) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (&buf[..i], true),
@@ -110,8 +147,13 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
         let used = chunk.len() + usize::from(ended);
         input.consume(used);
         if !ended {
+            if let Some(c) = &mut clock {
+                c.received(used as u64);
+            }
             continue;
         }
+        // The message is whole: the next one's deadline starts with its first byte.
+        clock = None;
         if let Some((prefix, n)) = oversized.take() {
             let answer = error_line(
                 id_in_prefix(&prefix),
@@ -180,6 +222,21 @@ fn refusal(message: &Value, text: &[u8]) -> Option<(i64, String)> {
                 format!("Invalid Request: not a JSON-RPC request this server reads ({e})"),
             )
         })
+}
+
+/// The answer to a message that did not arrive within the frame deadline `deadline`: an
+/// Invalid Request with the message's id when its first bytes (`prefix`) show it.
+fn too_slow(prefix: &[u8], deadline: Duration) -> Vec<u8> {
+    error_line(
+        id_in_prefix(&prefix[..prefix.len().min(ID_PREFIX_BYTES)]),
+        -32600,
+        &format!(
+            "Invalid Request: the message did not arrive whole within {} s (the server's frame \
+             deadline for each {} MiB of a message); the connection is closed",
+            deadline.as_secs_f64(),
+            FRAME_UNIT >> 20
+        ),
+    )
 }
 
 /// One JSON-RPC error answer, as a line.

@@ -41,6 +41,13 @@ impl IndexFile {
         }
     }
 
+    /// Where the posting list of the fuzzy candidate `key` is, if it is one (read under a
+    /// guard, as in [`IndexFile::fuzzy`]).
+    fn candidate(&self, key: &[u8]) -> Result<Option<u64>, IndexFileError> {
+        strata_store::catch_damage(|| self.cands().get(key))
+            .map_err(|_| self.damaged("its fuzzy candidates are malformed"))
+    }
+
     fn posting_of(&self, at: Option<u64>) -> Result<RoaringBitmap, IndexFileError> {
         at.and_then(|at| self.postings(at))
             .ok_or_else(|| self.damaged("a posting list is malformed"))
@@ -67,10 +74,13 @@ impl IndexFile {
             let i = segs
                 .key_at(pos)
                 .ok_or_else(|| self.damaged("a segment key is malformed"))?;
-            let start = segs.start(i).unwrap_or(0);
-            let key = segs.key(i).unwrap_or_default();
-            let key = std::str::from_utf8(key).unwrap_or_default();
-            let at = pos - start;
+            // The key holds the occurrence, unless the file's offsets are wrong.
+            let found = segs.start(i).zip(segs.key(i)).and_then(|(start, key)| {
+                let at = pos.checked_sub(start)?;
+                let key = std::str::from_utf8(key).ok()?;
+                (at + needle.len() <= key.len()).then_some((key, at))
+            });
+            let (key, at) = found.ok_or_else(|| self.damaged("a segment key is malformed"))?;
             let aligned = boundary_before(key, at) && boundary_after(key, at + needle.len());
             match out.last_mut() {
                 Some((j, a)) if *j == i => *a |= aligned,
@@ -173,7 +183,7 @@ impl IndexFile {
             for ord in &exact {
                 hits.push((ord, Kind::Exact, 0, self.text_of(ord)? == q.raw));
             }
-            let last = match self.cands().get(q.lower.as_bytes()) {
+            let last = match self.candidate(q.lower.as_bytes())? {
                 Some(at) => (self.posting_of(Some(at))? - &exact) - &excluded,
                 None => RoaringBitmap::new(),
             };
@@ -271,28 +281,44 @@ impl IndexFile {
         kept.sort_unstable_by_key(|&(ord, kind, d, aligned)| (kind, !aligned, d, ord));
         kept.truncate(keep);
         let mut found = Found::default();
+        let mut scratch = Scratch::default();
         for (ord, kind, distance, aligned) in kept {
             let id = self
                 .id(ord)
+                .filter(|&id| id != 0 && id <= upto)
                 .ok_or_else(|| self.damaged("a text id is malformed"))?;
-            found.texts.insert(id, self.text_of(ord)?.to_owned());
-            found.matches.push(Match {
+            let text = self.text_of(ord)?;
+            let m = Match {
                 id,
                 kind,
                 distance,
                 aligned,
-            });
+            };
+            // A match kept is one the scan makes of its text: a file whose keys or posting
+            // lists lead elsewhere (written wrong, not merely damaged: the checksum holds) is
+            // refused, and rebuilt, rather than answered.
+            if classify(q, id, text, &mut scratch).as_ref() != Some(&m) {
+                return Err(self.damaged("its posting lists name texts that do not match"));
+            }
+            if found.texts.insert(id, text.to_owned()).is_some() {
+                return Err(self.damaged("it lists a text id twice"));
+            }
+            found.matches.push(m);
         }
         // The non-ASCII texts, as the scan classifies them.
-        let mut scratch = Scratch::default();
         for ord in self.non_ascii() {
             let Some(id) = self.id(ord).filter(|&id| id <= upto) else {
                 continue;
             };
+            if id == 0 {
+                return Err(self.damaged("a text id is malformed"));
+            }
             let text = self.text_of(ord)?;
             if let Some(m) = classify(q, id, text, &mut scratch) {
                 total += 1;
-                found.texts.insert(id, text.to_owned());
+                if found.texts.insert(id, text.to_owned()).is_some() {
+                    return Err(self.damaged("it lists a text id twice"));
+                }
                 found.matches.push(m);
             }
         }
@@ -415,9 +441,19 @@ impl IndexFile {
             query: &q.chars,
             max: q.max_edits as u32,
         };
-        let mut stream = self.cands().search(aut).into_stream();
-        while let Some((key, at)) = stream.next() {
-            let Ok(key) = std::str::from_utf8(key) else {
+        // The candidates within reach, read under a guard: `fst` panics on some malformed
+        // maps (a file written wrong: a damaged one fails its checksum).
+        let found = strata_store::catch_damage(|| {
+            let mut found = Vec::new();
+            let mut stream = self.cands().search(aut).into_stream();
+            while let Some((key, at)) = stream.next() {
+                found.push((key.to_vec(), at));
+            }
+            found
+        })
+        .map_err(|_| self.damaged("its fuzzy candidates are malformed"))?;
+        for (key, at) in found {
+            let Ok(key) = std::str::from_utf8(&key) else {
                 return Err(self.damaged("a fuzzy candidate is malformed"));
             };
             if let Some(d) = q.fuzzy_uncached(key, key, &mut scratch) {

@@ -237,21 +237,21 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
         return;
     };
     let o = shared.options;
-    let conn = super::deadline::Deadlined::new(conn, o.idle_timeout, o.frame_timeout);
+    let conn =
+        crate::deadline::Deadlined::new(conn, o.idle_timeout, o.frame_timeout, MAX_FRAME_BYTES);
     let mut reader = BufReader::with_capacity(1 << 16, conn);
-    let line = match read_line(&mut reader, MAX_HEADER_BYTES, o.frame_timeout) {
-        Ok(line) => line,
+    let request = read_line(&mut reader, MAX_HEADER_BYTES, o.frame_timeout)
+        .and_then(|line| parse_request(&line, &shared.id));
+    let batch = match request {
+        Ok(Request::Batch(batch)) => batch,
+        // A read's client sends nothing after its line.
+        Ok(Request::Read(read)) => return super::reads::serve_read(*read, &writer, shared),
         Err(e) => {
             let _ = write_reply(&mut writer, &Reply::Error(e.to_string()));
             return;
         }
     };
-    if is_read(&line) {
-        // A read's client sends nothing after its line.
-        super::reads::serve_read(&line, &writer, shared);
-        return;
-    }
-    let reply = match run_batch(&line, &mut reader, &mut writer, shared) {
+    let reply = match run_batch(&batch, &mut reader, &mut writer, shared) {
         Ok(summary) => {
             eprintln!(
                 "strata: batch {} committed from `strata ingest`: {} facts read, {} new",
@@ -278,14 +278,14 @@ fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
 
 /// Reads one `\n`-ended line of at most `max` bytes.
 /// Past the frame deadline `deadline`, [`RequestError::TooSlow`].
-pub(super) fn read_line(
+pub(crate) fn read_line(
     r: &mut impl BufRead,
     max: u64,
     deadline: Duration,
 ) -> Result<Vec<u8>, RequestError> {
     let mut line = Vec::new();
     r.take(max + 1).read_until(b'\n', &mut line).map_err(|e| {
-        if super::deadline::past_deadline(&e) {
+        if crate::deadline::past_deadline(&e) {
             RequestError::TooSlow {
                 label: "the request's header".to_owned(),
                 deadline,
@@ -305,26 +305,36 @@ pub(super) fn read_line(
     Ok(line)
 }
 
-/// Whether a request's first line is a read's (an object with a `read` entry).
-fn is_read(line: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
-        .is_ok_and(|o| o.contains_key("read"))
+/// What a connection asks for, its header line read and checked.
+#[derive(Debug)]
+pub(crate) enum Request {
+    /// A read of the command line's, answered over the application.
+    Read(Box<super::reads::ReadHeader>),
+    /// A batch: its files' frames follow the header.
+    Batch(BatchRequest),
 }
 
-fn run_batch(
-    line: &[u8],
-    reader: &mut impl BufRead,
-    writer: &mut dyn Write,
-    shared: &Shared,
-) -> Result<BatchSummary, RequestError> {
-    let o = shared.options;
-    let header: Header = serde_json::from_slice(line).map_err(RequestError::Header)?;
-    if !header.database.same_as(&shared.id) {
-        return Err(RequestError::WrongDatabase {
-            asked: header.database,
-            served: shared.id.path.clone(),
-        });
+/// A batch's header, checked: how to read each file, and the batch's options.
+#[derive(Debug)]
+pub(crate) struct BatchRequest {
+    /// The files, in the order their frames follow.
+    pub(crate) specs: Vec<DumpSpec>,
+    /// The batch's options (its buffer capped at [`MAX_BUFFER_FACTS`]).
+    pub(crate) options: BatchOptions,
+}
+
+/// The request of a connection's header line `line` to the daemon of the database `id`:
+/// a read (a line holding `"read"`) or a batch, refused when it is not the JSON of either,
+/// meant for another database, or names too many files or a file it cannot read.
+pub(crate) fn parse_request(line: &[u8], id: &DatabaseId) -> Result<Request, RequestError> {
+    if is_read(line) {
+        let read: super::reads::ReadHeader =
+            serde_json::from_slice(line).map_err(RequestError::Header)?;
+        check_database(&read.database, id)?;
+        return Ok(Request::Read(Box::new(read)));
     }
+    let header: Header = serde_json::from_slice(line).map_err(RequestError::Header)?;
+    check_database(&header.database, id)?;
     if header.files.len() > MAX_FILES {
         return Err(RequestError::TooManyFiles(header.files.len()));
     }
@@ -341,9 +351,50 @@ fn run_batch(
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
         allow_empty: header.allow_empty,
     };
+    Ok(Request::Batch(BatchRequest { specs, options }))
+}
+
+/// Refuses a request meant for a database other than `served`.
+fn check_database(asked: &DatabaseId, served: &DatabaseId) -> Result<(), RequestError> {
+    if asked.same_as(served) {
+        return Ok(());
+    }
+    Err(RequestError::WrongDatabase {
+        asked: asked.clone(),
+        served: served.path.clone(),
+    })
+}
+
+/// Whether a request's first line is a read's (an object with a `read` entry), found
+/// without building the line's values (a header line is read whole, ignoring the rest).
+fn is_read(line: &[u8]) -> bool {
+    /// A member that is present, whatever it holds.
+    #[derive(Default)]
+    struct Present(bool);
+    impl<'de> Deserialize<'de> for Present {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Present, D::Error> {
+            serde::de::IgnoredAny::deserialize(d).map(|_| Present(true))
+        }
+    }
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        read: Present,
+    }
+    serde_json::from_slice::<Probe>(line).is_ok_and(|p| p.read.0)
+}
+
+fn run_batch(
+    batch: &BatchRequest,
+    reader: &mut impl BufRead,
+    writer: &mut dyn Write,
+    shared: &Shared,
+) -> Result<BatchSummary, RequestError> {
+    let o = shared.options;
+    let specs = &batch.specs;
     // Receive everything before taking the writer.
     let mut spool = spool::Spool::create(shared.store.dir())?;
-    for spec in &specs {
+    for spec in specs {
         spool.receive(reader, &spec.label, o.idle_timeout, o.frame_timeout)?;
     }
     let mut status = |r: Reply| write_reply(writer, &r).map_err(RequestError::Read);
@@ -367,7 +418,10 @@ fn run_batch(
     };
     let _commit = Since::start(&shared.since);
     let _counted = shared.commits.enter(usize::MAX);
-    let mut batch = shared.store.batch(options).map_err(RequestError::store)?;
+    let mut batch = shared
+        .store
+        .batch(batch.options.clone())
+        .map_err(RequestError::store)?;
     for (spec, mut file) in specs.iter().zip(spool.files()?) {
         batch
             .read_dump(&mut file, spec)
@@ -414,6 +468,34 @@ pub(super) struct Frames<'a, R> {
     pub(super) done: bool,
 }
 
+impl<R: BufRead> Frames<'_, R> {
+    /// The next frame's 8 length bytes; a request that ends before them or inside them is
+    /// an error saying so.
+    fn frame_length(&mut self) -> std::io::Result<[u8; 8]> {
+        let mut len = [0u8; 8];
+        let mut got = 0;
+        while got < len.len() {
+            match self.inner.read(&mut len[got..]) {
+                Ok(0) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        if got == 0 {
+                            "the request ended before the file did (its last frame, of \
+                             length 0, never came)"
+                        } else {
+                            "the request ended inside a frame's length"
+                        },
+                    ));
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(len)
+    }
+}
+
 impl<R: BufRead> Read for Frames<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let available = self.fill_buf()?;
@@ -427,9 +509,7 @@ impl<R: BufRead> Read for Frames<'_, R> {
 impl<R: BufRead> BufRead for Frames<'_, R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         while !self.done && self.left == 0 {
-            let mut len = [0u8; 8];
-            self.inner.read_exact(&mut len)?;
-            let len = u64::from_le_bytes(len);
+            let len = u64::from_le_bytes(self.frame_length()?);
             if len > MAX_FRAME_BYTES {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,

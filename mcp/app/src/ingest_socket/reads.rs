@@ -22,11 +22,11 @@ const HANGUP_POLL: Duration = Duration::from_millis(100);
 /// A read request's line.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(super) struct ReadHeader {
+pub(crate) struct ReadHeader {
     /// The database the read is meant for.
-    database: DatabaseId,
+    pub(crate) database: DatabaseId,
     /// The read.
-    read: Read,
+    pub(crate) read: Read,
 }
 
 /// A server's answer to a read.
@@ -106,9 +106,10 @@ pub fn send_read(db: &Path, read: &Read) -> Result<Result<Reading, ServedError>,
     }
 }
 
-/// Serves the read of `line` (a request's first line, holding `"read"`) on `conn`.
-pub(super) fn serve_read(line: &[u8], conn: &UnixStream, shared: &Shared) {
-    let reply = match answer(line, conn, shared) {
+/// Serves `request` (a connection's first line, parsed and meant for this database) on
+/// `conn`.
+pub(super) fn serve_read(request: ReadHeader, conn: &UnixStream, shared: &Shared) {
+    let reply = match answer(request, conn, shared) {
         Ok(Ok(r)) => ReadReply::Read(r),
         Ok(Err(e)) => ReadReply::ReadError(ServedError::of(&e)),
         Err(message) => ReadReply::Error(message),
@@ -121,22 +122,13 @@ pub(super) fn serve_read(line: &[u8], conn: &UnixStream, shared: &Shared) {
     let _ = w.write_all(&line).and_then(|()| w.flush());
 }
 
-/// The answer to the read of `line`, the evaluation cancelled when the client goes away;
-/// `Err` for a request refused.
+/// The answer to `request`, the evaluation cancelled when the client goes away; `Err` for a
+/// server that answers no reads.
 fn answer(
-    line: &[u8],
+    request: ReadHeader,
     conn: &UnixStream,
     shared: &Shared,
 ) -> Result<Result<Reading, ReadError>, String> {
-    let header: ReadHeader =
-        serde_json::from_slice(line).map_err(|e| RequestError::Header(e).to_string())?;
-    if !header.database.same_as(&shared.id) {
-        return Err(RequestError::WrongDatabase {
-            asked: header.database,
-            served: shared.id.path.clone(),
-        }
-        .to_string());
-    }
     let Some(app) = &shared.app else {
         return Err("this server answers no reads from the command line".to_owned());
     };
@@ -144,7 +136,7 @@ fn answer(
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| watch_hangup(conn, &done, &cancel));
-        let r = header.read.answer_served(app, &cancel);
+        let r = request.read.answer_served(app, &cancel);
         done.store(true, Ordering::SeqCst);
         Ok(r)
     })

@@ -38,9 +38,8 @@ impl Spool {
         })
     }
 
-    /// Receives the next file's frames from `reader` (`label` names it in messages). A read
-    /// past the frame deadline (`deadline`) is [`RequestError::TooSlow`]; one that times out
-    /// otherwise (the socket's read timeout, `idle`) is [`RequestError::Stalled`].
+    /// Receives the next file's frames from `reader` (`label` names it in messages); see
+    /// [`receive_frames`].
     pub(super) fn receive(
         &mut self,
         reader: &mut impl BufRead,
@@ -48,47 +47,8 @@ impl Spool {
         idle: Duration,
         deadline: Duration,
     ) -> Result<(), RequestError> {
-        let mut frames = Frames {
-            inner: reader,
-            left: 0,
-            done: false,
-        };
         let mut out = BufWriter::with_capacity(1 << 16, &self.file);
-        let mut length = 0u64;
-        loop {
-            let chunk = match frames.fill_buf() {
-                Ok([]) => break,
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if super::deadline::past_deadline(&e) => {
-                    return Err(RequestError::TooSlow {
-                        label: label.to_owned(),
-                        deadline,
-                    });
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) =>
-                {
-                    return Err(RequestError::Stalled {
-                        label: label.to_owned(),
-                        timeout: idle,
-                    });
-                }
-                Err(source) => {
-                    return Err(RequestError::Frames {
-                        label: label.to_owned(),
-                        source,
-                    });
-                }
-            };
-            out.write_all(chunk).map_err(RequestError::Spool)?;
-            let n = chunk.len();
-            length += n as u64;
-            frames.consume(n);
-        }
+        let length = receive_frames(reader, label, idle, deadline, &mut out)?;
         out.flush().map_err(RequestError::Spool)?;
         self.lengths.push(length);
         Ok(())
@@ -105,4 +65,60 @@ impl Spool {
             .map(|&n| BufReader::with_capacity(1 << 16, (&self.file).take(n)))
             .collect())
     }
+}
+
+/// Copies the next file's frames from `reader` to `out` (`label` names it in messages),
+/// answering its length. A read past the frame deadline (`deadline`) is
+/// [`RequestError::TooSlow`]; one that times out otherwise (the socket's read timeout,
+/// `idle`) is [`RequestError::Stalled`]; a frame longer than [`MAX_FRAME_BYTES`] or a
+/// request that ends before the file's last frame is [`RequestError::Frames`]. Nothing is
+/// allocated after what a frame claims: its bytes are copied as they come.
+pub(crate) fn receive_frames(
+    reader: &mut impl BufRead,
+    label: &str,
+    idle: Duration,
+    deadline: Duration,
+    out: &mut impl Write,
+) -> Result<u64, RequestError> {
+    let mut frames = Frames {
+        inner: reader,
+        left: 0,
+        done: false,
+    };
+    let mut length = 0u64;
+    loop {
+        let chunk = match frames.fill_buf() {
+            Ok([]) => break,
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) if crate::deadline::past_deadline(&e) => {
+                return Err(RequestError::TooSlow {
+                    label: label.to_owned(),
+                    deadline,
+                });
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(RequestError::Stalled {
+                    label: label.to_owned(),
+                    timeout: idle,
+                });
+            }
+            Err(source) => {
+                return Err(RequestError::Frames {
+                    label: label.to_owned(),
+                    source,
+                });
+            }
+        };
+        out.write_all(chunk).map_err(RequestError::Spool)?;
+        let n = chunk.len();
+        length += n as u64;
+        frames.consume(n);
+    }
+    Ok(length)
 }
