@@ -40,7 +40,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
     stats(&dir, false)?;
     say!("\n$ strata check {}", dir.display())?;
     check(&dir)?;
-    let program = r#"deps.depends_on("app", ?d) => ?d"#;
+    let program = strata_fixtures::example::SEED_QUESTION;
     say!("\n$ strata query {} '{program}' --limit 2", dir.display())?;
     query(
         &QueryArgs {

@@ -45,23 +45,7 @@ fn the_seeds_query_answers_as_the_seed_does() {
         "2",
     ]);
     assert!(ok, "{err}");
-    assert_eq!(
-        out,
-        r#"columns: d
-1. api
-   deps.depends_on("app", "api")
-      deps._step("app", "api")
-         imports("app", "api")
-2. log
-   deps.depends_on("app", "log")
-      deps.depends_on("app", "api")
-         deps._step("app", "api")
-            imports("app", "api")
-      deps._step("api", "log")
-         imports("api", "log")
-rows 1 to 2 of 3; continue with page_token "2"
-"#
-    );
+    assert_eq!(out, strata_fixtures::example::SEED_ANSWER);
     let (ok, out, _) = strata(&[
         "query",
         &db,
@@ -374,4 +358,26 @@ fn issue18_stats_space_and_compact_through_the_binary() {
     assert!(out.contains("api"), "{out}");
     let (ok, _, err) = strata(&["check", &db]);
     assert!(ok, "{err}");
+}
+
+/// The README's quick start shows the seed answer as `strata demo` prints it: both are
+/// checked against the one copy in `fixtures/answers/seed.txt`.
+#[test]
+fn the_readme_and_demo_show_the_one_seed_answer() {
+    use strata_fixtures::example::{SEED_ANSWER, SEED_QUESTION};
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    assert!(
+        readme.contains(&format!("`{SEED_QUESTION}`")),
+        "the README no longer names the seed question"
+    );
+    assert!(
+        readme.contains(&format!("```\n{SEED_ANSWER}```\n")),
+        "the README's example answer differs from fixtures/answers/seed.txt"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo");
+    let (ok, out, err) = strata(&["demo", demo.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains(SEED_ANSWER), "{out}");
 }

@@ -58,19 +58,7 @@ fn answer(program: &str, binds: &[(String, Bind)], limit: u64) -> String {
 fn depends_on_app_answers_the_seeds_page() {
     assert_eq!(
         answer(r#"deps.depends_on("app", ?d) => ?d"#, &[], 2),
-        r#"columns: d
-1. api
-   deps.depends_on("app", "api")
-      deps._step("app", "api")
-         imports("app", "api")
-2. log
-   deps.depends_on("app", "log")
-      deps.depends_on("app", "api")
-         deps._step("app", "api")
-            imports("app", "api")
-      deps._step("api", "log")
-         imports("api", "log")
-rows 1 to 2 of 3; continue with page_token "2""#
+        strata_fixtures::example::seed_page()
     );
 }
 

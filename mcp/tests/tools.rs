@@ -14,20 +14,6 @@ use strata_mcp::{Options, Pack, Server, ServerError, ToolOutput};
 use strata_store::dump::{DumpSpec, Format};
 use strata_store::{BatchOptions, OpenOptions, Store};
 
-const SEED_QUERY: &str = r#"columns: d
-1. api
-   deps.depends_on("app", "api")
-      deps._step("app", "api")
-         imports("app", "api")
-2. log
-   deps.depends_on("app", "log")
-      deps.depends_on("app", "api")
-         deps._step("app", "api")
-            imports("app", "api")
-      deps._step("api", "log")
-         imports("api", "log")
-rows 1 to 2 of 3; continue with page_token "2""#;
-
 const SEED_ERROR: &str = r#"query: unknown relation "depends_on"; did you mean "deps.depends_on"?
 line 1, column 1:
   depends_on("app", ?d) => ?d
@@ -97,7 +83,7 @@ fn the_seeds_query_answers_the_seeds_text_and_pages() {
     let program = r#"deps.depends_on("app", ?d) => ?d"#;
     let out = call(&s, "query", json!({ "program": program, "limit": 2 }));
     assert!(!out.is_error);
-    assert_eq!(out.text, SEED_QUERY);
+    assert_eq!(out.text, strata_fixtures::example::seed_page());
     let j = out.structured.unwrap();
     assert_eq!(j["snapshot"]["seq"], 1);
     assert_eq!(j["snapshot"]["labels"]["commit"], "abc123");
@@ -256,7 +242,7 @@ fn a_call_may_lower_the_limits_but_not_raise_them() {
     );
     let program = r#"deps.depends_on("app", ?d) => ?d"#;
     let out = call(&s, "query", json!({ "program": program, "limit": 50 }));
-    assert_eq!(out.text, SEED_QUERY);
+    assert_eq!(out.text, strata_fixtures::example::seed_page());
     let one = call(&s, "query", json!({ "program": program, "limit": 1 }));
     assert!(
         one.text

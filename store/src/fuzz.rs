@@ -493,7 +493,6 @@ pub fn stamp(files: &Files, data: &[u8]) -> bool {
     trusted
 }
 
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
