@@ -595,3 +595,15 @@ impl Fault {
 
 /// The crate's internal result type.
 pub(crate) type Result<T, E = Fault> = std::result::Result<T, E>;
+
+/// An error and its sources, joined with ": ", as the command line prints them.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

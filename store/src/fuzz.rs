@@ -282,18 +282,6 @@ impl Files {
     }
 }
 
-/// An error and its sources, as the command line prints them.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
-}
-
 /// Whether `message` names the file `name`.
 fn names(message: &str, name: &str) -> bool {
     message.contains(name)
@@ -338,7 +326,7 @@ pub fn tier_outcome(files: &Files, data: &[u8]) -> FileOutcome {
             FileOutcome::Read(rows.len() as u64)
         }
         Err(e) => {
-            let message = chain(&e);
+            let message = crate::error::chain(&e);
             assert!(names(&message, &name), "{message}");
             FileOutcome::Refused(message)
         }
@@ -434,9 +422,11 @@ pub fn base_meta_outcome(files: &Files, entries: &[(String, Vec<u8>)]) -> FileOu
             message
         };
         let store = crate::Store::open(&dir, crate::OpenOptions::default())
-            .map_err(|e| refused(chain(&e)))?;
-        let snap = store.snapshot().map_err(|e| refused(chain(&e)))?;
-        live_rows(&snap, "pkg").map_err(|e| refused(chain(&e)))
+            .map_err(|e| refused(crate::error::chain(&e)))?;
+        let snap = store
+            .snapshot()
+            .map_err(|e| refused(crate::error::chain(&e)))?;
+        live_rows(&snap, "pkg").map_err(|e| refused(crate::error::chain(&e)))
     })();
     let _ = std::fs::remove_dir_all(&dir);
     match outcome {

@@ -205,7 +205,7 @@ impl Store {
                 Ok(())
             }
             Err(e) => {
-                let why = chain(&e);
+                let why = crate::error::chain(&e);
                 state.last_error = Some(why.clone());
                 Err(not_reopened(&path, &why))
             }
@@ -245,16 +245,4 @@ fn not_reopened(path: &std::path::Path, why: &str) -> OpenError {
             "reopening the file after a storage failure failed: {why}"
         )),
     }
-}
-
-/// An error and its sources, joined with ": ".
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
