@@ -1,9 +1,10 @@
 //! Every reader of the command line while a server holds the database (issue 28): `strata
 //! query`, `explain`, `cypher`, `schema`, `stats`, `find`, `look` and `values` are sent to
 //! the server over `DB/strata.sock` and print what they print directly, errors and exit
-//! status included; `strata check` says it needs the database alone. `find`, `look` and
-//! `values` answer what the MCP tools answer. The byte budget applies to the command line
-//! only with `--max-bytes`, and a cut is then said on standard error too.
+//! status included, and `strata retract` hands its batch to the server; `strata check`
+//! says it needs the database alone. `find`, `look` and `values` answer what the MCP tools
+//! answer. The byte budget applies to the command line only with `--max-bytes`, and a cut
+//! is then said on standard error too.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -400,4 +401,135 @@ fn issue_28_an_interrupted_read_gives_back_its_heavy_slot() {
     let r = strata(&["explain", d, "imports(?a, ?b) => ?a"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("answer: 2000 rows"), "{r:?}");
+}
+
+/// `r` with the times of a batch's summary line left out (they are measured).
+fn batch_untimed(mut r: Run) -> Run {
+    r.stdout = r
+        .stdout
+        .lines()
+        .map(|l| match (l.contains(" (read "), l.rfind("; ")) {
+            (true, Some(i)) => format!("{}; TIMES", &l[..i]),
+            _ => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    r
+}
+
+/// A database in `dir/NAME` whose facts are owned by units `a.go`, `b.go` and `c.go`.
+fn with_units(dir: &Path, name: &str) -> PathBuf {
+    let db = dir.join(name);
+    for (unit, edges) in [
+        ("a.go", "a\tIMPORTS\tb\na\tIMPORTS\tc\n"),
+        ("b.go", "b\tIMPORTS\tc\n"),
+        ("c.go", "c\tIMPORTS\td\n"),
+    ] {
+        let dump = dir.join(format!("{name}-{unit}.edges.tsv"));
+        std::fs::write(&dump, edges).unwrap();
+        let r = strata(&[
+            "ingest",
+            db.to_str().unwrap(),
+            dump.to_str().unwrap(),
+            "--unit",
+            unit,
+        ]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+    }
+    db
+}
+
+#[test]
+fn issue_28_retract_hands_its_batch_to_a_running_server_and_prints_what_it_prints_directly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let direct_db = with_units(tmp.path(), "direct");
+    let served_db = with_units(tmp.path(), "served");
+    // The same retractions, in order, on each copy: a unit that owns nothing beside one
+    // that does, one labelled and with an id, the id again (a no-op), only units that own
+    // nothing (an error, nothing committed), and a malformed label.
+    let retractions: Vec<Vec<&str>> = vec![
+        vec!["--unit", "b.go", "--unit", "nosuch.go"],
+        vec![
+            "--unit",
+            "a.go",
+            "--label",
+            "commit=abc",
+            "--batch-id",
+            "r1",
+        ],
+        vec!["--unit", "a.go", "--batch-id", "r1"],
+        vec!["--unit", "nosuch.go"],
+        vec!["--unit", "c.go", "--label", "novalue"],
+    ];
+    let run = |db: &Path| -> Vec<Run> {
+        retractions
+            .iter()
+            .map(|args| {
+                let d = db.to_str().unwrap();
+                batch_untimed(strata(&[&["retract", d][..], args].concat()))
+            })
+            .collect()
+    };
+    let direct = run(&direct_db);
+    assert_eq!(
+        direct[0].stdout,
+        "batch 4: 0 facts read from 0 files, 0 new, 0 duplicates, 1 removed; relations: \
+         none; TIMES"
+    );
+    assert_eq!(
+        direct[0].stderr,
+        "warning: unit \"nosuch.go\" owns no facts in this database\n"
+    );
+    assert!(
+        direct[1]
+            .stdout
+            .starts_with("batch 5: 0 facts read from 0 files, 0 new, 0 duplicates, 2 removed"),
+        "{:?}",
+        direct[1]
+    );
+    assert_eq!(
+        direct[2].stdout,
+        "batch already committed as batch 5: nothing written (0 facts read)"
+    );
+    assert_eq!(direct[3].code, Some(1), "{:?}", direct[3]);
+    assert_eq!(direct[4].code, Some(1), "{:?}", direct[4]);
+    let facts = |db: &Path| strata(&["query", db.to_str().unwrap(), "imports(?a, ?b) => ?a, ?b"]);
+    let after_direct = facts(&direct_db);
+    // `stats` but for the bytes on disk (a held file is not yet shrunk as a closed one is).
+    let stats = |db: &Path| {
+        let mut r = strata(&["stats", db.to_str().unwrap()]);
+        r.stdout = r
+            .stdout
+            .lines()
+            .filter(|l| !l.ends_with(" bytes"))
+            .collect();
+        r
+    };
+    let stats_direct = stats(&direct_db);
+
+    let served = Served::start(&served_db, &[]);
+    let before = facts(&served_db);
+    assert!(
+        before.stdout.contains("imports(\"a\", \"b\")"),
+        "{before:?}"
+    );
+    let via = run(&served_db);
+    for ((args, direct), via) in retractions.iter().zip(&direct).zip(&via) {
+        assert_eq!(via, direct, "strata retract {args:?}");
+        assert!(!via.stderr.contains("in use"), "{via:?}");
+    }
+    // The server committed them: its next read sees the facts gone, and the batches with
+    // their labels, as the direct copy does.
+    let after = facts(&served_db);
+    assert_eq!(after, after_direct);
+    assert_eq!(
+        after.stdout,
+        "columns: a, b\n1. c, d\n   imports(\"c\", \"d\")\n1 row\n"
+    );
+    assert_eq!(stats(&served_db), stats_direct);
+    assert!(
+        stats_direct.stdout.starts_with("batch 5 commit=abc"),
+        "{stats_direct:?}"
+    );
+    drop(served);
 }

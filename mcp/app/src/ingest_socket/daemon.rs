@@ -246,9 +246,13 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
             return;
         }
     };
-    if is_read(&line) {
+    if has_key(&line, "read") {
         // A read's client sends nothing after its line.
         super::reads::serve_read(&line, &writer, shared);
+        return;
+    }
+    if has_key(&line, "retract") {
+        super::retract::serve_retract(&line, &mut writer, shared);
         return;
     }
     let reply = match run_batch(&line, &mut reader, &mut writer, shared) {
@@ -269,7 +273,7 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
     let _ = write_reply(&mut writer, &reply);
 }
 
-fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
+pub(super) fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
     line.push(b'\n');
     w.write_all(&line)?;
@@ -305,10 +309,11 @@ pub(super) fn read_line(
     Ok(line)
 }
 
-/// Whether a request's first line is a read's (an object with a `read` entry).
-fn is_read(line: &[u8]) -> bool {
+/// Whether a request's first line is an object with a `key` entry: `read` for a read,
+/// `retract` for a retraction.
+fn has_key(line: &[u8], key: &str) -> bool {
     serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(line)
-        .is_ok_and(|o| o.contains_key("read"))
+        .is_ok_and(|o| o.contains_key(key))
 }
 
 fn run_batch(
@@ -347,26 +352,7 @@ fn run_batch(
         spool.receive(reader, &spec.label, o.idle_timeout, o.frame_timeout)?;
     }
     let mut status = |r: Reply| write_reply(writer, &r).map_err(RequestError::Read);
-    let _writer = match shared.writer.try_lock() {
-        Ok(g) => g,
-        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => {
-            let since = *shared
-                .since
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let ago = since.map_or(0, |t| t.elapsed().as_secs());
-            status(Reply::Waiting(format!(
-                "waiting for another ingest (started {ago} s ago)"
-            )))?;
-            shared
-                .writer
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        }
-    };
-    let _commit = Since::start(&shared.since);
-    let _counted = shared.commits.enter(usize::MAX);
+    let _writer = shared.take_writer(&mut status)?;
     let mut batch = shared.store.batch(options).map_err(RequestError::store)?;
     for (spec, mut file) in specs.iter().zip(spool.files()?) {
         batch
@@ -384,6 +370,53 @@ fn run_batch(
         eprintln!("strata serve: {e}");
     }
     Ok(summary)
+}
+
+impl Shared {
+    /// Takes the database's writer for one batch, telling the client through `status`
+    /// when it waits for another batch first; the batch counts as in flight (a clean
+    /// shutdown waits for it) until the guard is dropped.
+    pub(super) fn take_writer(
+        &self,
+        status: &mut dyn FnMut(Reply) -> Result<(), RequestError>,
+    ) -> Result<Writing<'_>, RequestError> {
+        let guard = match self.writer.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                let since = *self
+                    .since
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let ago = since.map_or(0, |t| t.elapsed().as_secs());
+                status(Reply::Waiting(format!(
+                    "waiting for another ingest (started {ago} s ago)"
+                )))?;
+                self.writer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+            }
+        };
+        let since = Since::start(&self.since);
+        Ok(Writing {
+            _counted: self.commits.enter(usize::MAX),
+            _since: since,
+            _guard: guard,
+        })
+    }
+
+    /// The store batches are committed into.
+    pub(super) fn store(&self) -> &Store {
+        &self.store
+    }
+}
+
+/// The writer held by one batch, given back when dropped.
+pub(super) struct Writing<'a> {
+    // Dropped in this order: counted out, the start cleared, then the writer freed.
+    _counted: Option<Entered>,
+    _since: Since<'a>,
+    _guard: std::sync::MutexGuard<'a, ()>,
 }
 
 /// Records when the batch holding the writer started, and clears it when dropped.
