@@ -39,9 +39,9 @@
 //!    connection. A connection that ends without an answer tells the client whether the
 //!    batch may have landed: not before `"committing"`, perhaps after it.
 //!
-//! The same socket carries the command line's reads (`strata query`, `stats`, `find`...):
-//! a first line holding `"read"` is one, answered by the server over its application
-//! (`reads`, [`crate::read`]); and its retractions (`strata retract`): a first
+//! The same socket carries the command line's reads (`strata query`, `stats`, `find`,
+//! `ask`...): a first line holding `"read"` is one, answered by the server over its
+//! application (`reads`, [`crate::read`]); and its retractions (`strata retract`): a first
 //! line holding `"retract"` is one, committed as a batch is (`retract`).
 //!
 //! The socket is created owner-only (mode 0600). A socket path longer than `sockaddr_un`
