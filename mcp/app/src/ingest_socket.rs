@@ -603,14 +603,7 @@ mod tests {
     #[test]
     fn a_batch_goes_through_the_socket() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            dir.path(),
-            strata_store::OpenOptions {
-                create: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let store = hardening::open(dir.path());
         let listener = IngestListener::bind(store.clone()).unwrap();
         assert!(server_listens(dir.path()));
         let spec = DumpSpec {
@@ -659,14 +652,7 @@ mod tests {
     #[test]
     fn a_retraction_goes_through_the_socket() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            dir.path(),
-            strata_store::OpenOptions {
-                create: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let store = hardening::open(dir.path());
         let mut batch = store.batch(BatchOptions::default()).unwrap();
         let spec = DumpSpec {
             label: "x.edges.tsv".into(),

@@ -324,12 +324,7 @@ fn run_batch(
 ) -> Result<BatchSummary, RequestError> {
     let o = shared.options;
     let header: Header = serde_json::from_slice(line).map_err(RequestError::Header)?;
-    if !header.database.same_as(&shared.id) {
-        return Err(RequestError::WrongDatabase {
-            asked: header.database,
-            served: shared.id.path.clone(),
-        });
-    }
+    shared.check_database(&header.database)?;
     if header.files.len() > MAX_FILES {
         return Err(RequestError::TooManyFiles(header.files.len()));
     }
@@ -408,6 +403,18 @@ impl Shared {
     /// The store batches are committed into.
     pub(super) fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Refuses a request meant for the database `asked` when it is not this one (it came
+    /// through a `strata.sock` linked to another database's socket).
+    pub(super) fn check_database(&self, asked: &DatabaseId) -> Result<(), RequestError> {
+        if asked.same_as(&self.id) {
+            return Ok(());
+        }
+        Err(RequestError::WrongDatabase {
+            asked: asked.clone(),
+            served: self.id.path.clone(),
+        })
     }
 }
 

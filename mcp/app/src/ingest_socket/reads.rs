@@ -142,13 +142,9 @@ fn answer(
 ) -> Result<Result<Reading, ReadError>, String> {
     let header: ReadHeader =
         serde_json::from_slice(line).map_err(|e| RequestError::Header(e).to_string())?;
-    if !header.database.same_as(&shared.id) {
-        return Err(RequestError::WrongDatabase {
-            asked: header.database,
-            served: shared.id.path.clone(),
-        }
-        .to_string());
-    }
+    shared
+        .check_database(&header.database)
+        .map_err(|e| e.to_string())?;
     let Some(app) = &shared.app else {
         return Err("this server answers no reads from the command line".to_owned());
     };

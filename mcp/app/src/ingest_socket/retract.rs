@@ -78,13 +78,9 @@ pub(super) fn serve_retract(line: &[u8], writer: &mut dyn Write, shared: &Shared
 fn retract(line: &[u8], writer: &mut dyn Write, shared: &Shared) -> Result<BatchSummary, String> {
     let header: RetractHeader =
         serde_json::from_slice(line).map_err(|e| RequestError::Header(e).to_string())?;
-    if !header.database.same_as(&shared.id) {
-        return Err(RequestError::WrongDatabase {
-            asked: header.database,
-            served: shared.id.path.clone(),
-        }
-        .to_string());
-    }
+    shared
+        .check_database(&header.database)
+        .map_err(|e| e.to_string())?;
     let options = BatchOptions {
         labels: header.labels,
         batch_id: header.batch_id,
