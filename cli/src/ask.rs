@@ -1,15 +1,15 @@
-//! `strata ask`: a question answered by the application's `ask`, once; with the model
-//! flags (`--model-url`, `--fallback-name`, ...) that `strata serve` takes too, and the
-//! limits from the flags.
+//! `strata ask`: a question answered by the application's `ask`, once (a [`strata_app::read`]
+//! read: directly, or by the server holding the database); with the model flags
+//! (`--model-url`, `--fallback-name`, ...) that `strata serve` takes too, and the limits
+//! from the flags.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use strata_app::{App, AskOptions, AskRequest, Call, Language, Mode, ModelFlags, Options};
-use strata_eval::Cancel;
+use strata_app::{AskOptions, Language, Mode, ModelFlags, Options};
 
-use super::{ProgramError, duration, print, program_error};
+use super::duration;
 
 /// The models `ask` translates questions with (`strata ask`, and the `ask` tool of
 /// `strata serve`).
@@ -109,38 +109,32 @@ pub(crate) fn app_options(
     })
 }
 
-/// `strata ask`: the question answered once, as the `ask` tool answers it.
+/// `strata ask`: the question answered once, as the `ask` tool answers it; while a server
+/// holds the database, by that server (with these flags' models and limits).
 pub(crate) fn ask(args: &AskArgs) -> Result<()> {
-    let options = app_options(args.limit, args.max_work, &args.timeout, &args.models)?;
-    let app = App::open(&args.db, options)?;
-    let request = AskRequest {
-        question: args.question.clone(),
-        mode: match args.mode.as_str() {
-            "local" => Mode::Local,
-            "frontier" => Mode::Frontier,
-            _ => Mode::Both,
+    use strata_app::read::{AskModels, Limits, Read, What};
+    let request = Read {
+        what: What::Ask {
+            question: args.question.clone(),
+            mode: match args.mode.as_str() {
+                "local" => Mode::Local,
+                "frontier" => Mode::Frontier,
+                _ => Mode::Both,
+            },
+            language: match args.language.as_deref() {
+                Some("cypher") => Some(Language::Cypher),
+                Some(_) => Some(Language::Datalog),
+                None => None,
+            },
+            models: AskModels(args.models.options()?),
         },
-        language: match args.language.as_deref() {
-            Some("cypher") => Some(Language::Cypher),
-            Some(_) => Some(Language::Datalog),
-            None => None,
+        json: args.json,
+        limits: Limits {
+            limit: args.limit,
+            max_work: args.max_work,
+            timeout: duration(&args.timeout)?,
+            ..Limits::default()
         },
-        limit: 0,
-        max_work: 0,
     };
-    match app.ask(
-        &Call::plain(strata_app::ask::TOOL),
-        &request,
-        &Cancel::new(),
-    ) {
-        Ok(out) => print(&out, args.json),
-        Err(strata_app::CallError::Ask(e)) if args.json && e.json().is_some() => {
-            let j = e.json().unwrap_or_default();
-            Err(
-                ProgramError(serde_json::to_string_pretty(&j).unwrap_or_else(|_| e.to_string()))
-                    .into(),
-            )
-        }
-        Err(e) => Err(program_error(e)),
-    }
+    super::read(&args.db, &request)
 }

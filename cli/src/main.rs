@@ -5,9 +5,9 @@
 //!
 //! This file holds the commands' table and what they share; each command lives in a module
 //! of its own: `batch` (ingest, retract), `query` (query, explain, schema), `cypher`,
-//! `lookup` (find, look, values), `ask`, `serve` and `demo`. Every reader goes through
-//! [`strata_app::read`], which answers directly or through the server holding the
-//! database.
+//! `lookup` (find, look, values), `ask`, `serve` and `demo`. Every reader (`ask` too) goes
+//! through [`strata_app::read`], which answers directly or through the server holding the
+//! database; while a server holds it, `ingest` and `retract` hand their batch to it.
 
 // The argument structs' doc comments are clap's help texts, written for a terminal:
 // brackets (`[:IMPORTS]`, `[:port]`) and URLs in them are not rustdoc links.
@@ -299,31 +299,6 @@ fn duration(s: &str) -> Result<Duration> {
 /// server's errors ([`strata_app::read::error_text`]).
 fn error_text(e: &anyhow::Error) -> String {
     strata_app::read::error_text(e.as_ref())
-}
-
-/// Prints `response` as text, or as JSON (pretty) with `json`.
-fn print(response: &impl strata_app::Render, json: bool) -> Result<()> {
-    if json {
-        say!("{}", response.json_text())?;
-    } else {
-        say!("{}", response.text())?;
-    }
-    Ok(())
-}
-
-/// A request's error for the exit: what the user fixes in what they wrote (a program, a
-/// Cypher query, a question) prints as rendered, caret and fix; anything else as an error.
-fn program_error(e: strata_app::CallError) -> anyhow::Error {
-    use strata_app::CallError;
-    use strata_eval::QueryError;
-    match e {
-        CallError::Query(QueryError::Program(_))
-        | CallError::ModuleRefused { .. }
-        | CallError::Cypher(_)
-        | CallError::Graph(_)
-        | CallError::Ask(_) => ProgramError(e.to_string()).into(),
-        e => e.into(),
-    }
 }
 
 /// A program error prints as the engine renders it, caret and fix, and exits 1.

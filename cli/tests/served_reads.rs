@@ -1,9 +1,10 @@
 //! Every reader of the command line while a server holds the database (issue 28): `strata
-//! query`, `explain`, `cypher`, `schema`, `stats`, `find`, `look` and `values` are sent to
-//! the server over `DB/strata.sock` and print what they print directly, errors and exit
-//! status included; `strata check` says it needs the database alone. `find`, `look` and
-//! `values` answer what the MCP tools answer. The byte budget applies to the command line
-//! only with `--max-bytes`, and a cut is then said on standard error too.
+//! query`, `explain`, `cypher`, `schema`, `stats`, `find`, `look`, `values` and `ask` are
+//! sent to the server over `DB/strata.sock` and print what they print directly, errors and
+//! exit status included, and `strata retract` hands its batch to the server; `strata
+//! check` says it needs the database alone. `find`, `look` and `values` answer what the
+//! MCP tools answer. The byte budget applies to the command line only with `--max-bytes`,
+//! and a cut is then said on standard error too.
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -30,6 +31,7 @@ struct Run {
 fn strata(args: &[&str]) -> Run {
     let out = Command::new(BIN)
         .args(args)
+        .env("STRATA_TEST_MODEL_KEY", "key-1")
         .stdin(Stdio::null())
         .output()
         .expect("run strata");
@@ -400,4 +402,309 @@ fn issue_28_an_interrupted_read_gives_back_its_heavy_slot() {
     let r = strata(&["explain", d, "imports(?a, ?b) => ?a"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     assert!(r.stdout.contains("answer: 2000 rows"), "{r:?}");
+}
+
+/// `r` with the times of a batch's summary line left out (they are measured).
+fn batch_untimed(mut r: Run) -> Run {
+    r.stdout = r
+        .stdout
+        .lines()
+        .map(|l| match (l.contains(" (read "), l.rfind("; ")) {
+            (true, Some(i)) => format!("{}; TIMES", &l[..i]),
+            _ => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    r
+}
+
+/// A database in `dir/NAME` whose facts are owned by units `a.go`, `b.go` and `c.go`.
+fn with_units(dir: &Path, name: &str) -> PathBuf {
+    let db = dir.join(name);
+    for (unit, edges) in [
+        ("a.go", "a\tIMPORTS\tb\na\tIMPORTS\tc\n"),
+        ("b.go", "b\tIMPORTS\tc\n"),
+        ("c.go", "c\tIMPORTS\td\n"),
+    ] {
+        let dump = dir.join(format!("{name}-{unit}.edges.tsv"));
+        std::fs::write(&dump, edges).unwrap();
+        let r = strata(&[
+            "ingest",
+            db.to_str().unwrap(),
+            dump.to_str().unwrap(),
+            "--unit",
+            unit,
+        ]);
+        assert_eq!(r.code, Some(0), "{r:?}");
+    }
+    db
+}
+
+#[test]
+fn issue_28_retract_hands_its_batch_to_a_running_server_and_prints_what_it_prints_directly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let direct_db = with_units(tmp.path(), "direct");
+    let served_db = with_units(tmp.path(), "served");
+    // The same retractions, in order, on each copy: a unit that owns nothing beside one
+    // that does, one labelled and with an id, the id again (a no-op), only units that own
+    // nothing (an error, nothing committed), and a malformed label.
+    let retractions: Vec<Vec<&str>> = vec![
+        vec!["--unit", "b.go", "--unit", "nosuch.go"],
+        vec![
+            "--unit",
+            "a.go",
+            "--label",
+            "commit=abc",
+            "--batch-id",
+            "r1",
+        ],
+        vec!["--unit", "a.go", "--batch-id", "r1"],
+        vec!["--unit", "nosuch.go"],
+        vec!["--unit", "c.go", "--label", "novalue"],
+    ];
+    let run = |db: &Path| -> Vec<Run> {
+        retractions
+            .iter()
+            .map(|args| {
+                let d = db.to_str().unwrap();
+                batch_untimed(strata(&[&["retract", d][..], args].concat()))
+            })
+            .collect()
+    };
+    let direct = run(&direct_db);
+    assert_eq!(
+        direct[0].stdout,
+        "batch 4: 0 facts read from 0 files, 0 new, 0 duplicates, 1 removed; relations: \
+         none; TIMES"
+    );
+    assert_eq!(
+        direct[0].stderr,
+        "warning: unit \"nosuch.go\" owns no facts in this database\n"
+    );
+    assert!(
+        direct[1]
+            .stdout
+            .starts_with("batch 5: 0 facts read from 0 files, 0 new, 0 duplicates, 2 removed"),
+        "{:?}",
+        direct[1]
+    );
+    assert_eq!(
+        direct[2].stdout,
+        "batch already committed as batch 5: nothing written (0 facts read)"
+    );
+    assert_eq!(direct[3].code, Some(1), "{:?}", direct[3]);
+    assert_eq!(direct[4].code, Some(1), "{:?}", direct[4]);
+    let facts = |db: &Path| strata(&["query", db.to_str().unwrap(), "imports(?a, ?b) => ?a, ?b"]);
+    let after_direct = facts(&direct_db);
+    // `stats` but for the bytes on disk (a held file is not yet shrunk as a closed one is).
+    let stats = |db: &Path| {
+        let mut r = strata(&["stats", db.to_str().unwrap()]);
+        r.stdout = r
+            .stdout
+            .lines()
+            .filter(|l| !l.ends_with(" bytes"))
+            .collect();
+        r
+    };
+    let stats_direct = stats(&direct_db);
+
+    let served = Served::start(&served_db, &[]);
+    let before = facts(&served_db);
+    assert!(
+        before.stdout.contains("imports(\"a\", \"b\")"),
+        "{before:?}"
+    );
+    let via = run(&served_db);
+    for ((args, direct), via) in retractions.iter().zip(&direct).zip(&via) {
+        assert_eq!(via, direct, "strata retract {args:?}");
+        assert!(!via.stderr.contains("in use"), "{via:?}");
+    }
+    // The server committed them: its next read sees the facts gone, and the batches with
+    // their labels, as the direct copy does.
+    let after = facts(&served_db);
+    assert_eq!(after, after_direct);
+    assert_eq!(
+        after.stdout,
+        "columns: a, b\n1. c, d\n   imports(\"c\", \"d\")\n1 row\n"
+    );
+    assert_eq!(stats(&served_db), stats_direct);
+    assert!(
+        stats_direct.stdout.starts_with("batch 5 commit=abc"),
+        "{stats_direct:?}"
+    );
+    drop(served);
+}
+
+const WRONG: &str = r#"depends_on("app", ?d) => ?d"#;
+const RIGHT: &str = r#"deps.depends_on("app", ?d) => ?d"#;
+
+#[test]
+fn issue_28_ask_through_a_running_server_answers_what_it_answers_directly() {
+    use strata_fixtures::fake_model::{FakeModel, Reply};
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let d = db.to_str().unwrap();
+    let wrong_cypher = r#"MATCH (:Pkg {name: "api"})-[:IMPORTS]->(d:Package) RETURN d.name"#;
+    let right_cypher = r#"MATCH (:Package {name: "api"})-[:IMPORTS]->(d:Package) RETURN d.name"#;
+    // Each question with its flags and the replies its model gives, in order.
+    let asks: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec![
+                "what does app depend on?",
+                "--model-key-env",
+                "STRATA_TEST_MODEL_KEY",
+            ],
+            vec![WRONG, RIGHT],
+        ),
+        (vec!["q", "--json", "--mode", "local"], vec![RIGHT]),
+        (vec!["q", "--limit", "1"], vec![RIGHT]),
+        (
+            vec!["what does api import?", "--language", "cypher"],
+            vec![wrong_cypher, right_cypher],
+        ),
+        (
+            vec!["what does api import?", "--language", "cypher", "--json"],
+            vec![right_cypher],
+        ),
+        (vec!["q", "--tries", "2"], vec!["x", "y("]),
+        (vec!["q", "--tries", "2", "--json"], vec!["x", "y("]),
+        (vec!["q", "--mode", "frontier"], vec![]),
+        (vec!["   "], vec![]),
+    ];
+    let script: Vec<Reply> = asks
+        .iter()
+        .flat_map(|(_, replies)| replies.iter().map(|r| Reply::text(*r)))
+        .collect();
+    // One model for both passes, so that its URL (which answers name) is the same.
+    let fake = FakeModel::start([script.clone(), script].concat()).unwrap();
+    let url = fake.url();
+    let run = || -> Vec<Run> {
+        asks.iter()
+            .map(|(args, _)| {
+                let model = ["--model-url", &url, "--model-name", "m"];
+                strata(&[&["ask", d][..], args, &model].concat())
+            })
+            .collect()
+    };
+    // Without a model: the same error either way.
+    let unconfigured = strata(&["ask", d, "q"]);
+    let direct = run();
+    assert!(
+        direct[0]
+            .stdout
+            .starts_with(&format!("ran: {RIGHT}\ncolumns: d\n1. api\n")),
+        "{:?}",
+        direct[0]
+    );
+    assert!(
+        direct[0]
+            .stdout
+            .ends_with(&format!("2. local m (openai at {url}): {RIGHT}\n   ok\n")),
+        "{:?}",
+        direct[0]
+    );
+    assert!(
+        direct[2].stdout.contains("rows 1 to 1 of 3"),
+        "{:?}",
+        direct[2]
+    );
+    assert!(direct[3].stdout.contains("cypher: unknown label :Pkg"));
+    assert_eq!(direct[5].code, Some(1), "{:?}", direct[5]);
+    assert!(
+        direct[5]
+            .stderr
+            .starts_with("ask: no program that checks and runs after 2 tries")
+    );
+    let failed: Value = serde_json::from_str(&direct[6].stderr).unwrap();
+    assert_eq!(failed["tries"].as_array().unwrap().len(), 2, "{failed}");
+    assert!(direct[7].stderr.contains("fallback"), "{:?}", direct[7]);
+    assert_eq!(direct[8].code, Some(1), "{:?}", direct[8]);
+    assert!(
+        unconfigured
+            .stderr
+            .starts_with("ask: no model is configured")
+    );
+    // Every reply was asked for: a model of each try that the script holds.
+    let asked = fake.requests().len();
+    assert_eq!(asked, asks.iter().map(|(_, r)| r.len()).sum::<usize>());
+
+    let served = Served::start(&db, &[]);
+    let via = run();
+    for ((args, _), (direct, via)) in asks.iter().zip(direct.iter().zip(&via)) {
+        assert_eq!(via, direct, "strata ask {args:?}");
+    }
+    assert_eq!(strata(&["ask", d, "q"]), unconfigured);
+    // The server asked the model exactly what the command asked it, with the key the
+    // command read from its environment.
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 2 * asked);
+    for (a, b) in requests[..asked].iter().zip(&requests[asked..]) {
+        assert_eq!(a.body, b.body);
+        assert_eq!(a.header("authorization"), b.header("authorization"));
+    }
+    assert_eq!(
+        requests[asked].header("authorization"),
+        Some("Bearer key-1")
+    );
+    assert_eq!(requests[asked + 2].header("authorization"), None);
+    drop(served);
+}
+
+#[test]
+fn issue_28_an_interrupted_ask_cancels_its_model_request_and_gives_back_its_slot() {
+    use std::io::Read;
+    use std::net::TcpListener;
+    use std::sync::mpsc;
+    let tmp = tempfile::tempdir().unwrap();
+    let db = example(tmp.path());
+    let d = db.to_str().unwrap();
+    // A model that reads the request and never answers: it says when the request came
+    // and when the connection closed.
+    let model = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", model.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut conn, _) = model.accept().unwrap();
+        let mut buf = [0u8; 4096];
+        let mut sent = false;
+        loop {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) if !sent => {
+                    sent = true;
+                    tx.send("request").unwrap();
+                }
+                Ok(_) => {}
+            }
+        }
+        let _ = tx.send("closed");
+    });
+    let served = Served::start(&db, &["--heavy-calls", "1", "--admission-wait", "60s"]);
+    let mut ask = Command::new(BIN)
+        .args(["ask", d, "what does app depend on?", "--model-url", &url])
+        .args(["--model-name", "m", "--model-timeout", "10m"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(60)), Ok("request"));
+    ask.kill().unwrap();
+    ask.wait().unwrap();
+    let killed = Instant::now();
+    // The server's ask stops: its model request is dropped...
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok("closed"));
+    let closed = killed.elapsed();
+    // ...and its heavy slot given back: `explain` (always heavy) is admitted at once
+    // rather than after the 60 s admission wait.
+    let r = strata(&["explain", d, "imports(?a, ?b) => ?a"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(r.stdout.contains("answer: 2 rows"), "{r:?}");
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        killed.elapsed()
+    );
+    assert!(closed < Duration::from_secs(2), "{closed:?}");
+    drop(served);
 }

@@ -94,7 +94,8 @@ impl Server {
 
     /// [`Server::call_async`], stopped when `cancelled` resolves (the client cancelled the
     /// request or its session closed): the evaluation is cancelled, and this returns
-    /// [`Called::Cancelled`] once it has stopped, its heavy slot and memory given back.
+    /// [`Called::Cancelled`] once it has stopped, its heavy slot and memory given back
+    /// (to the system too, in a server that trims: [`crate::serve::give_back`]).
     /// With `progress`, a call still running after [`PROGRESS_EVERY`] sends
     /// `notifications/progress` that often (work spent, rounds, facts derived), the last
     /// one before this returns.
@@ -117,7 +118,13 @@ impl Server {
         let task_cancel = cancel.clone();
         let task_counts = counts.clone();
         let mut task = tokio::task::spawn_blocking(move || {
-            server.call_counted(&tool, arguments, &task_cancel, &task_counts)
+            let out = server.call_counted(&tool, arguments, &task_cancel, &task_counts);
+            // A cancelled call's memory goes back to the system now, not at the server's
+            // next periodic trim (its evaluation has dropped it by here).
+            if task_cancel.is_cancelled() {
+                crate::serve::give_back();
+            }
+            out
         });
         // The engine stops itself at the deadline; the margin lets it say so in its words.
         let grace = tokio::time::sleep(timeout + std::time::Duration::from_millis(500));

@@ -1,6 +1,8 @@
 //! The protocol's edges, in one place: the MCP revisions the server speaks, the JSON-RPC
 //! errors it answers for what rmcp cannot read (a method it lacks, params that do not fit
-//! their method), and the check of a request's params before rmcp sees them.
+//! their method), and the checks of a request before rmcp sees it: its params
+//! ([`invalid_params`]), and the methods of extensions the server does not declare, which
+//! rmcp would answer with a bare name ([`undeclared_method`]).
 //!
 //! rmcp reads a request whose params do not fit its method as an unknown method (so
 //! `"name": 5` on `tools/call` would answer -32601 "tools/call"), and a request whose params
@@ -31,6 +33,26 @@ pub fn method_not_found(method: &str) -> McpError {
         "Method not found",
         Some(json!({ "method": method })),
     )
+}
+
+/// The prefixes of the methods of extensions the server does not declare: tasks
+/// (`tasks/get`, `tasks/update`, `tasks/cancel`...) and skills (`skills/list`,
+/// `skills/get`, and `resources/directory/read`, which skills' `directoryRead` gates).
+/// rmcp answers the ones it knows itself, before the handler sees them, with -32601 and
+/// the bare method name as the message and no `data`.
+const UNDECLARED: &[&str] = &["tasks/", "skills/", "resources/directory/read"];
+
+/// For a request of a method of an extension the server does not declare
+/// ([`UNDECLARED`]), the answer every method the server lacks gets: [`method_not_found`],
+/// the method in `data`, whatever its params. `None` for any other message, and for a
+/// notification (it has no id to answer).
+pub fn undeclared_method(message: &Value) -> Option<McpError> {
+    message.get("id")?;
+    let method = message.get("method").and_then(Value::as_str)?;
+    UNDECLARED
+        .iter()
+        .any(|p| method.starts_with(p))
+        .then(|| method_not_found(method))
 }
 
 /// What a member of a method's params must be.
@@ -296,6 +318,38 @@ mod tests {
             .unwrap()
             .contains("\"uri\" must be a string")
         );
+    }
+
+    #[test]
+    fn issue_28_undeclared_extensions_methods_are_not_found_with_the_method() {
+        for method in [
+            "tasks/get",
+            "tasks/list",
+            "tasks/cancel",
+            "tasks/update",
+            "tasks/result",
+            "skills/list",
+            "skills/get",
+            "resources/directory/read",
+        ] {
+            let e = undeclared_method(&json!({"jsonrpc": "2.0", "id": 1, "method": method,
+                "params": {"taskId": "t"}}))
+            .unwrap();
+            assert_eq!(e, method_not_found(method));
+        }
+        // A notification, and the methods the server serves, are not answered here.
+        assert!(undeclared_method(&json!({"jsonrpc": "2.0", "method": "tasks/get"})).is_none());
+        for method in [
+            "tools/list",
+            "resources/read",
+            "resources/list",
+            "ping",
+            "task",
+        ] {
+            assert!(
+                undeclared_method(&json!({"jsonrpc": "2.0", "id": 1, "method": method})).is_none()
+            );
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 mod connections;
 mod memory;
+pub(crate) use memory::give_back;
 #[cfg(unix)]
 mod relay;
 mod sessions;
@@ -465,8 +466,14 @@ async fn check_request(
 }
 
 /// A JSON-RPC error answer with HTTP `status`.
-fn jsonrpc_error(status: StatusCode, id: Value, code: i64, message: String) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: String) -> Response {
+    let error = rmcp::ErrorData::new(rmcp::model::ErrorCode(code), message, None);
+    jsonrpc_answer(status, id, &error)
+}
+
+/// A JSON-RPC error answer holding `error` (its `data` too), with `status`.
+fn jsonrpc_answer(status: StatusCode, id: Value, error: &rmcp::ErrorData) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
     let mut r = (status, body.to_string()).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -565,6 +572,9 @@ impl Guard {
         let id = value.get("id").cloned().unwrap_or(Value::Null);
         if let Some(message) = crate::protocol::invalid_params(&value) {
             return Err(jsonrpc_error(StatusCode::OK, id, -32602, message));
+        }
+        if let Some(error) = crate::protocol::undeclared_method(&value) {
+            return Err(jsonrpc_answer(StatusCode::OK, id, &error));
         }
         if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()) {
             return Err(jsonrpc_error(

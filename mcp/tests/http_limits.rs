@@ -268,3 +268,56 @@ fn issue28_http_bad_tools_call_params_are_invalid_params_with_the_id() {
         );
     }
 }
+
+/// The JSON-RPC message of an answer: its body, or the `data:` line of its event stream.
+fn message(answer: &str) -> serde_json::Value {
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("");
+    let json = body
+        .lines()
+        .map(|l| l.strip_prefix("data:").map_or(l, str::trim))
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no message in {answer}"));
+    serde_json::from_str(json).unwrap()
+}
+
+/// Issue 28: within a session, the methods of the tasks and skills extensions (which the
+/// server does not declare) are -32601 with the method in `data`, as a method rmcp does
+/// not know is.
+#[test]
+fn issue_28_http_tasks_methods_are_not_found_with_the_method_in_data() {
+    let s = start(|_| {});
+    let (status, answer) = http(s.addr, "POST", &[], INITIALIZE);
+    assert_eq!(status, 200, "{answer}");
+    let session = session_id(&answer);
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let (status, answer) = http(
+        s.addr,
+        "POST",
+        &headers,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert!(status == 200 || status == 202, "{answer}");
+    for (id, method, params) in [
+        (5, "tasks/get", r#"{"taskId":"t-1"}"#),
+        (6, "tasks/cancel", r#"{"taskId":"t-1"}"#),
+        (7, "tasks/list", "{}"),
+        (8, "skills/list", "{}"),
+        (9, "no/such", "{}"),
+    ] {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let (status, answer) = http(s.addr, "POST", &headers, &body);
+        assert_eq!(status, 200, "{answer}");
+        let m = message(&answer);
+        assert_eq!(m["id"], id, "{answer}");
+        assert_eq!(
+            m["error"],
+            serde_json::json!({"code": -32601, "message": "Method not found",
+                               "data": {"method": method}}),
+            "{method}: {answer}"
+        );
+    }
+}

@@ -2,7 +2,8 @@
 //! [`PROTOCOL_VERSIONS`] answers an `initialize` (or, for 2026-07-28, a `server/discover`)
 //! and a tool call; serverInfo carries a title and a description; `completion/complete`
 //! completes prompt arguments; `listChanged` is declared and sent for tools, resources and
-//! prompts; a method the server lacks is -32601 with the method in `data`; a request whose
+//! prompts; a method the server lacks (those of the tasks and skills extensions too) is
+//! -32601 with the method in `data`; a request whose
 //! params do not fit is -32602 with its id and the member at fault.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -230,6 +231,53 @@ async fn issue30_jsonrpc_errors_carry_their_id_and_say_which_param() {
     // The session goes on.
     c.send(query(20, None)).await;
     let (a, _) = c.answer(20).await;
+    assert!(answered_api(&a), "{a}");
+    c.end().await;
+}
+
+/// The methods of the tasks and skills extensions, which the server does not declare:
+/// with params rmcp reads (which it used to answer itself, -32601 with the bare method
+/// name as the message and no `data`) or not, they are not found as any other method is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_28_tasks_methods_are_not_found_with_the_method_in_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Client::over(server(dir.path()));
+    c.initialize("2025-11-25").await;
+    let revision = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    let cases = [
+        ("tasks/get", json!({"taskId": "t-1"})),
+        ("tasks/get", json!({})),
+        ("tasks/get", json!({"taskId": "t-1", "_meta": revision})),
+        ("tasks/cancel", json!({"taskId": "t-1"})),
+        (
+            "tasks/update",
+            json!({"taskId": "t-1", "inputResponses": {}}),
+        ),
+        ("tasks/list", json!({})),
+        ("tasks/result", json!({"taskId": "t-1"})),
+        ("skills/list", json!({})),
+        ("skills/get", json!({"uri": "skill://x/SKILL.md"})),
+        (
+            "resources/directory/read",
+            json!({"uri": "strata://schema"}),
+        ),
+        // rmcp's own unknown-method path, for comparison.
+        ("no/such", json!({})),
+    ];
+    for (i, (method, params)) in cases.iter().enumerate() {
+        let id = 30 + i as u64;
+        c.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        let (m, _) = c.answer(id).await;
+        assert_eq!(
+            m["error"],
+            json!({"code": -32601, "message": "Method not found", "data": {"method": method}}),
+            "{method} {params} -> {m}"
+        );
+    }
+    // The session goes on.
+    c.send(query(50, None)).await;
+    let (a, _) = c.answer(50).await;
     assert!(answered_api(&a), "{a}");
     c.end().await;
 }

@@ -1,8 +1,9 @@
 //! Loading dumps: how each file is read ([`dump_specs`]: its format from its name or as
 //! given, the relation of a `.facts` file), and one batch of them committed into a
 //! database ([`ingest`]), created if needed; while a server holds the database, the batch
-//! is handed to it over [`crate::ingest_socket`]. What a batch did renders as the line
-//! `strata ingest` prints ([`Ingested`]).
+//! is handed to it over [`crate::ingest_socket`]; so is a retraction ([`retract`]). What
+//! a batch did renders as the line `strata ingest` (or `strata retract`) prints
+//! ([`Ingested`]).
 
 use std::path::{Path, PathBuf};
 
@@ -349,16 +350,66 @@ impl Ingested {
 }
 
 /// Removes every fact the units `units` state from `db`, as one batch with `options`.
-pub fn retract(db: &Path, units: &[String], options: BatchOptions) -> Result<Ingested, StoreError> {
+/// While a server holds the database, the retraction goes to it over its socket and it
+/// commits the batch; the summary is the same either way.
+pub fn retract(
+    db: &Path,
+    units: &[String],
+    options: BatchOptions,
+) -> Result<Ingested, IngestError> {
     let open = OpenOptions {
         cache_bytes: Some(INGEST_CACHE_BYTES),
         ..OpenOptions::default()
     };
-    let store = Store::open(db, open)?;
-    Ok(Ingested {
-        summary: store.retract(units, options).map_err(StoreError::from)?,
+    let store = match Store::open(db, open) {
+        Ok(store) => store,
+        // A running `strata serve` holds it: hand the retraction to it.
+        Err(in_use @ OpenError::InUse { .. }) => {
+            return retract_via_server(db, units, &options, in_use);
+        }
+        Err(e) => return Err(StoreError::from(e).into()),
+    };
+    // This process holds the database: a socket left there by a killed server is stale.
+    #[cfg(unix)]
+    crate::ingest_socket::remove_stale_socket(db);
+    Ok(retracted(
+        store.retract(units, options).map_err(StoreError::from)?,
+    ))
+}
+
+/// What a retraction did: its line is the same whichever process committed it.
+fn retracted(summary: BatchSummary) -> Ingested {
+    Ingested {
+        summary,
         files: 0,
         via_server: false,
         code_pack: CodePack::Untouched,
-    })
+    }
+}
+
+/// Sends the retraction over `DB/strata.sock` to the server holding the database; without
+/// one listening, answers `in_use`.
+#[cfg(unix)]
+fn retract_via_server(
+    db: &Path,
+    units: &[String],
+    options: &BatchOptions,
+    in_use: OpenError,
+) -> Result<Ingested, IngestError> {
+    use crate::ingest_socket::{SendError, send_retract};
+    match send_retract(db, units, options) {
+        Ok(summary) => Ok(retracted(summary)),
+        Err(SendError::NoServer(_)) => Err(StoreError::from(in_use).into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn retract_via_server(
+    _db: &Path,
+    _units: &[String],
+    _options: &BatchOptions,
+    in_use: OpenError,
+) -> Result<Ingested, IngestError> {
+    Err(StoreError::from(in_use).into())
 }

@@ -39,9 +39,10 @@
 //!    connection. A connection that ends without an answer tells the client whether the
 //!    batch may have landed: not before `"committing"`, perhaps after it.
 //!
-//! The same socket carries the command line's reads (`strata query`, `stats`, `find`...):
-//! a first line holding `"read"` is one, answered by the server over its application
-//! (`reads`, [`crate::read`]).
+//! The same socket carries the command line's reads (`strata query`, `stats`, `find`,
+//! `ask`...): a first line holding `"read"` is one, answered by the server over its
+//! application (`reads`, [`crate::read`]); and its retractions (`strata retract`): a first
+//! line holding `"retract"` is one, committed as a batch is (`retract`).
 //!
 //! The socket is created owner-only (mode 0600). A socket path longer than `sockaddr_un`
 //! holds is bound and reached through `/proc/self/fd/N/strata.sock`, `N` a descriptor of
@@ -499,6 +500,7 @@ mod daemon;
 #[cfg(test)]
 mod hardening;
 mod reads;
+mod retract;
 mod spool;
 
 pub use address::DatabaseId;
@@ -508,6 +510,7 @@ use daemon::Shared;
 pub use daemon::{IngestListener, ListenerOptions};
 pub(crate) use daemon::{Request, parse_request, read_line};
 pub use reads::{ReadSendError, send_read};
+pub use retract::send_retract;
 pub(crate) use spool::receive_frames;
 
 #[cfg(test)]
@@ -591,14 +594,7 @@ mod tests {
     #[test]
     fn a_batch_goes_through_the_socket() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            dir.path(),
-            strata_store::OpenOptions {
-                create: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let store = hardening::open(dir.path());
         let listener = IngestListener::bind(store.clone()).unwrap();
         assert!(server_listens(dir.path()));
         let spec = DumpSpec {
@@ -642,5 +638,45 @@ mod tests {
         assert!(answer.contains("\"error\""), "{answer}");
         drop(listener);
         assert!(!socket_path(dir.path()).exists());
+    }
+
+    #[test]
+    fn a_retraction_goes_through_the_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = hardening::open(dir.path());
+        let mut batch = store.batch(BatchOptions::default()).unwrap();
+        let spec = DumpSpec {
+            label: "x.edges.tsv".into(),
+            format: Format::Edges,
+            relation: None,
+            unit: Some("u".into()),
+            checkout: None,
+        };
+        batch
+            .read_dump(&b"a\tIMPORTS\tb\nb\tIMPORTS\tc\n"[..], &spec)
+            .unwrap();
+        batch.commit().unwrap();
+        let _listener = IngestListener::bind(store.clone()).unwrap();
+        let options = BatchOptions {
+            batch_id: Some("r".into()),
+            labels: [("k".to_owned(), "v".to_owned())].into(),
+            ..BatchOptions::default()
+        };
+        let units = ["u".to_owned(), "none".to_owned()];
+        let s = send_retract(dir.path(), &units, &options).unwrap();
+        assert_eq!((s.seq, s.removed), (2, 2));
+        assert_eq!(s.unknown_units, ["none"]);
+        let snap = store.snapshot().unwrap();
+        assert_eq!(snap.seq(), 2);
+        // Its id makes a retry a no-op.
+        let again = send_retract(dir.path(), &units, &options).unwrap();
+        assert!(again.already_committed);
+        // Nothing to retract: the store's own error, nothing committed.
+        let e = send_retract(dir.path(), &units[1..], &BatchOptions::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("no fact is stated by unit \"none\""),
+            "{e}"
+        );
+        assert_eq!(store.snapshot().unwrap().seq(), 2);
     }
 }

@@ -1,5 +1,5 @@
 //! The command line's reads: `strata query`, `explain`, `cypher`, `schema`, `look`,
-//! `values`, `find` and `stats`, each a [`Read`] (what its flags ask) answered as one
+//! `values`, `find`, `stats` and `ask`, each a [`Read`] (what its flags ask) answered as one
 //! [`Reading`] (the text it prints, and what a byte budget cut). One function answers a
 //! read ([`Read::answer`]): it opens the database itself, or, while a server holds it,
 //! sends the read over the server's socket (`DB/strata.sock`, [`crate::ingest_socket`])
@@ -12,8 +12,13 @@
 //! left out is also said on a line of its own ([`Reading::cut`]) for standard error.
 //!
 //! Through a server, the evaluation's memory is the server's per-call cap, or the read's
-//! `--max-memory` when lower, and a heavy read (`query`, `cypher`, `explain`) takes one of
-//! the server's heavy slots as an MCP call does; the page cache is the server's.
+//! `--max-memory` when lower, and a heavy read (`query`, `cypher`, `explain`, `ask`) takes
+//! one of the server's heavy slots as an MCP call does; the page cache is the server's.
+//!
+//! `ask` is answered by the application's `ask` on either side, with the models its flags
+//! name ([`AskModels`]): through a server, the server makes the model requests, with the
+//! keys the command read from its own environment, sent over the owner-only socket (and
+//! only to a socket this user owns).
 
 use std::path::Path;
 use std::time::Duration;
@@ -30,8 +35,8 @@ use crate::fit::Measure;
 use crate::options::{Options, Page};
 use crate::render::{AnswerPage, Render};
 use crate::{
-    CypherRequest, ExplainRequest, FindRequest, LookRequest, QueryRequest, SchemaRequest,
-    ValuesRequest,
+    AskOptions, AskRequest, CypherRequest, ExplainRequest, FindRequest, Language, LookRequest,
+    Mode, Model, QueryRequest, SchemaRequest, ValuesRequest,
 };
 
 /// A read of the command line: what it reads, how it renders, and its limits.
@@ -96,6 +101,82 @@ pub enum What {
         /// Also where the bytes go (`--space`).
         space: bool,
     },
+    /// `strata ask`: a question a model translates into a program, run and answered.
+    Ask {
+        /// The question.
+        question: String,
+        /// Which models to ask.
+        mode: Mode,
+        /// The language the model writes (`None`: the pack's `ask_language`).
+        language: Option<Language>,
+        /// The models, as the command's flags set them up.
+        models: AskModels,
+    },
+}
+
+/// The models an `ask` read may use and how often each may try: the command line's
+/// [`AskOptions`], keys included (read from the command's environment), so that a server
+/// answering the read asks exactly the models the command would have. Its `Debug` shows no
+/// key; on the wire a key travels only to a server of the same user
+/// ([`Read::carries_key`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "WireModels", try_from = "WireModels")]
+pub struct AskModels(pub AskOptions);
+
+/// [`AskModels`] on the wire.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireModels {
+    local: Option<WireModel>,
+    fallback: Option<WireModel>,
+    tries: u32,
+}
+
+/// A [`Model`] on the wire.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WireModel {
+    api: String,
+    url: String,
+    name: String,
+    key: Option<String>,
+    timeout_ms: u64,
+}
+
+impl From<AskModels> for WireModels {
+    fn from(m: AskModels) -> Self {
+        let wire = |m: Model| WireModel {
+            api: m.api.name().to_owned(),
+            url: m.url,
+            name: m.name,
+            key: m.key,
+            timeout_ms: u64::try_from(m.timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+        WireModels {
+            local: m.0.local.map(wire),
+            fallback: m.0.fallback.map(wire),
+            tries: m.0.tries,
+        }
+    }
+}
+
+impl TryFrom<WireModels> for AskModels {
+    type Error = crate::ModelError;
+
+    fn try_from(w: WireModels) -> Result<Self, Self::Error> {
+        let model = |w: Option<WireModel>| -> Result<Option<Model>, crate::ModelError> {
+            let Some(w) = w else { return Ok(None) };
+            let mut m = Model::new(crate::Api::parse(&w.api)?, &w.url, &w.name)?
+                .timeout(Duration::from_millis(w.timeout_ms));
+            m.key = w.key;
+            Ok(Some(m))
+        };
+        Ok(AskModels(AskOptions {
+            local: model(w.local)?,
+            fallback: model(w.fallback)?,
+            tries: w.tries.max(1),
+        }))
+    }
 }
 
 /// The limits a read's flags set.
@@ -180,6 +261,10 @@ pub enum ReadError {
     /// The request got no answer (a program that does not check, a limit reached...).
     #[error(transparent)]
     Call(#[from] CallError),
+    /// An error in what the user wrote, already rendered as the command prints it (`ask
+    /// --json`'s failed tries as JSON, a module the program may not use).
+    #[error("{0}")]
+    Rendered(String),
     /// The server holding the database answered with this error (its text and sources,
     /// as a direct read would have printed them).
     #[error(transparent)]
@@ -201,6 +286,7 @@ impl ReadError {
                 | CallError::Graph(_)
                 | CallError::Ask(_),
             ) => true,
+            ReadError::Rendered(_) => true,
             ReadError::Served(s) => s.program,
             _ => false,
         }
@@ -258,7 +344,7 @@ impl Read {
     /// The application's limits this read runs under when it opens the database itself.
     fn direct_options(&self) -> Options {
         let l = &self.limits;
-        Options {
+        let options = Options {
             limit: l.limit.max(Options::default().limit),
             max_work: l.max_work,
             timeout: l.timeout,
@@ -270,6 +356,29 @@ impl Read {
             ),
             cache_bytes: l.cache_bytes,
             ..Options::default()
+        };
+        match &self.what {
+            // `ask`'s limit is the answer's (its request asks for the application's), and
+            // its answer is fitted to the MCP budget unless `--max-bytes` says otherwise.
+            What::Ask { models, .. } => Options {
+                limit: l.limit.max(1),
+                max_bytes: l.max_bytes.unwrap_or(strata_eval::ANSWER_BYTES),
+                ask: models.0.clone(),
+                ..options
+            },
+            _ => options,
+        }
+    }
+
+    /// Whether the read carries a model's key (an `ask` whose models have one), which is
+    /// sent only to a server of the same user.
+    pub fn carries_key(&self) -> bool {
+        match &self.what {
+            What::Ask { models, .. } => [&models.0.local, &models.0.fallback]
+                .into_iter()
+                .flatten()
+                .any(|m| m.key.is_some()),
+            _ => false,
         }
     }
 
@@ -419,6 +528,37 @@ impl Read {
                 Ok(fitted(app, out, json, budget))
             }
             What::Stats { space } => stats(app.store(), *space),
+            What::Ask {
+                question,
+                mode,
+                language,
+                ..
+            } => {
+                let request = AskRequest {
+                    question: question.clone(),
+                    mode: *mode,
+                    language: *language,
+                    limit: 0,
+                    max_work: 0,
+                };
+                match app.ask(&Call::plain(crate::ask::TOOL), &request, cancel) {
+                    Ok(out) => Ok(Reading {
+                        text: if json { out.json_text() } else { out.text() },
+                        cut: None,
+                    }),
+                    // With --json, the tries that failed are answered as JSON.
+                    Err(CallError::Ask(e)) if json && e.json().is_some() => {
+                        let j = e.json().unwrap_or_default();
+                        Err(ReadError::Rendered(
+                            serde_json::to_string_pretty(&j).unwrap_or_else(|_| e.to_string()),
+                        ))
+                    }
+                    Err(e @ CallError::ModuleRefused { .. }) => {
+                        Err(ReadError::Rendered(e.to_string()))
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
         }
     }
 }
@@ -521,4 +661,48 @@ fn fitted<R: Render>(app: &App, response: R, json: bool, budget: Option<u64>) ->
         )
     });
     Reading { text, cut }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn an_ask_read_carries_its_models_keys_on_the_wire_but_never_in_debug() {
+        let mut local = Model::new(crate::Api::OpenAi, "http://127.0.0.1:1/v1", "m")
+            .unwrap()
+            .timeout(Duration::from_millis(1500));
+        local.key = Some("sekrit".to_owned());
+        let fallback = Model::new(crate::Api::Anthropic, "https://a.example", "f").unwrap();
+        let read = Read {
+            what: What::Ask {
+                question: "q".to_owned(),
+                mode: Mode::Both,
+                language: Some(Language::Cypher),
+                models: AskModels(AskOptions {
+                    local: Some(local),
+                    fallback: Some(fallback),
+                    tries: 2,
+                }),
+            },
+            json: true,
+            limits: Limits::default(),
+        };
+        assert!(read.carries_key());
+        let wire = serde_json::to_string(&read).unwrap();
+        assert!(wire.contains("\"key\":\"sekrit\""), "{wire}");
+        assert_eq!(serde_json::from_str::<Read>(&wire).unwrap(), read);
+        assert!(!format!("{read:?}").contains("sekrit"));
+        // A model the command could not have set up is refused.
+        let bad = wire.replace("http://127.0.0.1:1/v1", "ftp://x");
+        assert!(serde_json::from_str::<Read>(&bad).is_err());
+        let plain = Read {
+            what: What::Stats { space: false },
+            json: false,
+            limits: Limits::default(),
+        };
+        assert!(!plain.carries_key());
+    }
 }

@@ -137,7 +137,10 @@ fn ingest_seeds() -> Vec<Vec<u8>> {
     });
     let mut read = serde_json::to_vec(&read).unwrap();
     read.push(b'\n');
-    vec![one, two, empty, read]
+    let retract = serde_json::json!({"database": fuzz::database(), "retract": ["src/a.rs"]});
+    let mut retract = serde_json::to_vec(&retract).unwrap();
+    retract.push(b'\n');
+    vec![one, two, empty, read, retract]
 }
 
 /// Bytes the header and frames give meaning to.
@@ -153,6 +156,7 @@ const INGEST_TOKENS: &[&[u8]] = &[
     b"null",
     b"\"files\":[],",
     b"\"read\":1,",
+    b"\"retract\":[\"u\"],",
     b"\"buffer\":18446744073709551615,",
     b"\"format\":\"facts\",",
     b"\"relation\":\"a b\",",
@@ -189,6 +193,9 @@ fn the_ingest_seeds_are_taken() {
         match fuzz::ingest_outcome(seed).unwrap() {
             Received::Batch { files, .. } => assert!(i < 3 && !files.is_empty(), "{i}"),
             Received::Read => assert_eq!(i, 3),
+            Received::Retract(units) => {
+                assert_eq!((i, &units[..]), (4, &["src/a.rs".to_owned()][..]))
+            }
         }
     }
     let Received::Batch { files, .. } = fuzz::ingest_outcome(&seeds[1]).unwrap() else {
@@ -310,7 +317,7 @@ fn issue_30_hostile_ingest_requests_are_refused_clearly() {
                 strata_app::ingest_socket::MAX_BUFFER_FACTS
             );
         }
-        Received::Read => panic!("a read"),
+        Received::Read | Received::Retract(_) => panic!("not a batch"),
     }
 }
 

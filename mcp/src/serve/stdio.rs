@@ -4,10 +4,13 @@
 //! (-32700 for what is not JSON, -32600 for a message past [`MAX_STDIO_MESSAGE_BYTES`],
 //! with the message's id when it can be found in its first bytes); a request whose params
 //! do not fit its method is answered -32602 with its id, naming the member at fault
-//! ([`crate::protocol::invalid_params`]).
+//! ([`crate::protocol::invalid_params`]), and one of a method of an extension the server
+//! does not declare -32601 with the method in `data`
+//! ([`crate::protocol::undeclared_method`]).
 
 use std::time::Duration;
 
+use rmcp::ErrorData as McpError;
 use serde_json::{Value, json};
 use strata_app::deadline::{FRAME_UNIT, FrameClock, past_deadline_error};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
@@ -157,10 +160,12 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
         if let Some((prefix, n)) = oversized.take() {
             let answer = error_line(
                 id_in_prefix(&prefix),
-                -32600,
-                &format!(
-                    "Invalid Request: the message has more than {max} bytes ({n} read), the \
-                     stdio limit; it was not read"
+                &McpError::invalid_request(
+                    format!(
+                        "Invalid Request: the message has more than {max} bytes ({n} read), \
+                         the stdio limit; it was not read"
+                    ),
+                    None,
                 ),
             );
             eprintln!(
@@ -178,9 +183,9 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
         }
         match serde_json::from_slice::<Value>(text) {
             Ok(v) => match refusal(&v, text) {
-                Some((code, message)) => {
+                Some(error) => {
                     let id = v.get("id").cloned().unwrap_or(Value::Null);
-                    if answers.send(error_line(id, code, &message)).await.is_err() {
+                    if answers.send(error_line(id, &error)).await.is_err() {
                         return Ok(());
                     }
                 }
@@ -192,8 +197,10 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
             Err(e) => {
                 let answer = error_line(
                     Value::Null,
-                    -32700,
-                    &format!("Parse error: the line is not JSON ({e})"),
+                    &McpError::parse_error(
+                        format!("Parse error: the line is not JSON ({e})"),
+                        None,
+                    ),
                 );
                 if answers.send(answer).await.is_err() {
                     return Ok(());
@@ -204,12 +211,17 @@ async fn read_messages<R: AsyncBufRead + Unpin>(
     }
 }
 
-/// Why a request is answered here rather than by rmcp, with its code: params that do not
-/// fit the method (-32602), or a request rmcp cannot read at all (-32600), which it would
-/// answer with no id. `None` for what rmcp reads (answers and notifications included).
-fn refusal(message: &Value, text: &[u8]) -> Option<(i64, String)> {
+/// Why a request is answered here rather than by rmcp: params that do not fit the method
+/// (-32602), a method of an extension the server does not declare (-32601 with the method
+/// in `data`, which rmcp would answer with the bare name), or a request rmcp cannot read
+/// at all (-32600), which it would answer with no id. `None` for what rmcp reads (answers
+/// and notifications included).
+fn refusal(message: &Value, text: &[u8]) -> Option<McpError> {
     if let Some(why) = crate::protocol::invalid_params(message) {
-        return Some((-32602, why));
+        return Some(McpError::invalid_params(why, None));
+    }
+    if let Some(e) = crate::protocol::undeclared_method(message) {
+        return Some(e);
     }
     if message.get("id").is_none() || message.get("method").is_none() {
         return None;
@@ -217,9 +229,9 @@ fn refusal(message: &Value, text: &[u8]) -> Option<(i64, String)> {
     serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(text)
         .err()
         .map(|e| {
-            (
-                -32600,
+            McpError::invalid_request(
                 format!("Invalid Request: not a JSON-RPC request this server reads ({e})"),
+                None,
             )
         })
 }
@@ -229,19 +241,21 @@ fn refusal(message: &Value, text: &[u8]) -> Option<(i64, String)> {
 fn too_slow(prefix: &[u8], deadline: Duration) -> Vec<u8> {
     error_line(
         id_in_prefix(&prefix[..prefix.len().min(ID_PREFIX_BYTES)]),
-        -32600,
-        &format!(
-            "Invalid Request: the message did not arrive whole within {} s (the server's frame \
-             deadline for each {} MiB of a message); the connection is closed",
-            deadline.as_secs_f64(),
-            FRAME_UNIT >> 20
+        &McpError::invalid_request(
+            format!(
+                "Invalid Request: the message did not arrive whole within {} s (the server's \
+                 frame deadline for each {} MiB of a message); the connection is closed",
+                deadline.as_secs_f64(),
+                FRAME_UNIT >> 20
+            ),
+            None,
         ),
     )
 }
 
 /// One JSON-RPC error answer, as a line.
-fn error_line(id: Value, code: i64, message: &str) -> Vec<u8> {
-    let mut line = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+fn error_line(id: Value, error: &McpError) -> Vec<u8> {
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "error": error})
         .to_string()
         .into_bytes();
     line.push(b'\n');

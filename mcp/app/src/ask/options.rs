@@ -8,7 +8,7 @@ use crate::model::{Api, Model, ModelError};
 
 /// The models `ask` may use and how often each may try: part of the server's
 /// [`crate::Options`]. The tool is offered when at least one model is set.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AskOptions {
     /// The local model, asked first.
     pub local: Option<Model>,

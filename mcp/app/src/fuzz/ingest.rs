@@ -23,6 +23,8 @@ pub fn database() -> DatabaseId {
 pub enum Received {
     /// A read of the command line's (answered over the application; not here).
     Read,
+    /// A retraction of these units (committed by the store; not here).
+    Retract(Vec<String>),
     /// A batch, every file received: its bytes, and the batch's options.
     Batch {
         /// Each file's bytes, in order.
@@ -58,6 +60,7 @@ pub fn ingest_outcome(data: &[u8]) -> Result<Received, RequestError> {
     let line = ingest_socket::read_line(&mut reader, ingest_socket::MAX_HEADER_BYTES, timeout)?;
     let batch = match ingest_socket::parse_request(&line, &database())? {
         Request::Read(_) => return Ok(Received::Read),
+        Request::Retract(r) => return Ok(Received::Retract(r.retract)),
         Request::Batch(batch) => batch,
     };
     let mut files = Vec::with_capacity(batch.specs.len().min(64));
@@ -142,7 +145,7 @@ pub fn ingest_request(data: &[u8]) {
                 );
             }
         }
-        Ok(Received::Read) => {}
+        Ok(Received::Read | Received::Retract(_)) => {}
         Ok(Received::Batch { files, options }) => {
             let model = model_frames(&data[line..], files.len());
             assert_eq!(model.as_ref(), Some(&files), "the frames read otherwise");

@@ -60,6 +60,21 @@ pub(super) fn connect(db: &Path) -> std::io::Result<UnixStream> {
     with_socket_path(db, |p| UnixStream::connect(p))
 }
 
+/// Whether the socket file at `path` is owned by the user this process runs as (Linux:
+/// the owner of `/proc/self`); elsewhere, whether it is owned by the owner of the
+/// database directory holding it.
+pub(super) fn owned_by_me(path: &Path) -> bool {
+    let Ok(socket) = std::fs::metadata(path) else {
+        return false;
+    };
+    let me = if cfg!(target_os = "linux") {
+        std::fs::metadata("/proc/self")
+    } else {
+        std::fs::metadata(path.parent().unwrap_or(Path::new(".")))
+    };
+    me.is_ok_and(|m| m.uid() == socket.uid())
+}
+
 /// Binds the socket of the database in `db`, however long its path.
 pub(super) fn bind(db: &Path) -> std::io::Result<UnixListener> {
     with_socket_path(db, |p| UnixListener::bind(p))

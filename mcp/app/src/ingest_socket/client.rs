@@ -96,6 +96,18 @@ pub fn send_batch(
         let _ = conn.shutdown(std::net::Shutdown::Both);
         return Err(SendError::Local(e));
     }
+    await_summary(&mut reader, sent, path, options.batch_id.clone())
+}
+
+/// Reads the daemon's answer to a batch sent (`sent`: whether sending it went well) on
+/// the connection `reader` reads: its summary, or why there is none, saying whether the
+/// batch may have landed; its "waiting for another ingest" notices go to standard error.
+pub(super) fn await_summary(
+    reader: &mut impl BufRead,
+    sent: Result<(), SendError>,
+    path: PathBuf,
+    batch_id: Option<String>,
+) -> Result<BatchSummary, SendError> {
     // A write that failed means the daemon answered early (an error) and closed: read it.
     let mut committing = false;
     let reason = loop {
@@ -122,7 +134,7 @@ pub fn send_batch(
         SendError::MayHaveLanded {
             socket: path,
             reason,
-            batch_id: options.batch_id.clone(),
+            batch_id,
         }
     } else {
         SendError::NotStored {

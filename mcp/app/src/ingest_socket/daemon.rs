@@ -246,6 +246,7 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
         Ok(Request::Batch(batch)) => batch,
         // A read's client sends nothing after its line.
         Ok(Request::Read(read)) => return super::reads::serve_read(*read, &writer, shared),
+        Ok(Request::Retract(r)) => return super::retract::serve_retract(*r, &mut writer, shared),
         Err(e) => {
             let _ = write_reply(&mut writer, &Reply::Error(e.to_string()));
             return;
@@ -269,7 +270,7 @@ fn serve_connection(conn: UnixStream, shared: &Shared) {
     let _ = write_reply(&mut writer, &reply);
 }
 
-fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
+pub(super) fn write_reply(w: &mut dyn Write, reply: &Reply) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(reply).map_err(std::io::Error::other)?;
     line.push(b'\n');
     w.write_all(&line)?;
@@ -310,6 +311,8 @@ pub(crate) fn read_line(
 pub(crate) enum Request {
     /// A read of the command line's, answered over the application.
     Read(Box<super::reads::ReadHeader>),
+    /// A retraction of units, answered as a batch is.
+    Retract(Box<super::retract::RetractHeader>),
     /// A batch: its files' frames follow the header.
     Batch(BatchRequest),
 }
@@ -324,14 +327,21 @@ pub(crate) struct BatchRequest {
 }
 
 /// The request of a connection's header line `line` to the daemon of the database `id`:
-/// a read (a line holding `"read"`) or a batch, refused when it is not the JSON of either,
+/// a read (a line holding `"read"`), a retraction (one holding `"retract"`) or a batch, refused when it is not the JSON of either,
 /// meant for another database, or names too many files or a file it cannot read.
 pub(crate) fn parse_request(line: &[u8], id: &DatabaseId) -> Result<Request, RequestError> {
-    if is_read(line) {
+    let probe = probe(line);
+    if probe.read.0 {
         let read: super::reads::ReadHeader =
             serde_json::from_slice(line).map_err(RequestError::Header)?;
         check_database(&read.database, id)?;
         return Ok(Request::Read(Box::new(read)));
+    }
+    if probe.retract.0 {
+        let retract: super::retract::RetractHeader =
+            serde_json::from_slice(line).map_err(RequestError::Header)?;
+        check_database(&retract.database, id)?;
+        return Ok(Request::Retract(Box::new(retract)));
     }
     let header: Header = serde_json::from_slice(line).map_err(RequestError::Header)?;
     check_database(&header.database, id)?;
@@ -365,23 +375,29 @@ fn check_database(asked: &DatabaseId, served: &DatabaseId) -> Result<(), Request
     })
 }
 
-/// Whether a request's first line is a read's (an object with a `read` entry), found
+/// Which of a read's and a retraction's members a request's first line holds, found
 /// without building the line's values (a header line is read whole, ignoring the rest).
-fn is_read(line: &[u8]) -> bool {
-    /// A member that is present, whatever it holds.
-    #[derive(Default)]
-    struct Present(bool);
-    impl<'de> Deserialize<'de> for Present {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Present, D::Error> {
-            serde::de::IgnoredAny::deserialize(d).map(|_| Present(true))
-        }
+fn probe(line: &[u8]) -> Probe {
+    serde_json::from_slice::<Probe>(line).unwrap_or_default()
+}
+
+/// A member that is present, whatever it holds.
+#[derive(Default)]
+struct Present(bool);
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Present, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Present(true))
     }
-    #[derive(Deserialize)]
-    struct Probe {
-        #[serde(default)]
-        read: Present,
-    }
-    serde_json::from_slice::<Probe>(line).is_ok_and(|p| p.read.0)
+}
+
+/// The members that tell a read (`read`) and a retraction (`retract`) from a batch.
+#[derive(Default, Deserialize)]
+struct Probe {
+    #[serde(default)]
+    read: Present,
+    #[serde(default)]
+    retract: Present,
 }
 
 fn run_batch(
@@ -398,26 +414,7 @@ fn run_batch(
         spool.receive(reader, &spec.label, o.idle_timeout, o.frame_timeout)?;
     }
     let mut status = |r: Reply| write_reply(writer, &r).map_err(RequestError::Read);
-    let _writer = match shared.writer.try_lock() {
-        Ok(g) => g,
-        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => {
-            let since = *shared
-                .since
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let ago = since.map_or(0, |t| t.elapsed().as_secs());
-            status(Reply::Waiting(format!(
-                "waiting for another ingest (started {ago} s ago)"
-            )))?;
-            shared
-                .writer
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        }
-    };
-    let _commit = Since::start(&shared.since);
-    let _counted = shared.commits.enter(usize::MAX);
+    let _writer = shared.take_writer(&mut status)?;
     let mut batch = shared
         .store
         .batch(batch.options.clone())
@@ -438,6 +435,53 @@ fn run_batch(
         eprintln!("strata serve: {e}");
     }
     Ok(summary)
+}
+
+impl Shared {
+    /// Takes the database's writer for one batch, telling the client through `status`
+    /// when it waits for another batch first; the batch counts as in flight (a clean
+    /// shutdown waits for it) until the guard is dropped.
+    pub(super) fn take_writer(
+        &self,
+        status: &mut dyn FnMut(Reply) -> Result<(), RequestError>,
+    ) -> Result<Writing<'_>, RequestError> {
+        let guard = match self.writer.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                let since = *self
+                    .since
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let ago = since.map_or(0, |t| t.elapsed().as_secs());
+                status(Reply::Waiting(format!(
+                    "waiting for another ingest (started {ago} s ago)"
+                )))?;
+                self.writer
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+            }
+        };
+        let since = Since::start(&self.since);
+        Ok(Writing {
+            _counted: self.commits.enter(usize::MAX),
+            _since: since,
+            _guard: guard,
+        })
+    }
+
+    /// The store batches are committed into.
+    pub(super) fn store(&self) -> &Store {
+        &self.store
+    }
+}
+
+/// The writer held by one batch, given back when dropped.
+pub(super) struct Writing<'a> {
+    // Dropped in this order: counted out, the start cleared, then the writer freed.
+    _counted: Option<Entered>,
+    _since: Since<'a>,
+    _guard: std::sync::MutexGuard<'a, ()>,
 }
 
 /// Records when the batch holding the writer started, and clears it when dropped.

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use super::*;
 
-fn open(dir: &Path) -> Store {
+/// A new database in `dir`, held by this process.
+pub(super) fn open(dir: &Path) -> Store {
     Store::open(
         dir,
         strata_store::OpenOptions {

@@ -1,5 +1,5 @@
 //! Reads over the socket: while a server holds the database, `strata query`, `stats`,
-//! `find` and the other readers send their [`Read`] here and the server answers it over
+//! `find`, `ask` and the other readers send their [`Read`] here and the server answers it over
 //! its application ([`Read::answer_served`]).
 //!
 //! One read per connection, client first: one JSON line `{"database": DatabaseId,
@@ -58,6 +58,15 @@ pub enum ReadSendError {
         /// What happened.
         reason: String,
     },
+    /// The read carries a model's key and the socket is not this user's own.
+    #[error(
+        "{socket}: the socket belongs to another user, so `strata ask` does not send it \
+         the model's key; ask the server's owner, or run the command as that user"
+    )]
+    NotOwned {
+        /// The socket.
+        socket: PathBuf,
+    },
     /// The server refused the request.
     #[error("{socket}: the server refused the read: {message}")]
     Refused {
@@ -73,6 +82,9 @@ pub enum ReadSendError {
 pub fn send_read(db: &Path, read: &Read) -> Result<Result<Reading, ServedError>, ReadSendError> {
     let socket = socket_path(db);
     let conn = address::connect(db).map_err(|_| ReadSendError::NoServer(socket.clone()))?;
+    if read.carries_key() && !address::owned_by_me(&socket) {
+        return Err(ReadSendError::NotOwned { socket });
+    }
     let lost = |reason: String| ReadSendError::Lost {
         socket: socket.clone(),
         reason,
