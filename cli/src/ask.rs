@@ -10,6 +10,7 @@ use clap::Args;
 use strata_app::{AskOptions, Language, Mode, ModelFlags, Options};
 
 use super::duration;
+use super::query::LimitFlags;
 
 /// The models `ask` translates questions with (`strata ask`, and the `ask` tool of
 /// `strata serve`).
@@ -74,15 +75,8 @@ pub(crate) struct AskArgs {
     /// (default: the pack's ask_language, else datalog).
     #[arg(long, value_parser = ["datalog", "cypher"])]
     pub(crate) language: Option<String>,
-    /// The most rows to answer.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) limit: u64,
-    /// The most work (candidate tuples examined) the program may spend.
-    #[arg(long)]
-    pub(crate) max_work: Option<u64>,
-    /// The longest the program's evaluation may take: 500ms, 30s, 2m.
-    #[arg(long, default_value = "30s")]
-    pub(crate) timeout: String,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
     /// Answer as JSON: the program, columns, rows, witnesses, total and every try.
     #[arg(long)]
     pub(crate) json: bool,
@@ -91,16 +85,11 @@ pub(crate) struct AskArgs {
 }
 
 /// The limits and models from the flags.
-pub(crate) fn app_options(
-    limit: u64,
-    max_work: Option<u64>,
-    timeout: &str,
-    models: &ModelArgs,
-) -> Result<Options> {
+pub(crate) fn app_options(limits: &LimitFlags, models: &ModelArgs) -> Result<Options> {
     Ok(Options {
-        limit: limit.max(1),
-        max_work,
-        timeout: duration(timeout)?,
+        limit: limits.limit.max(1),
+        max_work: limits.max_work,
+        timeout: duration(&limits.timeout)?,
         threads: None,
         max_bytes: strata_eval::ANSWER_BYTES,
         ask: models.options()?,
@@ -112,7 +101,7 @@ pub(crate) fn app_options(
 /// `strata ask`: the question answered once, as the `ask` tool answers it; while a server
 /// holds the database, by that server (with these flags' models and limits).
 pub(crate) fn ask(args: &AskArgs) -> Result<()> {
-    use strata_app::read::{AskModels, Limits, Read, What};
+    use strata_app::read::{AskModels, Read, What};
     let request = Read {
         what: What::Ask {
             question: args.question.clone(),
@@ -129,12 +118,7 @@ pub(crate) fn ask(args: &AskArgs) -> Result<()> {
             models: AskModels(args.models.options()?),
         },
         json: args.json,
-        limits: Limits {
-            limit: args.limit,
-            max_work: args.max_work,
-            timeout: duration(&args.timeout)?,
-            ..Limits::default()
-        },
+        limits: args.limits.limits()?,
     };
     super::read(&args.db, &request)
 }

@@ -43,6 +43,18 @@ pub(crate) struct LimitFlags {
     pub(crate) timeout: String,
 }
 
+impl LimitFlags {
+    /// The read's limits these flags set (rows, work, time); the rest as by default.
+    pub(crate) fn limits(&self) -> Result<Limits> {
+        Ok(Limits {
+            limit: self.limit,
+            max_work: self.max_work,
+            timeout: duration(&self.timeout)?,
+            ..Limits::default()
+        })
+    }
+}
+
 /// The flags `strata query`, `explain` and `cypher` share: the page and the evaluation's
 /// limits.
 #[derive(Args)]
@@ -92,18 +104,16 @@ impl RunFlags {
     /// The limits these flags set, for a read.
     pub(crate) fn limits(&self) -> Result<Limits> {
         Ok(Limits {
-            limit: self.limits.limit,
             page_token: self.page_token.clone().unwrap_or_default(),
             max_bytes: self.max_bytes,
             witness_row: self.witness_row,
-            max_work: self.limits.max_work,
-            timeout: duration(&self.limits.timeout)?,
             witnesses: !self.no_witnesses,
             threads: self.threads,
             sample: self.sample.unwrap_or(0),
             max_memory: self.max_memory.map(|s| s.0),
             cache_bytes: cache_bytes(self.cache),
             context: self.context,
+            ..self.limits.limits()?
         })
     }
 }

@@ -125,12 +125,7 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
             return Ok(());
         }
     }
-    let mut options = app_options(
-        args.limits.limit,
-        args.limits.max_work,
-        &args.limits.timeout,
-        &args.models,
-    )?;
+    let mut options = app_options(&args.limits, &args.models)?;
     options.max_bytes = args.max_bytes;
     let heavy = args
         .heavy_calls

@@ -24,7 +24,7 @@ pub enum BuiltinError {
     Aggregate(String),
     /// `str.match` was given a pattern that is not a regular expression.
     #[error("str.match: {0}")]
-    Regex(String),
+    Regex(regex::Error),
 }
 
 /// Whether `a` and `b` are a number and a text: never ordered against each other.

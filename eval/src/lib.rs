@@ -76,7 +76,9 @@ pub use front::parse::{MAX_PROGRAM_BYTES, MAX_PROGRAM_RULES, parse_module, parse
 pub use front::suggest::did_you_mean;
 pub use link::compile::{Bind, Compiled, compile};
 pub use link::schema::{card, describe};
-pub use link::vocab::{ModuleText, RelationKind, RelationSchema, VocabError, Vocabulary};
+pub use link::vocab::{
+    ModuleFileError, ModuleText, RelationKind, RelationSchema, VocabError, Vocabulary,
+};
 pub use rewrite::linear::Form as LinearForm;
 pub use witness::{Node, write_value};
 

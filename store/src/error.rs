@@ -19,8 +19,9 @@ pub enum Damage {
     /// redb found its own structures damaged.
     #[error("the storage engine's pages do not hold what they must")]
     Engine(#[source] redb::StorageError),
-    /// redb panicked on the file's pages, which hold something it does not expect (see
-    /// the `guard` module: the store catches the panic as a last resort).
+    /// redb (or the find index's `fst`) panicked on the file's pages, which hold something
+    /// it does not expect (see the `guard` module: the store catches the panic as a last
+    /// resort).
     #[error("the storage engine failed on the file's pages ({0})")]
     Panic(String),
 }
@@ -489,6 +490,12 @@ impl Fault {
             redb::Error::Corrupted(m) => {
                 Fault::Damaged(Damage::Engine(redb::StorageError::Corrupted(m)))
             }
+            // redb latches a failed I/O call and answers every later call so; say what the
+            // user can act on (the store reopens the file itself, see `heal`).
+            redb::Error::PreviousIo => Fault::Engine(redb::Error::Io(std::io::Error::other(
+                "an earlier write to the file failed (a full disk, or a failing device), so this \
+                 call could not run; the file is opened again at the next call",
+            ))),
             other => Fault::Engine(other),
         }
     }

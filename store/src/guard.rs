@@ -72,8 +72,12 @@ pub(crate) fn guarded<T, E>(
 /// panic into its message. Such a panic is caught as the store's own are, and
 /// [`quiet_caught_panics`] keeps it from being reported too. `f` must call nothing of its
 /// caller's that could panic for a bug of its own.
-pub fn catch_damage<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    guarded(|| Ok(f()), |damage| damage.to_string())
+///
+/// # Errors
+///
+/// [`Damage::Panic`](crate::Damage::Panic) with the panic's message when `f` panicked.
+pub fn catch_damage<T>(f: impl FnOnce() -> T) -> Result<T, crate::Damage> {
+    guarded(|| Ok(f()), |damage| damage)
 }
 
 /// [`guarded`] for the store's internal [`Fault`](crate::error::Fault).

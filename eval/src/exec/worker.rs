@@ -28,7 +28,7 @@ pub(crate) struct Ctx<'a, 's> {
     pub(crate) relations: &'a [Relation],
     pub(crate) budget: &'a Budget,
     pub(crate) witnesses: bool,
-    pub(crate) regexes: Mutex<FxHashMap<String, Result<regex::Regex, String>>>,
+    pub(crate) regexes: Mutex<FxHashMap<String, Result<regex::Regex, regex::Error>>>,
     /// Base relations read into memory (then read from `relations` like derived ones).
     pub(crate) loaded: &'a [bool],
     /// Lookups made into each base relation through the source.
@@ -641,7 +641,7 @@ impl<'c, 'a, 's> Worker<'c, 'a, 's> {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             let re = cache
                 .entry(p.to_owned())
-                .or_insert_with(|| regex::Regex::new(p).map_err(|e| e.to_string()));
+                .or_insert_with(|| regex::Regex::new(p));
             match re {
                 Ok(re) => Ok(re.is_match(&s)),
                 Err(e) => Err(BuiltinError::Regex(e.clone())),

@@ -255,7 +255,34 @@ pub struct ModuleText {
     /// The file, as errors name it.
     pub file: String,
     /// The file's text, or why it cannot be loaded.
-    pub text: Result<String, String>,
+    pub text: Result<String, ModuleFileError>,
+}
+
+/// Why a module file found by [`Vocabulary::read_modules`] cannot be loaded. It is kept with
+/// the module set (compared, cloned, remembered between reloads), so an I/O error is kept as
+/// its kind and text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ModuleFileError {
+    /// The file cannot be read.
+    #[error("cannot be read: {message}")]
+    Unreadable {
+        /// The I/O error's kind.
+        kind: std::io::ErrorKind,
+        /// The I/O error, rendered.
+        message: String,
+    },
+    /// The file's name is no module path; why not.
+    #[error("{0}")]
+    NotAModulePath(String),
+}
+
+impl ModuleFileError {
+    fn unreadable(e: &std::io::Error) -> ModuleFileError {
+        ModuleFileError::Unreadable {
+            kind: e.kind(),
+            message: e.to_string(),
+        }
+    }
 }
 
 impl Vocabulary {
@@ -318,10 +345,10 @@ impl Vocabulary {
                     file: m.file.clone(),
                     text: text.clone(),
                 }),
-                Err(reason) => {
+                Err(e) => {
                     return Err(VocabError::ModulePath {
                         path: m.file.clone(),
-                        reason: reason.clone(),
+                        reason: e.to_string(),
                     });
                 }
             }
@@ -532,7 +559,7 @@ fn read_modules(
                 out.push(ModuleText {
                     path: module.join("."),
                     file: file(),
-                    text: Err(format!("cannot be read: {source}")),
+                    text: Err(ModuleFileError::unreadable(&source)),
                 });
                 continue;
             }
@@ -561,7 +588,7 @@ fn read_modules(
             module.push(stem.to_owned());
             let module = module.join(".");
             let text = match path_problem(&module) {
-                Some(reason) if lenient => Err(reason),
+                Some(reason) if lenient => Err(ModuleFileError::NotAModulePath(reason)),
                 Some(reason) => {
                     return Err(VocabError::ModulePath {
                         path: file(),
@@ -570,7 +597,7 @@ fn read_modules(
                 }
                 None => match read_module(&path) {
                     Ok(text) => Ok(text),
-                    Err(source) if lenient => Err(format!("cannot be read: {source}")),
+                    Err(source) if lenient => Err(ModuleFileError::unreadable(&source)),
                     Err(source) => {
                         return Err(VocabError::Io {
                             path: path.clone(),

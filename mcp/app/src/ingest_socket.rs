@@ -270,12 +270,12 @@ pub enum RequestError {
     Spool(#[source] std::io::Error),
     /// The store refused the batch (a malformed line, a full disk, ...); nothing of it
     /// was stored. The message is the error and its sources, as the client prints it.
-    #[error("{}", crate::model::error_chain(.0.as_ref()))]
+    #[error("{}", crate::read::error_text(.0.as_ref()))]
     Store(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl RequestError {
-    fn store<E: std::error::Error + Send + Sync + 'static>(e: E) -> RequestError {
+    pub(super) fn store<E: std::error::Error + Send + Sync + 'static>(e: E) -> RequestError {
         RequestError::Store(Box::new(e))
     }
 }

@@ -329,7 +329,7 @@ impl Model {
                 ModelError::Http {
                     model: label.clone(),
                     url: url.clone(),
-                    message: error_chain(&e),
+                    message: crate::read::error_text(&e),
                 }
             }
         };
@@ -356,19 +356,6 @@ impl Model {
         }
         self.reply_text(&text)
     }
-}
-
-/// The error and its sources, joined: reqwest's own message alone is often just "error
-/// sending request".
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(c) = source {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        source = c.source();
-    }
-    s
 }
 
 /// The start of a reply's body, on one line.

@@ -53,7 +53,7 @@ pub enum EvalError {
     Aggregate(String),
     /// `str.match` was given a pattern that is not a regular expression.
     #[error("str.match: {0}")]
-    Regex(String),
+    Regex(regex::Error),
     /// The fact source failed.
     #[error(transparent)]
     Source(#[from] SourceError),

@@ -156,7 +156,7 @@ fn send_body(
     let mut buf = vec![0u8; CLIENT_FRAME];
     for (path, spec) in files {
         let mut input =
-            dump::open(path).map_err(|e| SendError::Local(crate::model::error_chain(&e)))?;
+            dump::open(path).map_err(|e| SendError::Local(crate::read::error_text(&e)))?;
         loop {
             let n = match input.read(&mut buf) {
                 Ok(0) => break,

@@ -121,10 +121,12 @@ pub fn send_read(db: &Path, read: &Read) -> Result<Result<Reading, ServedError>,
 /// Serves `request` (a connection's first line, parsed and meant for this database) on
 /// `conn`.
 pub(super) fn serve_read(request: ReadHeader, conn: &UnixStream, shared: &Shared) {
-    let reply = match answer(request, conn, shared) {
-        Ok(Ok(r)) => ReadReply::Read(r),
-        Ok(Err(e)) => ReadReply::ReadError(ServedError::of(&e)),
-        Err(message) => ReadReply::Error(message),
+    let reply = match &shared.app {
+        Some(app) => match answer(request, conn, app) {
+            Ok(r) => ReadReply::Read(r),
+            Err(e) => ReadReply::ReadError(ServedError::of(&e)),
+        },
+        None => ReadReply::Error("this server answers no reads from the command line".to_owned()),
     };
     let Ok(mut line) = serde_json::to_vec(&reply) else {
         return;
@@ -134,23 +136,15 @@ pub(super) fn serve_read(request: ReadHeader, conn: &UnixStream, shared: &Shared
     let _ = w.write_all(&line).and_then(|()| w.flush());
 }
 
-/// The answer to `request`, the evaluation cancelled when the client goes away; `Err` for a
-/// server that answers no reads.
-fn answer(
-    request: ReadHeader,
-    conn: &UnixStream,
-    shared: &Shared,
-) -> Result<Result<Reading, ReadError>, String> {
-    let Some(app) = &shared.app else {
-        return Err("this server answers no reads from the command line".to_owned());
-    };
+/// The answer to `request` over `app`, the evaluation cancelled when the client goes away.
+fn answer(request: ReadHeader, conn: &UnixStream, app: &crate::App) -> Result<Reading, ReadError> {
     let cancel = Cancel::new();
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| watch_hangup(conn, &done, &cancel));
         let r = request.read.answer_served(app, &cancel);
         done.store(true, Ordering::SeqCst);
-        Ok(r)
+        r
     })
 }
 

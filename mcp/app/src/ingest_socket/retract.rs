@@ -11,7 +11,6 @@
 //! removed (the status line cannot be written to it).
 
 use super::*;
-use crate::read::error_text;
 
 /// A retraction's line.
 #[derive(Debug, Serialize, Deserialize)]
@@ -68,29 +67,28 @@ pub(super) fn serve_retract(header: RetractHeader, writer: &mut dyn Write, share
             );
             Reply::Ok(WireSummary::from(&summary))
         }
-        Err(message) => Reply::Error(message),
+        Err(e) => Reply::Error(e.to_string()),
     };
     let _ = super::daemon::write_reply(writer, &reply);
 }
 
-/// Removes the facts of the units `header` names, as one batch; `Err` holds the message
-/// the client prints.
+/// Removes the facts of the units `header` names, as one batch.
 fn retract(
     header: RetractHeader,
     writer: &mut dyn Write,
     shared: &Shared,
-) -> Result<BatchSummary, String> {
+) -> Result<BatchSummary, RequestError> {
     let options = BatchOptions {
         labels: header.labels,
         batch_id: header.batch_id,
         ..BatchOptions::default()
     };
     let mut status = |r: Reply| super::daemon::write_reply(writer, &r).map_err(RequestError::Read);
-    let _writer = shared.take_writer(&mut status).map_err(|e| e.to_string())?;
+    let _writer = shared.take_writer(&mut status)?;
     // From here a lost connection means the batch may have landed: say so first.
-    status(Reply::Committing).map_err(|e| e.to_string())?;
+    status(Reply::Committing)?;
     shared
         .store()
         .retract(&header.retract, options)
-        .map_err(|e| error_text(&e))
+        .map_err(RequestError::store)
 }
