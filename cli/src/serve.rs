@@ -213,6 +213,9 @@ pub(crate) fn serve(args: &ServeArgs) -> Result<()> {
     #[cfg(unix)]
     let ingest = strata_app::ingest_socket::ListenerOptions {
         idle_timeout: duration(&args.ingest_idle).context("--ingest-idle")?,
+        // A cancelled read's memory goes back to the system at once, as a cancelled MCP
+        // call's does.
+        after_cancel: Some(strata_mcp::serve::give_back),
         ..Default::default()
     };
     // The same socket answers the command line's reads (`strata query`, `stats`, `find`...)

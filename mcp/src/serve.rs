@@ -5,7 +5,7 @@
 
 mod connections;
 mod memory;
-pub(crate) use memory::give_back;
+pub use memory::give_back;
 #[cfg(unix)]
 mod relay;
 mod sessions;

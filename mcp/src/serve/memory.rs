@@ -30,7 +30,7 @@ static TRIMMERS: AtomicUsize = AtomicUsize::new(0);
 /// has dropped what it held: a closure of 36M pairs frees about a gigabyte, and returning
 /// it costs 15 to 35 ms of system time, which the periodic trim spent up to
 /// [`TRIM_INTERVAL`] later (the late CPU time `relay-bench` saw after a cancel).
-pub(crate) fn give_back() {
+pub fn give_back() {
     if TRIMMERS.load(Ordering::SeqCst) > 0 {
         trim();
     }

@@ -13,6 +13,11 @@ pub struct ListenerOptions {
     /// before it loses its slot ([`DEFAULT_FRAME_TIMEOUT`] by default); each further
     /// [`MAX_FRAME_BYTES`] received earns it again.
     pub frame_timeout: Duration,
+    /// Called on the read's thread after a command-line read was cancelled (its client
+    /// went away) and its evaluation dropped what it held: a server that gives freed
+    /// memory back to the system passes its function here, so a cancelled read's memory
+    /// goes back at once rather than at the next periodic trim. `None` by default.
+    pub after_cancel: Option<fn()>,
 }
 
 impl Default for ListenerOptions {
@@ -20,6 +25,7 @@ impl Default for ListenerOptions {
         ListenerOptions {
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            after_cancel: None,
         }
     }
 }
@@ -48,7 +54,7 @@ pub(super) struct Shared {
     /// The application reads are answered over ([`super::reads`]); none: reads are refused.
     pub(super) app: Option<crate::App>,
     pub(super) id: DatabaseId,
-    options: ListenerOptions,
+    pub(super) options: ListenerOptions,
     /// Connections being served (capped at [`MAX_CONNECTIONS`]).
     connections: Arc<Counter>,
     /// Batches between taking the writer and answering (a clean shutdown waits for them).

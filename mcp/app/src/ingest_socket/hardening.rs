@@ -125,6 +125,7 @@ fn issue_30_slow_loris_clients_lose_their_slots() {
     let options = ListenerOptions {
         idle_timeout: Duration::from_secs(30),
         frame_timeout: Duration::from_millis(300),
+        ..ListenerOptions::default()
     };
     let _listener = IngestListener::bind_with(store.clone(), options).unwrap();
     let spec = edges(dir.path(), "slow.edges.tsv", "").1;

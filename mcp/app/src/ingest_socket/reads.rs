@@ -122,7 +122,7 @@ pub fn send_read(db: &Path, read: &Read) -> Result<Result<Reading, ServedError>,
 /// `conn`.
 pub(super) fn serve_read(request: ReadHeader, conn: &UnixStream, shared: &Shared) {
     let reply = match &shared.app {
-        Some(app) => match answer(request, conn, app) {
+        Some(app) => match answer(request, conn, app, shared.options.after_cancel) {
             Ok(r) => ReadReply::Read(r),
             Err(e) => ReadReply::ReadError(ServedError::of(&e)),
         },
@@ -136,16 +136,28 @@ pub(super) fn serve_read(request: ReadHeader, conn: &UnixStream, shared: &Shared
     let _ = w.write_all(&line).and_then(|()| w.flush());
 }
 
-/// The answer to `request` over `app`, the evaluation cancelled when the client goes away.
-fn answer(request: ReadHeader, conn: &UnixStream, app: &crate::App) -> Result<Reading, ReadError> {
+/// The answer to `request` over `app`, the evaluation cancelled when the client goes away
+/// (and then `after_cancel` called, the evaluation's memory dropped by then).
+fn answer(
+    request: ReadHeader,
+    conn: &UnixStream,
+    app: &crate::App,
+    after_cancel: Option<fn()>,
+) -> Result<Reading, ReadError> {
     let cancel = Cancel::new();
     let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
+    let r = std::thread::scope(|s| {
         s.spawn(|| watch_hangup(conn, &done, &cancel));
         let r = request.read.answer_served(app, &cancel);
         done.store(true, Ordering::SeqCst);
         r
-    })
+    });
+    if cancel.is_cancelled()
+        && let Some(f) = after_cancel
+    {
+        f();
+    }
+    r
 }
 
 /// Cancels `cancel` when the client's side of `conn` closes, until `done`.
