@@ -45,6 +45,9 @@ struct Inner {
     /// The dictionary index for `find`, opened on the first request and extended with
     /// the texts later batches add.
     finder: Mutex<Option<Arc<find::Finder>>>,
+    /// Whether `find`'s index is never built inside a call (set by `App::warm_find`, which
+    /// a server calls as it starts).
+    find_deferred: std::sync::atomic::AtomicBool,
     /// The gate of heavy calls, when [`Options::heavy_calls`] sets one.
     admission: Option<Admission>,
 }
@@ -123,6 +126,7 @@ impl App {
                 vocab: Mutex::new(vocab),
                 last_good: Mutex::new(last_good),
                 finder: Mutex::new(None),
+                find_deferred: std::sync::atomic::AtomicBool::new(false),
                 admission,
             }),
             options: Arc::new(options),
@@ -345,6 +349,10 @@ impl App {
 
     pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Finder>>> {
         &self.inner.finder
+    }
+
+    pub(crate) fn find_deferred(&self) -> &std::sync::atomic::AtomicBool {
+        &self.inner.find_deferred
     }
 }
 

@@ -226,6 +226,15 @@ fn a_damaged_file_is_refused() {
     assert!(IndexFile::open(&path).is_err());
 }
 
+/// A new store in `dir`.
+fn created(dir: &std::path::Path) -> Store {
+    let options = OpenOptions {
+        create: true,
+        ..OpenOptions::default()
+    };
+    Store::open(dir, options).unwrap()
+}
+
 fn commit(store: &Store, edges: &str) {
     let mut batch = store.batch(BatchOptions::default()).unwrap();
     let spec = DumpSpec {
@@ -260,14 +269,7 @@ fn index_files(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn the_finder_follows_batches_and_rebuilds_a_damaged_or_stale_file() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(
-        dir.path(),
-        OpenOptions {
-            create: true,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
+    let store = created(dir.path());
     commit(&store, "app\tIMPORTS\tparse_args\n");
     let snap = store.snapshot().unwrap();
     let mut finder = Finder::open(dir.path(), &snap).unwrap();
@@ -379,4 +381,59 @@ fn issue_30_a_fifo_as_the_index_is_refused_at_once() {
     }
     let e = IndexFile::open(&path).unwrap_err().to_string();
     assert!(e.contains("is a FIFO, not a regular file"), "{e}");
+}
+
+#[test]
+fn issue_31_a_deferred_finder_never_builds_inside_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = created(dir.path());
+    commit(&store, "app\tIMPORTS\tparse_args\n");
+    let snap = store.snapshot().unwrap();
+    let n = snap.text_count();
+    // No file yet: it is built on a thread of its own, and the texts (fewer than the
+    // limit) answer from memory meanwhile.
+    let mut finder = Finder::open_deferred(dir.path(), &snap).unwrap();
+    assert!(finder.rebuilding());
+    assert_eq!(finder.covered(), 0);
+    assert_eq!(names(&finder, "parse", n), ["parse_args"]);
+    assert_eq!(finder.search("parse", n, 10).unwrap().unsearched, 0);
+    finder.finish_rebuild(&snap).unwrap();
+    assert_eq!(finder.covered(), n);
+    assert_eq!(index_files(dir.path()), [file::file_name(n)]);
+
+    // A batch past the limit: the rebuild starts, and only the limit's worth of newer
+    // texts is read in the call; the rest are said to be unsearched.
+    finder.set_min_delta(50);
+    let many: String = (0..200).map(|i| format!("x{i}\tIMPORTS\ty\n")).collect();
+    commit(&store, &many);
+    let snap = store.snapshot().unwrap();
+    let count = snap.text_count();
+    finder.extend_from(&snap).unwrap();
+    assert!(finder.rebuilding());
+    assert_eq!(finder.len(), n + 50);
+    let partial = finder.search("x1", count, 500).unwrap();
+    assert_eq!(partial.unsearched, count - n - 50);
+    assert_eq!(finder.unsearched(&snap), count - n - 50);
+    assert!(!names(&finder, "x199", count).contains(&"x199".to_owned()));
+    finder.finish_rebuild(&snap).unwrap();
+    assert_eq!(finder.covered(), count);
+    assert_eq!(finder.unsearched(&snap), 0);
+    assert_eq!(names(&finder, "x199", count)[0], "x199");
+
+    // Reopened deferred over a file far behind: the file is taken, not rebuilt inline.
+    let stale = tempfile::tempdir().unwrap();
+    let store2 = created(stale.path());
+    commit(&store2, "app\tIMPORTS\tparse_args\n");
+    Finder::open(stale.path(), &store2.snapshot().unwrap()).unwrap();
+    let lots: String = (0..300).map(|i| format!("z{i}\tIMPORTS\ty\n")).collect();
+    commit(&store2, &lots);
+    let snap2 = store2.snapshot().unwrap();
+    let mut deferred = Finder::open_deferred(stale.path(), &snap2).unwrap();
+    assert_eq!(deferred.covered(), n);
+    assert!(
+        !deferred.rebuilding(),
+        "300 new texts are within the 100,000 limit"
+    );
+    assert_eq!(deferred.unsearched(&snap2), 0);
+    deferred.finish_rebuild(&snap2).unwrap();
 }

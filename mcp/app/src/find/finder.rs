@@ -46,6 +46,10 @@ pub struct Finder {
     min_delta: u32,
     /// The rebuild of the index file running now, if one is.
     rebuild: Option<Arc<Rebuild>>,
+    /// Whether no call waits for the index: a missing or stale file is built on a thread
+    /// of its own, and meanwhile at most [`delta_limit`] texts past the file are read into
+    /// memory and searched (a server's finder: [`Finder::open_deferred`]).
+    deferred: bool,
 }
 
 /// What a rebuild answers: the new index file, `None` when it could not be written.
@@ -109,6 +113,9 @@ pub struct FinderAnswer {
     pub matches: Vec<Match>,
     /// How many texts matched in all.
     pub total: usize,
+    /// How many of the texts up to the one searched were not searched: those a deferred
+    /// finder has not read while its index file is built ([`Finder::open_deferred`]).
+    pub unsearched: u32,
     found: Found,
 }
 
@@ -129,6 +136,7 @@ impl Finder {
             dir: None,
             min_delta: MIN_DELTA,
             rebuild: None,
+            deferred: false,
         }
     }
 
@@ -149,6 +157,27 @@ impl Finder {
             file: file.map(Arc::new),
             min_delta: MIN_DELTA,
             rebuild: None,
+            deferred: false,
+        };
+        finder.extend_from(snap)?;
+        Ok(finder)
+    }
+
+    /// [`Finder::open`] for a server, where no call may wait for the index to be built:
+    /// the index file in `dir` is taken however far behind `snap` it is (none when there is
+    /// none), a new one is built on a thread of its own when it is missing or too far
+    /// behind, and meanwhile at most [`delta_limit`] texts past the file are read into
+    /// memory and searched; the rest are found once the new file is in place
+    /// ([`Finder::unsearched`] says how many are not yet).
+    pub fn open_deferred(dir: &Path, snap: &Snapshot) -> Result<Finder, strata_store::StoreError> {
+        let file = usable(dir, snap)?;
+        let mut finder = Finder {
+            delta: Index::after(file.as_ref().map_or(0, |f| f.texts())),
+            dir: Some(dir.to_owned()),
+            file: file.map(Arc::new),
+            min_delta: MIN_DELTA,
+            rebuild: None,
+            deferred: true,
         };
         finder.extend_from(snap)?;
         Ok(finder)
@@ -161,14 +190,28 @@ impl Finder {
     pub fn extend_from(&mut self, snap: &Snapshot) -> Result<(), strata_store::StoreError> {
         self.take_rebuild(false)?;
         let covered = self.delta.base();
+        let limit = (covered / 8).max(self.min_delta);
+        let behind = snap.text_count().saturating_sub(covered) > limit;
+        // A deferred finder with no file yet builds one, as `open` would have.
+        let unbuilt = self.deferred && self.file.is_none() && snap.text_count() > 0;
         if self.rebuild.is_none()
             && let Some(dir) = &self.dir
-            && snap.text_count().saturating_sub(covered) > (covered / 8).max(self.min_delta)
+            && (behind || unbuilt)
         {
             self.rebuild =
                 Rebuild::start(dir.clone(), snap.store().clone(), snap.text_count()).map(Arc::new);
         }
+        if self.deferred && behind && self.dir.is_some() {
+            // Past the limit, the texts wait for the new file rather than hold up the call.
+            return self.delta.extend_to(snap, covered.saturating_add(limit));
+        }
         self.delta.extend_from(snap)
+    }
+
+    /// How many of `snap`'s texts it does not search yet: those past what a deferred
+    /// finder read while its new index file is built (0 for any other finder).
+    pub fn unsearched(&self, snap: &Snapshot) -> u32 {
+        snap.text_count().saturating_sub(self.len())
     }
 
     /// Takes the rebuild's new file if it has finished (waiting for it when `wait`): the
@@ -262,6 +305,7 @@ impl Finder {
         Ok(FinderAnswer {
             matches,
             total: found.total,
+            unsearched: upto.saturating_sub(self.len()),
             found,
         })
     }

@@ -111,6 +111,26 @@ impl Index {
         Ok(())
     }
 
+    /// [`Index::extend_from`], reading no text with an id past `upto`.
+    pub fn extend_to(
+        &mut self,
+        snap: &Snapshot,
+        upto: u32,
+    ) -> Result<(), strata_store::StoreError> {
+        let next = self.last_id() + 1;
+        if next > upto {
+            return Ok(());
+        }
+        snap.for_each_text(next, &mut |id, t| {
+            if id > upto {
+                return ControlFlow::Break(());
+            }
+            self.push(t);
+            ControlFlow::Continue(())
+        })?;
+        Ok(())
+    }
+
     /// Sets `bit` in the flags of every text containing `needle`, of the texts with
     /// (0-based) numbers `lo..lo + flags.len()`.
     fn mark(&self, lo: usize, needle: &[u8], bit: u8, flags: &mut [u8]) {

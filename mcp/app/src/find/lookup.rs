@@ -3,6 +3,7 @@
 //! the ranked matches it answers ([`FindResponse`]) with the relations and columns each
 //! appears in.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use serde::Serialize;
@@ -43,6 +44,29 @@ pub struct FindResponse {
     pub total: usize,
     /// The snapshot read.
     pub snapshot: SnapshotInfo,
+    /// How many stored texts were not searched: a server builds `find`'s index in the
+    /// background, and until it is ready the newest texts past what it covers are left
+    /// out (0, and absent from the JSON, once it is).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unsearched: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl FindResponse {
+    /// The note saying how many texts were not searched yet, if any were left out.
+    fn unsearched_note(&self) -> Option<String> {
+        (self.unsearched > 0).then(|| {
+            format!(
+                "{} newer stored text{} not searched yet: find's index is being built in the \
+                 background; ask again in a while",
+                self.unsearched,
+                plural(self.unsearched)
+            )
+        })
+    }
 }
 
 /// One stored text a name may stand for.
@@ -96,11 +120,13 @@ impl std::fmt::Display for FindUse {
 
 impl Render for FindResponse {
     fn text(&self) -> String {
+        let note = self.unsearched_note().map(|n| format!("\n({n})"));
         if self.matches.is_empty() {
             return format!(
                 "no stored text matches \"{}\"; values shows what one argument of a relation \
-                 holds",
-                self.name
+                 holds{}",
+                self.name,
+                note.unwrap_or_default()
             );
         }
         let mut text = String::new();
@@ -125,6 +151,7 @@ impl Render for FindResponse {
             self.total,
             if self.total == 1 { "" } else { "es" }
         ));
+        text.push_str(&note.unwrap_or_default());
         text
     }
 }
@@ -156,9 +183,15 @@ impl App {
             .unwrap_or_else(PoisonError::into_inner);
         let finder = match cached.as_mut() {
             Some(f) => f,
-            None => cached.insert(Arc::new(
-                Finder::open(self.store().dir(), snap).map_err(CallError::store("find"))?,
-            )),
+            None => {
+                let dir = self.store().dir();
+                let opened = if self.find_deferred().load(Ordering::SeqCst) {
+                    Finder::open_deferred(dir, snap)
+                } else {
+                    Finder::open(dir, snap)
+                };
+                cached.insert(Arc::new(opened.map_err(CallError::store("find"))?))
+            }
         };
         // Newer texts to read, or a rebuild of the index file that may have finished.
         if finder.len() < snap.text_count() || finder.rebuilding() {
@@ -194,9 +227,13 @@ impl App {
         }
     }
 
-    /// Opens (or builds) the index for `find` ahead of its first request; `strata serve`
-    /// does this on a thread of its own at startup, so no agent waits for it.
+    /// Makes `find`'s index one no call waits for, and opens it ahead of the first
+    /// request: from now on a missing index file, or one too far behind the dictionary, is
+    /// built on a thread of its own while calls search what it covers and the texts past it
+    /// up to the delta limit (their answers say how many names are not searched yet).
+    /// `strata serve` calls this as it starts.
     pub fn warm_find(&self) -> Result<(), CallError> {
+        self.find_deferred().store(true, Ordering::SeqCst);
         let snap = self.store().snapshot().map_err(CallError::store("find"))?;
         self.find_index(&snap).map(|_| ())
     }
@@ -277,6 +314,7 @@ impl App {
             matches,
             total,
             snapshot: SnapshotInfo::of(&snap),
+            unsearched: found.unsearched.into(),
         })
     }
 }
