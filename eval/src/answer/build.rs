@@ -13,6 +13,7 @@ use smallvec::SmallVec;
 use super::table::Table;
 use super::{Answer, Cell, Row};
 use crate::data::value::{Term, Value};
+use crate::exec::budget::Budget;
 use crate::exec::engine::{EvalError, Evaluation};
 use crate::exec::relation::Relation;
 use crate::exec::witness::Premise;
@@ -34,6 +35,20 @@ pub struct Input<'a, 's> {
     /// Whether `solutions` is the relation the goal restates ([`Ir::goal_alias`]): a row's
     /// witness is then its tuple's own tree.
     pub alias: bool,
+    /// The evaluation's cancellation and deadline, checked as the answer is built (every
+    /// [`STOP_EVERY`] solutions it reads, and between its stages); `None`: never stopped.
+    pub stop: Option<&'a Budget>,
+}
+
+/// How many solutions the answer stage reads between checks of its [`Input::stop`].
+pub const STOP_EVERY: u32 = 1 << 16;
+
+/// Whether to check the limits at solution `i`.
+pub(crate) fn check_at(stop: Option<&Budget>, i: u32) -> Result<(), EvalError> {
+    match stop {
+        Some(b) if i.is_multiple_of(STOP_EVERY) => b.check_time(),
+        _ => Ok(()),
+    }
 }
 
 /// The caller's window on the answer, on top of the program's own offset and limit.
@@ -171,13 +186,15 @@ impl Input<'_, '_> {
         // Keys of a few terms inline: no allocation per solution.
         let mut by_terms: FxHashMap<SmallVec<[Term; 4]>, Vec<u32>> = FxHashMap::default();
         for (id, t) in goal.iter() {
+            check_at(self.stop, id)?;
             let key: SmallVec<[Term; 4]> = group_vars
                 .iter()
                 .map(|&v| t.get(v).copied().unwrap_or(Term::ABSENT))
                 .collect();
             by_terms.entry(key).or_default().push(id);
         }
-        for (terms, members) in by_terms {
+        for (i, (terms, members)) in (0u32..).zip(by_terms) {
+            check_at(self.stop, i)?;
             let key = terms
                 .into_iter()
                 .map(|t| self.value(t))
@@ -242,7 +259,8 @@ impl Input<'_, '_> {
     fn group(&self) -> Result<Vec<Full>, EvalError> {
         let shape = self.shape;
         let mut rows = Vec::new();
-        for (key, members) in self.groups()? {
+        for (i, (key, members)) in (0u32..).zip(self.groups()?) {
+            check_at(self.stop, i)?;
             if !self.having(&members)? {
                 continue;
             }
@@ -292,7 +310,7 @@ impl Input<'_, '_> {
             })
             .collect();
         let goal = self.goal();
-        let table = Table::project(goal, &columns);
+        let table = Table::project(goal, &columns, self.stop)?;
         let bounds = Bounds::new(shape, table.len() as u64, window);
         #[allow(clippy::cast_possible_truncation)] // positions <= rows
         let (start, end) = (bounds.start as usize, bounds.end as usize);
@@ -301,9 +319,10 @@ impl Input<'_, '_> {
         } else {
             Vec::new()
         };
+        check_at(self.stop, 0)?;
         let tuples = match self.ev.witnesses {
             Some(_) => table
-                .least_solutions(goal, &selected, &self.ev.dict)?
+                .least_solutions(goal, &selected, &self.ev.dict, self.stop)?
                 .into_iter()
                 .map(Some)
                 .collect(),

@@ -128,6 +128,7 @@ impl Answer {
             shape,
             solutions: ir.goal,
             alias: false,
+            stop: None,
         };
         input.answer(Window {
             offset,

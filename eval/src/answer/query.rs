@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use crate::answer::explain::Report;
 use crate::answer::{Answer, Input, Window};
 use crate::data::source::FactSource;
+use crate::exec::budget::{Budget, Progress};
 use crate::exec::engine::{self, EvalError, Evaluation};
 use crate::front::diagnostic::{Diagnostic, ProgramError};
 use crate::front::parse::parse_program;
@@ -192,13 +193,15 @@ impl Query {
         let staged = self.stage(options.demand, options.why);
         let mut engine_options = options.engine.clone();
         engine_options.profile |= options.why;
+        // The answer stage's deadline counts from the same start as the evaluation's.
+        engine_options.started.get_or_insert(started);
         let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
         let window = Window {
             offset: options.offset,
             limit: options.limit,
             witness_facts: options.witness_facts,
         };
-        let answer = staged.answer(&ev, &self.compiled.shape, window)?;
+        let answer = staged.answer(&ev, &self.compiled.shape, window, &engine_options)?;
         let derived = ev
             .relations
             .iter()
@@ -233,6 +236,7 @@ impl Query {
         let staged = self.stage(options.demand, true);
         let mut engine_options = options.engine.clone();
         engine_options.profile = true;
+        engine_options.started.get_or_insert(started);
         engine_options.witnesses = false;
         let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
         let window = Window {
@@ -240,7 +244,7 @@ impl Query {
             limit: 0,
             witness_facts: Some(0),
         };
-        let answer = staged.answer(&ev, &self.compiled.shape, window)?;
+        let answer = staged.answer(&ev, &self.compiled.shape, window, &engine_options)?;
         Ok(Report::build(
             &self.text,
             &staged.ir,
@@ -262,19 +266,30 @@ struct Staged<'q> {
 }
 
 impl Staged<'_> {
-    /// The page of the answer in `window`.
+    /// The page of the answer in `window`, stopped by `engine`'s cancellation and deadline
+    /// as the evaluation was (the answer stage of a large goal takes seconds).
     fn answer(
         &self,
         ev: &Evaluation<'_>,
         shape: &Shape,
         window: Window,
+        engine: &engine::Options,
     ) -> Result<Answer, EvalError> {
+        let stop = Budget::new(
+            None,
+            engine.timeout,
+            engine.started,
+            engine.cancel.clone(),
+            None,
+            Progress::new(),
+        );
         Input {
             ir: &self.ir,
             ev,
             shape,
             solutions: self.alias.unwrap_or(self.ir.goal),
             alias: self.alias.is_some(),
+            stop: Some(&stop),
         }
         .answer(window)
     }
@@ -283,7 +298,7 @@ impl Staged<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FactSource, MemorySource};
+    use crate::{FactSource, MemorySource, Value};
 
     #[test]
     fn a_program_error_carries_its_diagnostic_as_data() {
@@ -309,5 +324,34 @@ mod tests {
         );
         let json = serde_json::to_value(p).unwrap_or_default();
         assert_eq!(json["diagnostics"][0]["line"], 2);
+    }
+
+    #[test]
+    fn issue_28_a_cancel_after_the_evaluation_stops_the_answer_stage() {
+        let mut src = MemorySource::new();
+        src.add_relation("imports", &["src", "dst"]);
+        for i in 0..10 {
+            let row = [Value::text(format!("m{i}")), Value::text(format!("n{i}"))];
+            src.insert("imports", &row)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let vocab = Vocabulary::from_sources(src.relations().unwrap_or_default(), &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let q = Query::prepare(&vocab, "imports(?a, ?b) => ?a, ?b", &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let staged = q.stage(false, false);
+        let options = engine::Options::default();
+        let ev = engine::evaluate(&staged.ir, &src, &options).unwrap_or_else(|e| panic!("{e}"));
+        let window = Window {
+            offset: 0,
+            limit: 100,
+            witness_facts: Some(4),
+        };
+        let page = staged.answer(&ev, &q.compiled.shape, window, &options);
+        assert_eq!(page.map(|a| a.total).ok(), Some(10));
+        // The client gives up once the evaluation is done: the answer stage stops too.
+        options.cancel.cancel();
+        let page = staged.answer(&ev, &q.compiled.shape, window, &options);
+        assert!(matches!(page, Err(EvalError::Cancelled)), "{page:?}");
     }
 }

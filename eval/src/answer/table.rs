@@ -17,9 +17,12 @@ use hashbrown::HashTable;
 use rustc_hash::{FxBuildHasher, FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
+use super::build::check_at;
 use crate::data::dict::Dict;
 use crate::data::source::SourceError;
 use crate::data::value::{Term, TermKind, Value};
+use crate::exec::budget::Budget;
+use crate::exec::engine::EvalError;
 use crate::exec::relation::Relation;
 
 /// Below this many candidate rows (or a few times the page), a selection sorts them.
@@ -43,7 +46,12 @@ pub(crate) struct Table {
 
 impl Table {
     /// The distinct projections of `goal`'s tuples onto `columns` (goal positions).
-    pub(crate) fn project(goal: &Relation, columns: &[usize]) -> Table {
+    /// `stop`'s limits are checked as the solutions are read.
+    pub(crate) fn project(
+        goal: &Relation,
+        columns: &[usize],
+        stop: Option<&Budget>,
+    ) -> Result<Table, EvalError> {
         let width = columns.len();
         let whole = (0..goal.arity()).all(|p| columns.contains(&p));
         let mut table = Table {
@@ -60,7 +68,8 @@ impl Table {
         let mut seen: HashTable<u32> = HashTable::new();
         let mut one: FxHashSet<Term> = FxHashSet::default();
         let mut row = Row::new();
-        for (_, t) in goal.iter() {
+        for (id, t) in goal.iter() {
+            check_at(stop, id)?;
             table.project_row(t, &mut row);
             if !whole && width == 1 {
                 // One column: a row is new exactly when its term is.
@@ -86,7 +95,7 @@ impl Table {
             table.cells.extend_from_slice(&row);
             table.len += 1;
         }
-        table
+        Ok(table)
     }
 
     /// Fills `row` with the terms of tuple `t`'s columns.
@@ -139,7 +148,8 @@ impl Table {
         goal: &Relation,
         rows: &[u32],
         dict: &Dict<'_>,
-    ) -> Result<Vec<u32>, SourceError> {
+        stop: Option<&Budget>,
+    ) -> Result<Vec<u32>, EvalError> {
         if self.whole {
             return Ok(rows.to_vec());
         }
@@ -152,6 +162,7 @@ impl Table {
         let mut values: FxHashMap<Term, Value> = FxHashMap::default();
         let mut row = Row::new();
         for (id, t) in goal.iter() {
+            check_at(stop, id)?;
             self.project_row(t, &mut row);
             let Some(&i) = wanted.get(&row) else {
                 continue;
