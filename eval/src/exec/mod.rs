@@ -95,6 +95,7 @@ pub(crate) mod delta;
 pub(crate) mod engine;
 pub(crate) mod grouped;
 pub(crate) mod index;
+pub(crate) mod keyset;
 pub(crate) mod pair;
 pub(crate) mod pool;
 pub(crate) mod relation;
