@@ -26,6 +26,7 @@ fn workloads() -> Vec<Workload> {
         bound_reach("right_forward", RIGHT, "r(0, ?y) => count(?y)"),
         bound_reach("right_reverse", RIGHT, "r(?x, 0) => count(?x)"),
         chain_reverse(),
+        chain_closure(),
     ]
 }
 
@@ -49,6 +50,16 @@ fn chain_reverse() -> Workload {
         name: "chain_reverse".to_owned(),
         relations: vec![("e".to_owned(), (0..2000).map(|i| (i, i + 1)).collect())],
         program: format!("{LEFT}r(?x, 2000) => count(?x)"),
+    }
+}
+
+/// Every pair of the closure of a chain of 300 links: a round per link, each round's
+/// candidates all new (`compare`'s chain, smaller).
+fn chain_closure() -> Workload {
+    Workload {
+        name: "chain_closure".to_owned(),
+        relations: vec![("e".to_owned(), (0..300).map(|i| (i, i + 1)).collect())],
+        program: format!("{LEFT}r(?x, ?y) => count(?y)"),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Execution: the planned rules run to a fixpoint, stratum by stratum.
 //!
 //! Takes an [`crate::ir::Ir`] and a [`crate::FactSource`]; gives an [`engine::Evaluation`]:
-//! every relation's tuples in memory ([`relation`], with [`index`]es, [`sorted`] runs and
-//! growing [`buffer`]s), the derivations recorded for witnesses ([`witness`]), and the
+//! every relation's tuples in memory ([`relation`], with [`index`]es, [`sorted`] runs or
+//! [`keyset`] rows, and growing [`buffer`]s), the derivations recorded for witnesses ([`witness`]), and the
 //! work, rounds and profile spent. The [`engine`] runs semi-naive rounds; each round's work
 //! is cut into tasks that [`worker`]s run on the [`pool`]'s threads, each writing its own
 //! [`delta`]; the [`pair`] join is the fast path of the commonest recursive plan. Work,
@@ -36,7 +36,13 @@
 //! derivations are recorded from the pieces). A relation of arity <= 2 keeps its keys for
 //! membership in sorted runs of geometrically shrinking sizes, merged in place (from the back,
 //! without a branch on which run a key comes from) and read through a fence of every 16th key
-//! (`run`); a wider one, a hash set of ids. Without witnesses, a binary relation with an index
+//! (`run`), until its keys are dense: at two keys a 64-bit word or more, summed over each
+//! run's spans at sizes that double, it keeps them as rows instead (`keyset`), one per first
+//! term found through a hash table, each the words from its least second term to its
+//! greatest, so a check is a row found and a bit read rather than a probe of every run (the
+//! chain's closure, all of whose candidates are new, spent 55% of its time in those probes);
+//! an append that would thin the words below a key each sends the keys back to runs. A wider
+//! relation keeps a hash set of ids. Without witnesses, a binary relation with an index
 //! on one column whose terms average at most two entries (summed over its layers) answers
 //! membership from that index instead, each probe scanning one term's entries for the other
 //! column in each layer, and keeps no runs (`Relation::update_membership`, checked when an
@@ -95,6 +101,7 @@ pub(crate) mod delta;
 pub(crate) mod engine;
 pub(crate) mod grouped;
 pub(crate) mod index;
+pub(crate) mod keyset;
 pub(crate) mod pair;
 pub(crate) mod pool;
 pub(crate) mod relation;

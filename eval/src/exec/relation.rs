@@ -9,7 +9,9 @@
 //! Set membership: a relation of one or two columns packs each tuple into a `u64` and keeps
 //! the keys (not the ids: membership is all they ask) in sorted runs ([`crate::exec::sorted`]); a
 //! round's candidates are sorted once and checked against each run in order, which reads
-//! memory in order where a hash table would miss the cache on every probe. A binary
+//! memory in order where a hash table would miss the cache on every probe. Once the keys
+//! are dense (a closure's pairs from one source crowding together) they are kept as words
+//! of 64 bits instead, one probe a candidate ([`crate::exec::keyset`]). A binary
 //! relation with an index on one column whose terms hold few entries each answers
 //! membership from that index instead (its entries carry the other column) and keeps no
 //! runs, going back to runs if the terms come to hold many. Wider relations use a hash
@@ -23,7 +25,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::data::value::Term;
 use crate::exec::index::{Index, Lookup};
-use crate::exec::sorted::Runs;
+use crate::exec::keyset::KeySet;
 
 pub(crate) use crate::exec::index::{KEY_COLUMNS, Mask};
 
@@ -60,9 +62,9 @@ pub struct Relation {
     len: u32,
     /// The set of tuples, by id (arity above 2).
     set: HashTable<u32>,
-    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs (empty while
-    /// `membership` is set).
-    runs: Runs,
+    /// Arity 2 or less: the tuples packed into u64 keys, in sorted runs or, once dense,
+    /// words of bits ([`crate::exec::keyset`]; empty while `membership` is set).
+    members: KeySet,
     /// A binary relation whose index on one column holds few entries a term answers
     /// membership from that index (its entries carry the other column), and keeps no runs:
     /// points-to's `pt`, a variable pointing to one or two objects a round, saves the 8
@@ -106,7 +108,7 @@ impl Relation {
             tuples: Vec::new(),
             len: 0,
             set: HashTable::new(),
-            runs: Runs::default(),
+            members: KeySet::default(),
             membership: None,
             index_membership: true,
             indexes: FxHashMap::default(),
@@ -117,8 +119,8 @@ impl Relation {
         }
     }
 
-    /// The same relation, answering membership from its runs always, never from an
-    /// index. The engine asks it with witnesses on: a task then drops its own known
+    /// The same relation, answering membership from its own keys (runs or words) always,
+    /// never from an index. The engine asks it with witnesses on: a task then drops its own known
     /// candidates (the merge never does, see `late_next` in the engine), so the relation is
     /// probed once per task, and through an index rather than runs that made points-to 12%
     /// slower at one thread (1.05-1.16 s to 1.18-1.30).
@@ -133,7 +135,7 @@ impl Relation {
     pub fn bytes(&self) -> RelationBytes {
         let set = self.set.capacity() * (size_of::<u32>() + 1);
         RelationBytes {
-            tuples: (self.tuples.len() * size_of::<Term>() + set + self.runs.bytes()) as u64,
+            tuples: (self.tuples.len() * size_of::<Term>() + set + self.members.bytes()) as u64,
             indexes: self
                 .indexes
                 .values()
@@ -198,7 +200,7 @@ impl Relation {
             if let Some((mask, index)) = self.membership_index() {
                 return holds_key(index, mask, k);
             }
-            return self.runs.contains(k);
+            return self.members.contains(k);
         }
         let h = hash_tuple(tuple);
         self.set.find(h, |&id| self.tuple(id) == tuple).is_some()
@@ -233,7 +235,7 @@ impl Relation {
     pub fn retain_absent<T>(&self, cands: &mut Vec<T>, key: impl Fn(&T) -> u64) {
         match self.membership_index() {
             Some((mask, index)) => cands.retain(|c| !holds_key(index, mask, key(c))),
-            None => self.runs.retain_absent(cands, key),
+            None => self.members.retain_absent(cands, key),
         }
     }
 
@@ -265,8 +267,8 @@ impl Relation {
                         .map(|t| pack_small(t))
                         .collect();
                     crate::data::radix::sort_by_key(&mut keys, |&k| k);
-                    self.runs = Runs::default();
-                    self.runs.push(keys, threads);
+                    self.members = KeySet::default();
+                    self.members.push(keys, threads);
                     self.membership = None;
                 }
             }
@@ -275,7 +277,7 @@ impl Relation {
                     groups(mask).is_some_and(|(n, terms)| n <= INDEX_MEMBERSHIP_ENTER * terms)
                 });
                 if let Some(mask) = small {
-                    self.runs = Runs::default();
+                    self.members = KeySet::default();
                     self.membership = Some(mask);
                 }
             }
@@ -305,11 +307,11 @@ impl Relation {
         let first = self.len;
         if threads < 2 || keys.len() < PARALLEL_INDEX {
             self.push_keys(&keys, 1);
-            self.runs.push(keys, threads);
+            self.members.push(keys, threads);
             self.index_new(first..self.len, threads);
             return;
         }
-        let mut runs = std::mem::take(&mut self.runs);
+        let mut runs = std::mem::take(&mut self.members);
         if self.indexes.is_empty() {
             // The tuples take the keys, then the runs merge them in, each merge on two
             // threads ([`crate::exec::sorted::Run::merge`]). Taking the keys on one thread while
@@ -326,7 +328,7 @@ impl Relation {
             let ids = first..self.len;
             crate::exec::pool::join(|| runs.push(keys, 1), || self.index_new(ids, 1));
         }
-        self.runs = runs;
+        self.members = runs;
     }
 
     /// Appends the tuples packed in `keys` (arity 2 or less) to the tuples, without
@@ -712,7 +714,7 @@ mod tests {
         assert_eq!(r.membership, None, "no index yet");
         r.ensure_index(0b01);
         assert_eq!(r.membership, Some(0b01));
-        assert_eq!(r.runs.len(), 0);
+        assert_eq!(r.members.len(), 0);
         add(
             &mut r,
             &mut held,
@@ -729,7 +731,7 @@ mod tests {
             add(&mut r, &mut held, keys, 1);
         }
         assert_eq!(r.membership, None);
-        assert_eq!(r.runs.len(), held.len());
+        assert_eq!(r.members.len(), held.len());
         check(&r, &held);
     }
 

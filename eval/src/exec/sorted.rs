@@ -278,10 +278,9 @@ impl Runs {
             .sum()
     }
 
-    /// How many keys the runs hold.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.runs.iter().map(Run::len).sum()
+    /// Each run's keys (sorted, distinct), largest run first.
+    pub fn slices(&self) -> impl Iterator<Item = &[u64]> {
+        self.runs.iter().map(|r| &r.keys[..])
     }
 
     /// Whether some run holds `k`.
