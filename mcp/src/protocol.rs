@@ -43,7 +43,7 @@ pub fn method_not_found(method: &str) -> McpError {
 const UNDECLARED: &[&str] = &["tasks/", "skills/", "resources/directory/read"];
 
 /// For a request of a method of an extension the server does not declare
-/// ([`UNDECLARED`]), the answer every method the server lacks gets: [`method_not_found`],
+/// (tasks, skills, directory reads), the answer every method the server lacks gets: [`method_not_found`],
 /// the method in `data`, whatever its params. `None` for any other message, and for a
 /// notification (it has no id to answer).
 pub fn undeclared_method(message: &Value) -> Option<McpError> {

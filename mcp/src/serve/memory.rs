@@ -26,10 +26,10 @@ const POLL: Duration = Duration::from_millis(100);
 static TRIMMERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Gives the free pages back to the system now, when this process is a server that does
-/// so (a [`Trimmer`] runs). Called on the thread of a cancelled call once its evaluation
+/// so (a trimmer thread runs). Called on the thread of a cancelled call once its evaluation
 /// has dropped what it held: a closure of 36M pairs frees about a gigabyte, and returning
 /// it costs 15 to 35 ms of system time, which the periodic trim spent up to
-/// [`TRIM_INTERVAL`] later (the late CPU time `relay-bench` saw after a cancel).
+/// `TRIM_INTERVAL` later (the late CPU time `relay-bench` saw after a cancel).
 pub fn give_back() {
     if TRIMMERS.load(Ordering::SeqCst) > 0 {
         trim();
