@@ -36,12 +36,12 @@ pub struct Input<'a, 's> {
     /// witness is then its tuple's own tree.
     pub alias: bool,
     /// The evaluation's cancellation and deadline, checked as the answer is built (every
-    /// [`STOP_EVERY`] solutions it reads, and between its stages); `None`: never stopped.
+    /// 65,536 solutions it reads, and between its stages); `None`: never stopped.
     pub stop: Option<&'a Budget>,
 }
 
 /// How many solutions the answer stage reads between checks of its [`Input::stop`].
-pub const STOP_EVERY: u32 = 1 << 16;
+pub(crate) const STOP_EVERY: u32 = 1 << 16;
 
 /// Whether to check the limits at solution `i`.
 pub(crate) fn check_at(stop: Option<&Budget>, i: u32) -> Result<(), EvalError> {
