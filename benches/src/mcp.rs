@@ -223,15 +223,7 @@ impl StdioSession {
         )?;
         let stdin = server.child.stdin.take();
         let stdout = server.child.stdout.take().ok_or("no stdout")?;
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = read_lines(stdout);
         let mut s = StdioSession {
             server,
             stdin,
@@ -254,20 +246,7 @@ impl StdioSession {
 
     /// The next line answering `id` (other messages are skipped), within [`CALL_TIMEOUT`].
     pub fn receive(&mut self, id: u64) -> BenchResult<Value> {
-        let deadline = Instant::now() + CALL_TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).map_err(|_| {
-                format!(
-                    "no answer to request {id} within {CALL_TIMEOUT:?}: {}",
-                    self.server.log()
-                )
-            })?;
-            let v: Value = serde_json::from_str(&line)?;
-            if v.get("id") == Some(&json!(id)) {
-                return Ok(v);
-            }
-        }
+        receive(&self.lines, id, || self.server.log())
     }
 
     /// The next message the server wrote, whatever it answers, or `None` when none came
@@ -321,6 +300,93 @@ impl StdioSession {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// The next of `lines` answering `id` (other messages are skipped), within
+/// [`CALL_TIMEOUT`]; `log` says what the server wrote, for the error.
+fn receive(lines: &Receiver<String>, id: u64, log: impl Fn() -> String) -> BenchResult<Value> {
+    let deadline = Instant::now() + CALL_TIMEOUT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(left).map_err(|_| {
+            format!(
+                "no answer to request {id} within {CALL_TIMEOUT:?}: {}",
+                log()
+            )
+        })?;
+        let v: Value = serde_json::from_str(&line)?;
+        if v.get("id") == Some(&json!(id)) {
+            return Ok(v);
+        }
+    }
+}
+
+/// The lines `reader` gives, each sent on the returned channel by a thread of its own
+/// until the reader ends.
+fn read_lines(reader: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+// ---------------------------------------------------------------------------------------------
+// Straight on the server's MCP socket.
+
+/// One MCP session on a running server's socket (`DB/strata-mcp.sock`): the JSON-RPC lines a
+/// relay (`strata serve DB --stdio`) copies there, without the relay process between, so
+/// it is the direct figure a relay's cost is measured against at any number of clients.
+pub struct SocketSession {
+    stream: std::os::unix::net::UnixStream,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl SocketSession {
+    /// Connects to `socket` and initializes the session (the server's greeting line is
+    /// skipped as a message answering no request).
+    pub fn connect(socket: &Path) -> BenchResult<SocketSession> {
+        let stream = std::os::unix::net::UnixStream::connect(socket)
+            .map_err(|e| format!("connecting to {}: {e}", socket.display()))?;
+        let lines = read_lines(stream.try_clone()?);
+        let mut s = SocketSession {
+            stream,
+            lines,
+            next_id: 0,
+        };
+        s.send(&initialize_request())?;
+        s.receive(0)?;
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(s)
+    }
+
+    fn send(&mut self, message: &Value) -> BenchResult<()> {
+        writeln!(self.stream, "{message}")?;
+        Ok(())
+    }
+
+    fn receive(&mut self, id: u64) -> BenchResult<Value> {
+        receive(&self.lines, id, String::new)
+    }
+
+    /// One `query` call of [`PROGRAM`], answered.
+    pub fn query(&mut self) -> BenchResult<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&query_request(id))?;
+        self.receive(id)
+    }
+
+    /// Ends the session (the server sees the connection close).
+    pub fn close(self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
 }
 

@@ -18,8 +18,11 @@
 //!    (checked from the relay's "relaying to ... (pid N)" line). One relay alone makes
 //!    [`WARMUP`] untimed then N (default 200) timed `query` calls of
 //!    `imports("api", ?d) => ?d`; then C (default 8) relays and one HTTP session at once, each
-//!    warmed up, released together, N timed calls each. Every answer is checked (a result,
-//!    not a tool error, both rows).
+//!    warmed up, released together, N timed calls each; then the same with C clients
+//!    straight on the daemon's socket (`SHARED/strata-mcp.sock`, what the relays copy to)
+//!    in place of the relays: the same server at the same load without the relay
+//!    processes, the direct figure the C relays are measured against. Every answer is
+//!    checked (a result, not a tool error, both rows).
 //! 2. Cancel, through a relay: the transitive closure of `calls` (many seconds of work) is
 //!    called once uncancelled (how long it would run), then again R times (`--rounds`, 1);
 //!    at `--cancel-at` (1 s) `notifications/cancelled` is sent for it, while the server's
@@ -59,7 +62,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use strata_benches::mcp::{
-    HttpSession, PROGRAM, Server, StdioSession, build_example, check_answer, strata_binary,
+    HttpSession, PROGRAM, Server, SocketSession, StdioSession, build_example, check_answer,
+    strata_binary,
 };
 use strata_benches::{BenchResult, median, open_store, percentile};
 use strata_store::BatchOptions;
@@ -216,6 +220,105 @@ impl Calls {
     }
 }
 
+/// A session whose calls are timed: a relay's (`strata serve DB --stdio`), or one straight
+/// on the server's socket.
+trait Client: Sized {
+    /// One `query` call, answered.
+    fn call(&mut self) -> BenchResult<Value>;
+    /// Ends the session.
+    fn finish(self) -> BenchResult<()>;
+}
+
+impl Client for StdioSession {
+    fn call(&mut self) -> BenchResult<Value> {
+        self.query()
+    }
+    fn finish(self) -> BenchResult<()> {
+        self.stop()
+    }
+}
+
+impl Client for SocketSession {
+    fn call(&mut self) -> BenchResult<Value> {
+        self.query()
+    }
+    fn finish(self) -> BenchResult<()> {
+        self.close();
+        Ok(())
+    }
+}
+
+/// `a.clients` sessions made by `make` (numbered from 1) and one HTTP session on `url`,
+/// each warmed up, then released together for `a.calls` timed calls each: every session's
+/// calls, and the HTTP session's.
+fn at_once<C: Client>(
+    a: &Args,
+    url: &str,
+    make: &(dyn Fn(usize) -> BenchResult<C> + Sync),
+) -> (Vec<Calls>, Calls) {
+    let barrier = Barrier::new(a.clients + 1);
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(a.clients);
+        for i in 1..=a.clients {
+            let barrier = &barrier;
+            handles.push(scope.spawn(move || {
+                let mut c = Calls::default();
+                let ready = make(i).and_then(|mut s| {
+                    for _ in 0..WARMUP {
+                        check_answer(&s.call()?)?;
+                    }
+                    Ok(s)
+                });
+                barrier.wait();
+                match ready {
+                    Ok(mut s) => {
+                        for _ in 0..a.calls {
+                            let t = Instant::now();
+                            let answer = s.call();
+                            c.record(t, answer);
+                        }
+                        if let Err(e) = s.finish() {
+                            c.failed(e);
+                        }
+                    }
+                    Err(e) => c.failed(format!("client {i}: {e}")),
+                }
+                c
+            }));
+        }
+        let mut http = Calls::default();
+        let ready = HttpSession::open(url).and_then(|mut s| {
+            for _ in 0..WARMUP {
+                check_answer(&s.query()?)?;
+            }
+            Ok(s)
+        });
+        barrier.wait();
+        match ready {
+            Ok(mut s) => {
+                for _ in 0..a.calls {
+                    let t = Instant::now();
+                    let answer = s.query();
+                    http.record(t, answer);
+                }
+                s.close();
+            }
+            Err(e) => http.failed(format!("HTTP: {e}")),
+        }
+        let clients = handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    let mut c = Calls::default();
+                    c.failed("a client panicked");
+                    c
+                })
+            })
+            .collect();
+        (clients, http)
+    })
+}
+
 /// Warm-up, then `n` timed calls on one stdio session.
 fn stdio_calls(s: &mut StdioSession, n: usize) -> BenchResult<Calls> {
     for _ in 0..WARMUP {
@@ -279,79 +382,31 @@ fn run(a: &Args) -> BenchResult<bool> {
     alone.stop()?;
     loads.push(strata_benches::loadavg());
 
-    // C relays and one HTTP session at once.
+    // C relays and one HTTP session at once; then C clients straight on the daemon's socket
+    // (what the relays copy to) beside one HTTP session: the same server at the same load,
+    // without the relay processes.
     eprintln!(
         "relay-bench: {} relays and one HTTP session at once",
         a.clients
     );
-    let barrier = Arc::new(Barrier::new(a.clients + 1));
-    let (relays, http) = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(a.clients);
-        for i in 1..=a.clients {
-            let barrier = Arc::clone(&barrier);
-            let relay = &relay;
-            let n = a.calls;
-            handles.push(scope.spawn(move || {
-                let mut c = Calls::default();
-                let ready = relay(i).and_then(|mut s| {
-                    for _ in 0..WARMUP {
-                        check_answer(&s.query()?)?;
-                    }
-                    Ok(s)
-                });
-                barrier.wait();
-                match ready {
-                    Ok(mut s) => {
-                        for _ in 0..n {
-                            let t = Instant::now();
-                            let answer = s.query();
-                            c.record(t, answer);
-                        }
-                        if let Err(e) = s.stop() {
-                            c.failed(e);
-                        }
-                    }
-                    Err(e) => c.failed(format!("relay {i}: {e}")),
-                }
-                c
-            }));
-        }
-        let mut http = Calls::default();
-        let ready = HttpSession::open(&url).and_then(|mut s| {
-            for _ in 0..WARMUP {
-                check_answer(&s.query()?)?;
-            }
-            Ok(s)
-        });
-        barrier.wait();
-        match ready {
-            Ok(mut s) => {
-                for _ in 0..a.calls {
-                    let t = Instant::now();
-                    let answer = s.query();
-                    http.record(t, answer);
-                }
-                s.close();
-            }
-            Err(e) => http.failed(format!("HTTP: {e}")),
-        }
-        let mut relays = Vec::with_capacity(a.clients);
-        for h in handles {
-            relays.push(h.join().unwrap_or_else(|_| {
-                let mut c = Calls::default();
-                c.failed("a relay client panicked");
-                c
-            }));
-        }
-        (relays, http)
-    });
+    let (relays, mut http) = at_once(a, &url, &relay);
+    loads.push(strata_benches::loadavg());
+    eprintln!(
+        "relay-bench: {} clients on the socket and one HTTP session at once",
+        a.clients
+    );
+    let socket = shared.join("strata-mcp.sock");
+    let (sockets, _) = at_once(a, &url, &|_| SocketSession::connect(&socket));
     loads.push(strata_benches::loadavg());
     let answered: Vec<usize> = relays.iter().map(|c| c.lat.len()).collect();
     let mut together = Calls::default();
     for c in relays {
         together.absorb(c);
     }
-    let mut http = http;
+    let mut on_socket = Calls::default();
+    for c in sockets {
+        on_socket.absorb(c);
+    }
 
     // Cancel through a relay.
     eprintln!("relay-bench: cancel through a relay");
@@ -376,6 +431,7 @@ fn run(a: &Args) -> BenchResult<bool> {
     let (dm, dp, dx) = direct_calls.stats();
     let (am, ap, ax) = relay_alone.stats();
     let (tm, tp, tx) = together.stats();
+    let (sm, sp, sx) = on_socket.stats();
     let (hm, hp, hx) = http.stats();
     let n = a.calls;
     println!("## Relay round trip: `query` of `{PROGRAM}`\n");
@@ -400,11 +456,29 @@ fn run(a: &Args) -> BenchResult<bool> {
         http.errors
     );
     println!(
+        "| {} clients straight on the daemon's socket at once (an HTTP session beside), all \
+         their calls | {} | {sm:.0} | {sp:.0} | {sx:.0} | {} |",
+        a.clients,
+        n * a.clients,
+        on_socket.errors
+    );
+    println!(
+        "\n{} relays against {} clients on the socket: p50 {:+.2} ms, p99 {:+.2} ms.",
+        a.clients,
+        a.clients,
+        (tm - sm) / 1000.0,
+        (tp - sp) / 1000.0
+    );
+    println!(
         "\nCalls answered by each relay at once: {answered:?} of {n}; by the HTTP session: {} \
          of {n}. {WARMUP} untimed warm-up calls per client.",
         http.lat.len()
     );
-    for (who, c) in [("relays", &together), ("HTTP", &http)] {
+    for (who, c) in [
+        ("relays", &together),
+        ("HTTP", &http),
+        ("socket", &on_socket),
+    ] {
         if let Some(e) = &c.first_error {
             println!("First error ({who}): {e}");
         }
