@@ -7,10 +7,9 @@ use std::process::Command;
 
 use strata_benches::BenchResult;
 use strata_benches::sidebyside::measure::{self, Run};
-use strata_benches::sidebyside::{Case, Size, bytes_under, duck, write_nodes, write_pairs};
-use strata_fixtures::codegraph::{self, Config};
+use strata_benches::sidebyside::{Case, Size, bytes_under, duck};
 
-use crate::{Opts, Verdicts, mb, measured, strata_count, strata_query};
+use crate::{Opts, Verdicts, mb, measured, strata_count, strata_query, write_input};
 
 /// Several processes in turn as one measure: their wall and CPU times summed, the highest
 /// peak RSS.
@@ -76,22 +75,32 @@ pub struct Ingest {
     pub ok: bool,
 }
 
-/// The string dump and its nodes: the code-graph generator's edges (`src, KIND, dst`) and
-/// a `*.nodes.tsv` of their nodes.
+/// The string dump and its nodes, written by a child (`--child strings`): the code-graph
+/// generator's edges (`src, KIND, dst`) and a `*.nodes.tsv` of their nodes; the nodes.
 fn string_inputs(o: &Opts, dir: &Path) -> BenchResult<(PathBuf, PathBuf, u64)> {
     let edges_n: u64 = match o.size {
         Size::Full => 1_420_000,
         _ => 100_000,
     };
     std::fs::create_dir_all(dir)?;
-    let edges = dir.join("code.edges.tsv");
-    let nodes = dir.join("code.nodes.tsv");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&edges)?);
-    codegraph::write_edges(&Config::with_edges(edges_n).seed(o.seed), &mut w)?;
-    w.into_inner()
-        .map_err(std::io::IntoInnerError::into_error)?;
-    let n = write_nodes(&edges, &nodes)?;
-    Ok((edges, nodes, n))
+    let out = Command::new(std::env::current_exe()?)
+        .args([
+            "--child",
+            "strings",
+            &edges_n.to_string(),
+            &o.seed.to_string(),
+        ])
+        .arg(dir)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "writing the string edges: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    let n = String::from_utf8_lossy(&out.stdout).trim().parse()?;
+    Ok((dir.join("code.edges.tsv"), dir.join("code.nodes.tsv"), n))
 }
 
 /// `strata ingest`, then DuckDB's load of the same files, for each ingest input.
@@ -101,7 +110,7 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
     let ints = root.join(Case::Reach.name()).join("e.facts");
     if !ints.is_file() {
         std::fs::create_dir_all(root.join(Case::Reach.name()))?;
-        write_pairs(&Case::Reach.input(o.size, o.seed).pairs, &ints)?;
+        write_input(o, Case::Reach, &ints)?;
     }
     let n_edges = count_lines(&edges)?;
     let n_ints = count_lines(&ints)?;
@@ -155,6 +164,7 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (label, batches, loads) in &inputs {
+        eprintln!("sidebyside: ingest: {label}");
         let strata = best_of(o, runs, &db, &|| {
             batches
                 .iter()
@@ -226,9 +236,18 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
     Ok(out)
 }
 
+/// The lines of `path`, read in blocks (this process stays small: see `child`).
 fn count_lines(path: &Path) -> BenchResult<u64> {
-    let bytes = std::fs::read(path)?;
-    Ok(bytes.iter().filter(|&&b| b == b'\n').count() as u64)
+    let mut input = std::fs::File::open(path)?;
+    let mut block = vec![0u8; 1 << 16];
+    let mut lines = 0u64;
+    loop {
+        let n = std::io::Read::read(&mut input, &mut block)?;
+        if n == 0 {
+            return Ok(lines);
+        }
+        lines += block[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+    }
 }
 
 fn thousands(n: u64) -> String {
@@ -263,6 +282,7 @@ pub fn page_rows(o: &Opts, root: &Path) -> BenchResult<Pages> {
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for &case in o.only.iter().filter(|c| c.is_closure()) {
         let db = root.join(case.name()).join("db");
+        eprintln!("sidebyside: pages: {}", case.name());
         let mut count: Option<(Run, u64)> = None;
         let mut page: Option<Run> = None;
         let mut failed = None;

@@ -39,9 +39,11 @@ use std::time::Duration;
 use strata_benches::engines::{self, Engine};
 use strata_benches::mcp::strata_binary;
 use strata_benches::sidebyside::measure::{self, Run};
-use strata_benches::sidebyside::{Case, Size, duck, thousands, write_pairs};
+use strata_benches::sidebyside::{
+    Case, Size, duck, read_tsv_pairs, thousands, write_nodes, write_pairs,
+};
 use strata_benches::workload::Workload;
-use strata_benches::{BenchResult, data_root, loadavg, median, read_pairs};
+use strata_benches::{BenchResult, data_root, loadavg, median, peak_rss_kib};
 
 const USAGE: &str = "usage: sidebyside [--quick] [--runs N] [--only CASE[,CASE]] [--seed S] \
 [--timeout S] [--strata PATH] [--no-duckdb] [--no-install] [--counts-only]";
@@ -112,13 +114,55 @@ fn parse(args: &[String]) -> BenchResult<Opts> {
     })
 }
 
-/// `--child ENGINE CASE FILE`: reads the TSV and prints the engine's count.
+/// The size named `name` (`smoke`, `quick`, `full`).
+fn size_named(name: &str) -> BenchResult<Size> {
+    [Size::Smoke, Size::Quick, Size::Full]
+        .into_iter()
+        .find(|s| size_name(*s) == name)
+        .ok_or_else(|| format!("unknown size {name}").into())
+}
+
+fn size_name(s: Size) -> String {
+    format!("{s:?}").to_lowercase()
+}
+
+/// The children. Inputs are generated in children too, so that this process stays small: a
+/// child it spawns starts with its peak RSS (`ru_maxrss` counts the memory of the process
+/// it was spawned from, as it was when the child exec'ed).
+///
+/// - `--child write CASE SIZE SEED FILE`: writes the case's input, prints its label;
+/// - `--child strings EDGES SEED DIR`: writes the code graph's `code.edges.tsv` and the
+///   `code.nodes.tsv` of its nodes, prints the nodes;
+/// - `--child ENGINE CASE FILE`: reads the TSV and prints the engine's count.
 fn child(args: &[String]) -> BenchResult<()> {
+    match args {
+        [what, case, size, seed, file] if what == "write" => {
+            let case = Case::parse(case).ok_or("unknown case")?;
+            let input = case.input(size_named(size)?, seed.parse()?);
+            write_pairs(&input.pairs, Path::new(file))?;
+            println!("{}", input.label);
+            return Ok(());
+        }
+        [what, edges, seed, dir] if what == "strings" => {
+            let dir = Path::new(dir);
+            let cfg =
+                strata_fixtures::codegraph::Config::with_edges(edges.parse()?).seed(seed.parse()?);
+            let path = dir.join("code.edges.tsv");
+            let mut w = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            strata_fixtures::codegraph::write_edges(&cfg, &mut w)?;
+            w.into_inner()
+                .map_err(std::io::IntoInnerError::into_error)?;
+            let n = write_nodes(&path, &dir.join("code.nodes.tsv"))?;
+            println!("{n}");
+            return Ok(());
+        }
+        _ => {}
+    }
     let [engine, case, file] = args else {
         return Err("usage: sidebyside --child ENGINE CASE FILE".into());
     };
     let case = Case::parse(case).ok_or("unknown case")?;
-    let pairs = read_pairs(Path::new(file))?;
+    let pairs = read_tsv_pairs(Path::new(file))?;
     let n = match engine.as_str() {
         "floor" => case.floor(&pairs).ok_or("no floor for this case")?,
         "datafrog" | "ascent" => {
@@ -281,11 +325,11 @@ struct Row {
 /// Generates the case's input, writes it, ingests it into a store (untimed), and runs every
 /// engine `runs` times, round-robin.
 fn run_case(o: &Opts, root: &Path, case: Case) -> BenchResult<Row> {
-    let input = case.input(o.size, o.seed);
     let dir = root.join(case.name());
     std::fs::create_dir_all(&dir)?;
-    let file = dir.join(format!("{}.facts", input.relation));
-    write_pairs(&input.pairs, &file)?;
+    let file = dir.join(format!("{}.facts", case.relation()));
+    eprintln!("sidebyside: {}: writing {}", case.name(), file.display());
+    let label = write_input(o, case, &file)?;
     let db = dir.join("db");
     if db.exists() {
         std::fs::remove_dir_all(&db)?;
@@ -302,7 +346,13 @@ fn run_case(o: &Opts, root: &Path, case: Case) -> BenchResult<Row> {
             });
         }
     }
-    for _ in 0..o.runs {
+    for round in 0..o.runs {
+        eprintln!(
+            "sidebyside: {}: round {} of {}",
+            case.name(),
+            round + 1,
+            o.runs
+        );
         for (eng, r) in &mut runs {
             if r.failed.is_some() || r.skipped.is_some() {
                 continue;
@@ -321,11 +371,25 @@ fn run_case(o: &Opts, root: &Path, case: Case) -> BenchResult<Row> {
             }
         }
     }
-    Ok(Row {
-        case,
-        label: input.label,
-        runs,
-    })
+    Ok(Row { case, label, runs })
+}
+
+/// Writes `case`'s input to `file` in a child (`--child write`); its label.
+pub fn write_input(o: &Opts, case: Case, file: &Path) -> BenchResult<String> {
+    let out = Command::new(std::env::current_exe()?)
+        .args(["--child", "write", case.name(), &size_name(o.size)])
+        .arg(o.seed.to_string())
+        .arg(file)
+        .output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "writing {}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+        .into());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 fn cell(r: &Runs) -> String {
@@ -430,7 +494,7 @@ fn main_inner() -> BenchResult<bool> {
         return Ok(true);
     }
     let o = parse(&args)?;
-    let size = format!("{:?}", o.size).to_lowercase();
+    let size = size_name(o.size);
     let root = data_root().join(format!("sidebyside-{size}-seed-{}", o.seed));
     std::fs::create_dir_all(&root)?;
     println!(
@@ -468,6 +532,12 @@ fn main_inner() -> BenchResult<bool> {
     println!("load average after the page rows: {}", loadavg());
     println!();
     ingest::print_targets(&v, &ingest, &pages);
+    println!();
+    println!(
+        "This process's own peak RSS: {:.0} MB (a child's peak reads at least what this \
+         process held when it was spawned).",
+        mb(peak_rss_kib().unwrap_or(0))
+    );
     Ok(ingest.ok && pages.ok)
 }
 
