@@ -175,7 +175,7 @@ impl Prepared {
                     other => Err(format!("strata: expected a count, got {other:?}").into()),
                 }
             }
-            Prepared::Native(engine, kind, w) => native(*engine, *kind, w),
+            Prepared::Native(engine, kind, w) => run_native(*engine, *kind, w),
             Prepared::Souffle(kind, dl, facts) => run_souffle(*kind, dl, facts),
         }
     }
@@ -204,7 +204,9 @@ fn rel<'a>(w: &'a Workload, name: &str) -> BenchResult<&'a [(u32, u32)]> {
         .ok_or_else(|| BenchError::from(format!("{}: no relation {name}", w.name)))
 }
 
-fn native(engine: Engine, kind: Kind, w: &Workload) -> BenchResult<u64> {
+/// Runs `kind`'s program over `w` in one of the Rust engines (datafrog, ascent, crepe) or
+/// the BFS (reachability only) and answers its count, with no copy of the input made first.
+pub fn run_native(engine: Engine, kind: Kind, w: &Workload) -> BenchResult<u64> {
     match engine {
         Engine::Datafrog => anchor::<df::Datafrog>(kind, w),
         Engine::Ascent => anchor::<asc::Ascent>(kind, w),

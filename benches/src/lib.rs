@@ -15,12 +15,15 @@
 //!   trees, bound reachability), seeded and sized by a [`workload::Scale`], as fact files.
 //! - [`engines`]: each workload through Strata, datafrog, ascent, crepe, a BFS and Soufflé.
 //! - [`mcp`]: an MCP client of `strata serve` (the example database, a stdio session).
+//! - [`sidebyside`]: issue 31's workloads as TSV, each engine a whole child process measured
+//!   from outside (the `sidebyside` binary).
 //!
 //! The criterion benches (`benches/ingest.rs`, `lookup.rs`, `engine.rs`, `mcp.rs`) and the
 //! `ingest-report`, `mcp-bench` and `compare` binaries are built on these.
 
 pub mod engines;
 pub mod mcp;
+pub mod sidebyside;
 pub mod workload;
 
 use std::error::Error;

@@ -1,6 +1,8 @@
 //! The benches crate's regression guard: deterministic figures of a fixed small ingest (facts
-//! read and stored, rows per relation, bytes on disk), the rows a fixed set of lookups
-//! answers, and each compare workload's answer count at its smallest size, compared with
+//! read and stored, rows per relation, bytes on disk; the string edges and their nodes also as
+//! two batches and as one, the side-by-side suite's two-batch file), the rows a fixed set of
+//! lookups answers, and each compare workload's answer count at its smallest size, and each
+//! side-by-side workload's, compared with
 //! `tests/golden/figures.json`. A figure that moves by more than 10% fails the test unless
 //! the golden file is updated in the same change (`STRATA_UPDATE_GOLDEN=1 cargo test -p
 //! strata-benches --test golden` rewrites it; say why in the commit message). Counts of
@@ -13,11 +15,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use strata_benches::engines::{Engine, Prepared};
+use strata_benches::sidebyside::{self, Case, Size};
 use strata_benches::workload::{Kind, Scale};
 use strata_benches::{
     LookupSample, dumps_in, edges_spec, facts_spec, ingest_file, lookup_count, open_store,
 };
 use strata_eval::FactSource;
+use strata_store::BatchOptions;
+use strata_store::dump::{DumpSpec, Format};
 
 type Figures = BTreeMap<String, BTreeMap<String, f64>>;
 
@@ -81,16 +86,64 @@ fn ingest_figures(root: &Path, now: &mut Figures) {
     }
 }
 
+/// The string edges and then their nodes as two batches (two opens, as two `strata ingest`
+/// calls), and both as one batch: rows and bytes on disk.
+fn batch_figures(root: &Path, now: &mut Figures) {
+    let d = dumps_in(root, 50_000, 1).unwrap();
+    let nodes = root.join("code.nodes.tsv");
+    sidebyside::write_nodes(&d.edges, &nodes).unwrap();
+    let nodes_spec = DumpSpec {
+        label: nodes.display().to_string(),
+        format: Format::Nodes,
+        relation: None,
+        unit: None,
+        checkout: None,
+    };
+    let two = root.join("two_batches");
+    ingest_file(&two, &d.edges, &edges_spec(&d.edges)).unwrap();
+    ingest_file(&two, &nodes, &nodes_spec).unwrap();
+    let one = root.join("one_batch");
+    {
+        let store = open_store(&one).unwrap();
+        let mut batch = store.batch(BatchOptions::default()).unwrap();
+        batch.read_file(&d.edges, &edges_spec(&d.edges)).unwrap();
+        batch.read_file(&nodes, &nodes_spec).unwrap();
+        batch.commit().unwrap();
+    }
+    for (name, db) in [
+        ("ingest_edges_then_nodes_two_batches", &two),
+        ("ingest_edges_and_nodes_one_batch", &one),
+    ] {
+        let store = open_store(db).unwrap();
+        let snap = store.snapshot().unwrap();
+        let mut rows = 0;
+        for r in snap.relations().unwrap() {
+            rows += r.rows;
+        }
+        drop(snap);
+        drop(store);
+        now.insert(
+            name.to_owned(),
+            BTreeMap::from([
+                ("rows".to_owned(), rows as f64),
+                ("bytes_on_disk".to_owned(), bytes_on_disk(db) as f64),
+            ]),
+        );
+    }
+}
+
 #[test]
 fn figures_match_the_golden_file() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/figures.json");
     let tmp = tempfile::tempdir().unwrap();
     let mut now = Figures::new();
     ingest_figures(tmp.path(), &mut now);
+    batch_figures(tmp.path(), &mut now);
     // The same ingest again gives the same figures: they are deterministic.
     let again = tempfile::tempdir().unwrap();
     let mut twice = Figures::new();
     ingest_figures(again.path(), &mut twice);
+    batch_figures(again.path(), &mut twice);
     assert_eq!(now, twice, "the ingest figures differ between two runs");
     for kind in Kind::ALL {
         let w = kind.make(Scale::Smoke, 0);
@@ -101,6 +154,20 @@ fn figures_match_the_golden_file() {
         now.insert(
             format!("compare_smoke_{}", kind.name()),
             BTreeMap::from([("answers".to_owned(), n as f64)]),
+        );
+    }
+    for case in Case::ALL {
+        let input = case.input(Size::Smoke, 0);
+        let n = case
+            .floor(&input.pairs)
+            .map_or_else(|| sidebyside_count(case, &input.pairs), Ok)
+            .unwrap();
+        now.insert(
+            format!("sidebyside_smoke_{}", case.name()),
+            BTreeMap::from([
+                ("answers".to_owned(), n as f64),
+                ("rows".to_owned(), input.pairs.len() as f64),
+            ]),
         );
     }
     if std::env::var_os("STRATA_UPDATE_GOLDEN").is_some() {
@@ -135,4 +202,14 @@ fn figures_match_the_golden_file() {
          with STRATA_UPDATE_GOLDEN=1 if intended, and say why in the commit):\n{}",
         moved.join("\n")
     );
+}
+
+/// A side-by-side workload's count through datafrog (same generation has no floor).
+fn sidebyside_count(case: Case, pairs: &[(u32, u32)]) -> strata_benches::BenchResult<u64> {
+    let w = strata_benches::workload::Workload {
+        name: case.name().to_owned(),
+        relations: vec![(case.relation().to_owned(), pairs.to_vec())],
+        program: String::new(),
+    };
+    strata_benches::engines::run_native(Engine::Datafrog, case.kind(), &w)
 }
