@@ -891,6 +891,18 @@ fn large_rounds_merged_in_parallel_give_the_same_answer_and_witnesses() {
     same_at_any_thread_count(&w, program, 1000, 100_000);
 }
 
+/// Issue 28: a round of more than 2^20 new tuples is taken (appended, its derivations
+/// recorded) a group of pieces at a time, the cancellation token checked between: the same
+/// answer, work and witnesses at any thread count, and every witness re-derives.
+#[test]
+fn issue_28_rounds_of_millions_taken_in_groups_keep_their_witnesses() {
+    // 2,000 nodes of out-degree 3: 4M pairs, its largest rounds well past 2^20 new tuples.
+    let w = strata_fixtures::workloads::closure(2000, 3, 5);
+    let program =
+        "tc(?x, ?y) :- e(?x, ?y);\ntc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);\ntc(?x, ?y) => ?x, ?y";
+    same_at_any_thread_count(&w, program, 3_000_000, 3_000_000);
+}
+
 #[test]
 fn points_to_gives_the_same_answer_witnesses_and_work_at_any_thread_count() {
     // Large enough that the base relations are read into memory at once, pt's two indexes
