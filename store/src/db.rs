@@ -10,6 +10,7 @@ use crate::catalog::{Catalog, meta_u32, meta_u64};
 use crate::error::{Fault, OpenError, ReadError, Result, damaged};
 use crate::guard::{faults, guarded};
 use crate::layout::{self, DEFAULT_TIER, FORMAT_VERSION};
+use crate::reclaim::Reclaim;
 use crate::seal::Seal;
 use crate::stamp::{Stamp, Stamper, Verify};
 
@@ -47,12 +48,31 @@ pub const MIN_CACHE_BYTES: usize = 8 << 20;
 /// assert_eq!(scaled_cache_bytes(Some(4 << 30)), DEFAULT_CACHE_BYTES);
 /// ```
 pub fn scaled_cache_bytes(len: Option<u64>) -> usize {
+    scaled_cache_bytes_from(len, MIN_CACHE_BYTES)
+}
+
+/// [`scaled_cache_bytes`] with another least size (at most [`DEFAULT_CACHE_BYTES`]).
+pub(crate) fn scaled_cache_bytes_from(len: Option<u64>, min: usize) -> usize {
+    let min = min.min(DEFAULT_CACHE_BYTES);
     match len {
         None => DEFAULT_CACHE_BYTES,
         Some(len) => usize::try_from(len / 16)
             .unwrap_or(usize::MAX)
-            .clamp(MIN_CACHE_BYTES, DEFAULT_CACHE_BYTES),
+            .clamp(min, DEFAULT_CACHE_BYTES),
     }
+}
+
+/// The page cache a file at `path` gets when it is opened now with `options` (`create`: a
+/// file not yet made).
+pub(crate) fn cache_bytes_for(path: &Path, options: &OpenOptions, create: bool) -> usize {
+    options.cache_bytes.unwrap_or_else(|| {
+        let len = if create {
+            None
+        } else {
+            std::fs::metadata(path).ok().map(|m| m.len())
+        };
+        scaled_cache_bytes_from(len, options.min_cache_bytes)
+    })
 }
 
 /// How to open a database.
@@ -83,6 +103,14 @@ pub struct OpenOptions {
     /// [`layout::OLDEST_VERSION`] ..= [`layout::FORMAT_VERSION`] is taken as the nearest of
     /// them. Files that exist keep their own version, whatever this says.
     pub format_version: u32,
+    /// When the store gives back, by itself, the space its batches leave unused in its
+    /// files (free pages, half-empty leaves), and where: after a commit, in the committing
+    /// thread, by default (see [`Reclaim`]); `None` never (only `strata compact` does).
+    pub reclaim: Option<Reclaim>,
+    /// The least page cache [`OpenOptions::cache_bytes`]' default gives a file (normally
+    /// [`MIN_CACHE_BYTES`]); tests lower it to see a small file's cache follow its size.
+    #[doc(hidden)]
+    pub min_cache_bytes: usize,
 }
 
 impl Default for OpenOptions {
@@ -93,6 +121,8 @@ impl Default for OpenOptions {
             verify: Verify::default(),
             backends: None,
             format_version: FORMAT_VERSION,
+            reclaim: Some(Reclaim::default()),
+            min_cache_bytes: MIN_CACHE_BYTES,
         }
     }
 }
@@ -104,6 +134,8 @@ pub(crate) struct File {
     /// Whether its values carry checksums (format version 2 and later) and how they are
     /// encoded (format version 3 and later: compactly).
     pub(crate) seal: Seal,
+    /// The page cache it was opened with, in bytes.
+    pub(crate) cache_bytes: usize,
     /// Stamps the file when it is closed. It must stay the last field: fields are dropped in
     /// order, and the stamp must see the file after redb's close has written it.
     pub(crate) stamper: Stamper,
@@ -153,6 +185,8 @@ pub(crate) struct Inner {
     created: Option<bool>,
     /// Set when a batch of this process failed (reading its input, or committing).
     pub(crate) batch_failed: std::sync::atomic::AtomicBool,
+    /// What giving back unused space has yet to do (see `reclaim`).
+    pub(crate) reclaim: Mutex<crate::reclaim::ReclaimState>,
 }
 
 impl Drop for Inner {
@@ -272,14 +306,7 @@ fn open_redb(
     verify: bool,
 ) -> Result<Database, OpenError> {
     let mut builder = Database::builder();
-    builder.set_cache_size(options.cache_bytes.unwrap_or_else(|| {
-        let len = if create {
-            None
-        } else {
-            std::fs::metadata(path).ok().map(|m| m.len())
-        };
-        scaled_cache_bytes(len)
-    }));
+    builder.set_cache_size(cache_bytes_for(path, options, create));
     builder.set_check_integrity_on_open(verify && !create);
     if !create {
         crate::regular::check(path)?;
@@ -332,12 +359,13 @@ pub(crate) fn open_file(
             Verify::Changed => !Stamp::matches(path),
             Verify::Never => false,
         };
+        let cache = cache_bytes_for(path, options, false);
         let db = open_redb(path, options, false, verify)?;
         claim(&db, path)?;
         let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
         // A file verified now, or found as it was stamped, is trusted until it is closed.
         let trusted = verify || options.verify == Verify::Changed;
-        return Ok(File::new(db, version, path, trusted));
+        return Ok(File::new(db, version, path, trusted, cache));
     }
     let name = path
         .file_name()
@@ -373,16 +401,18 @@ pub(crate) fn open_file(
             })?;
     }
     // Made by this process just now: trusted.
+    let cache = cache_bytes_for(path, options, false);
     let db = open_redb(path, options, false, false)?;
     let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
-    Ok(File::new(db, version, path, true))
+    Ok(File::new(db, version, path, true, cache))
 }
 
 impl File {
-    fn new(db: Database, version: u32, path: &Path, trusted: bool) -> File {
+    fn new(db: Database, version: u32, path: &Path, trusted: bool, cache_bytes: usize) -> File {
         File {
             db,
             seal: Seal::of_version(version),
+            cache_bytes,
             stamper: Stamper::new(path, trusted),
         }
     }
@@ -507,6 +537,7 @@ impl Store {
                 catalog_cache: Mutex::new(None),
                 created,
                 batch_failed: std::sync::atomic::AtomicBool::new(false),
+                reclaim: Mutex::new(crate::reclaim::ReclaimState::default()),
             }),
         })
     }

@@ -47,6 +47,7 @@ mod index;
 mod ingest;
 mod intern;
 pub mod layout;
+mod reclaim;
 mod regular;
 mod relwriter;
 pub mod scip;
@@ -66,6 +67,7 @@ pub use error::{
 };
 pub use guard::{catch_damage, quiet_caught_panics};
 pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
+pub use reclaim::Reclaim;
 pub use snapshot::{Snapshot, TermUse};
 pub use space::{Compacted, FileSpace, Space, TableSpace, compact};
 pub use stamp::Verify;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use strata_eval::{FactSource, Term, Value};
 use strata_store::dump::{DumpSpec, Format};
-use strata_store::{BatchOptions, OpenOptions, Store};
+use strata_store::{BatchOptions, OpenOptions, Reclaim, Store};
 
 mod common;
 
@@ -184,11 +184,12 @@ fn run_on(
     dir: &Path,
     step: &Step,
     plan: Option<&Arc<Plan>>,
+    r: R,
 ) -> Outcome<Option<bool>> {
     if let Step::Reopen = step {
         // Closed before it is opened again: redb holds a lock on each file.
         *store = None;
-        *store = Some(open(dir, false, plan)?);
+        *store = Some(open(dir, false, plan, r)?);
         return Ok(None);
     }
     run(store.as_ref().ok_or("the database is not open")?, step)
@@ -228,12 +229,24 @@ fn state(store: &Store) -> Outcome<State> {
     Ok(out)
 }
 
-fn open(dir: &Path, create: bool, plan: Option<&Arc<Plan>>) -> Outcome<Store> {
+/// How the workload's store reclaims space: `None` as the store does by default (its
+/// files are too small to pass the threshold), or eagerly, after every commit.
+type R = Option<Reclaim>;
+
+/// Reclaiming after every commit that leaves anything to give back.
+const EAGER: R = Some(Reclaim {
+    share: 0.0,
+    min_bytes: 0,
+    background: false,
+});
+
+fn open(dir: &Path, create: bool, plan: Option<&Arc<Plan>>, r: R) -> Outcome<Store> {
     Store::open(
         dir,
         OpenOptions {
             create,
             backends: plan.map(|p| p.backends()),
+            reclaim: r.or(OpenOptions::default().reclaim),
             ..OpenOptions::default()
         },
     )
@@ -242,13 +255,13 @@ fn open(dir: &Path, create: bool, plan: Option<&Arc<Plan>>) -> Outcome<Store> {
 
 /// Runs the workload on a faulty backend until a step fails: how many steps were
 /// acknowledged (0 is opening the database), and the error of the step that failed.
-fn faulted(dir: &Path, plan: &Arc<Plan>) -> (usize, Option<String>) {
-    let mut store = match open(dir, true, Some(plan)) {
+fn faulted(dir: &Path, plan: &Arc<Plan>, r: R) -> (usize, Option<String>) {
+    let mut store = match open(dir, true, Some(plan), r) {
         Ok(s) => Some(s),
         Err(e) => return (0, Some(e)),
     };
     for (i, step) in WORKLOAD.iter().enumerate() {
-        if let Err(e) = run_on(&mut store, dir, step, Some(plan)) {
+        if let Err(e) = run_on(&mut store, dir, step, Some(plan), r) {
             return (i + 1, Some(e));
         }
     }
@@ -256,12 +269,12 @@ fn faulted(dir: &Path, plan: &Arc<Plan>) -> (usize, Option<String>) {
 }
 
 /// The states after each step of a run without faults (index 0: the empty database).
-fn golden(dir: &Path) -> Vec<State> {
-    let mut store = Some(open(dir, true, None).unwrap());
+fn golden(dir: &Path, r: R) -> Vec<State> {
+    let mut store = Some(open(dir, true, None, r).unwrap());
     let mut states = vec![state(store.as_ref().unwrap()).unwrap()];
     for step in WORKLOAD {
         assert_eq!(
-            run_on(&mut store, dir, step, None).unwrap(),
+            run_on(&mut store, dir, step, None, r).unwrap(),
             step_is_write(step).then_some(false)
         );
         states.push(state(store.as_ref().unwrap()).unwrap());
@@ -285,18 +298,19 @@ struct Tally {
     absorbed: u64,
 }
 
-fn sweep(mode: Mode) -> Tally {
+/// Runs the workload over the fault points of `mode` (see [`points`]).
+fn sweep(mode: Mode, r: R) -> Tally {
     let root = tempfile::tempdir().unwrap();
-    let golden = golden(&root.path().join("golden"));
+    let golden = golden(&root.path().join("golden"), r);
     let mut tally = Tally::default();
-    for at in 1.. {
+    for at in points(r) {
         let dir = root.path().join(format!("{mode:?}-{at}"));
         let plan = Plan::new(mode, at);
         // A hang is a failure: the workload gets a minute.
         let (tx, rx) = mpsc::channel();
         let (d, p) = (dir.clone(), plan.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(faulted(&d, &p));
+            let _ = tx.send(faulted(&d, &p, r));
         });
         let (failed_at, error) = rx
             .recv_timeout(Duration::from_secs(60))
@@ -310,7 +324,7 @@ fn sweep(mode: Mode) -> Tally {
             // The fault hit a call whose failure redb absorbed (a read it retried, a call
             // during close): the workload completed, so the database must hold all of it.
             tally.absorbed += 1;
-            let store = open(&dir, false, None).unwrap();
+            let store = open(&dir, false, None, r).unwrap();
             assert!(store.check().unwrap().ok(), "{mode:?} at {at}: check fails");
             assert_eq!(&state(&store).unwrap(), golden.last().unwrap());
             drop(store);
@@ -328,7 +342,7 @@ fn sweep(mode: Mode) -> Tally {
             Some(_) => tally.failed_read += 1,
         }
         // Reopen on a healthy backend.
-        let store = open(&dir, acked == 0, None)
+        let store = open(&dir, acked == 0, None, r)
             .unwrap_or_else(|e| panic!("{mode:?} at {at} ({error}): reopening: {e}"));
         let report = store
             .check()
@@ -354,7 +368,7 @@ fn sweep(mode: Mode) -> Tally {
         let rest = failed_at.saturating_sub(1);
         let mut store = Some(store);
         for (i, s) in WORKLOAD.iter().enumerate().skip(rest) {
-            let done = run_on(&mut store, &dir, s, None).unwrap_or_else(|e| {
+            let done = run_on(&mut store, &dir, s, None, r).unwrap_or_else(|e| {
                 panic!("{mode:?} at {at}: step {} after reopening: {e}", i + 1)
             });
             if failed_at > 0 && i == rest && step_is_write(s) {
@@ -375,7 +389,7 @@ fn sweep(mode: Mode) -> Tally {
 
 #[test]
 fn issue20_every_failed_storage_call_is_an_error_and_loses_no_acknowledged_batch() {
-    let t = sweep(Mode::Fail);
+    let t = sweep(Mode::Fail, None);
     eprintln!("failing one call: {t:?}");
     assert!(t.points > 50, "only {} fault points", t.points);
     assert!(t.failed_write > 0 && t.failed_read > 0);
@@ -384,7 +398,7 @@ fn issue20_every_failed_storage_call_is_an_error_and_loses_no_acknowledged_batch
 
 #[test]
 fn issue20_power_loss_at_any_storage_call_keeps_exactly_the_acknowledged_batches() {
-    let t = sweep(Mode::Crash);
+    let t = sweep(Mode::Crash, None);
     eprintln!("power loss: {t:?}");
     assert!(t.points > 50, "only {} fault points", t.points);
     assert!(t.failed_write > 0 && t.failed_read > 0);
@@ -403,10 +417,10 @@ struct Healed {
 /// Runs the workload on one store over a backend failing call `at`, never closing the store
 /// by hand after a failure: the step after a failed one reads at once, the failed one is then
 /// retried, and the rest of the workload finishes on the same store.
-fn heal_at(root: &Path, golden: &[State], at: u64, tally: &mut Healed) -> bool {
+fn heal_at(root: &Path, golden: &[State], at: u64, tally: &mut Healed, r: R) -> bool {
     let dir = root.join(format!("heal-{at}"));
     let plan = Plan::new(Mode::Fail, at);
-    let Ok(store) = open(&dir, true, Some(&plan)) else {
+    let Ok(store) = open(&dir, true, Some(&plan), r) else {
         // The fault hit the opening itself: nothing is open to heal.
         tally.points += 1;
         std::fs::remove_dir_all(&dir).ok();
@@ -419,7 +433,7 @@ fn heal_at(root: &Path, golden: &[State], at: u64, tally: &mut Healed) -> bool {
         if let (Step::Reopen, Some(s)) = (step, store.as_ref()) {
             tally.reopened += s.reopened();
         }
-        match run_on(&mut store, &dir, step, Some(&plan)) {
+        match run_on(&mut store, &dir, step, Some(&plan), r) {
             Ok(_) => {
                 // A read that meets the fault fails; the next one answers.
                 let s = store.as_ref().unwrap();
@@ -455,7 +469,7 @@ fn heal_at(root: &Path, golden: &[State], at: u64, tally: &mut Healed) -> bool {
                     "heal at {at} ({error}): check fails on the healed store"
                 );
                 // The retry runs on the same store; its outcome is checked above.
-                let retried = run_on(&mut store, &dir, step, Some(&plan))
+                let retried = run_on(&mut store, &dir, step, Some(&plan), r)
                     .unwrap_or_else(|e| panic!("heal at {at} ({error}): the retry: {e}"));
                 if step_is_write(step) {
                     assert_eq!(retried, Some(now != golden[i]), "heal at {at}");
@@ -475,15 +489,55 @@ fn heal_at(root: &Path, golden: &[State], at: u64, tally: &mut Healed) -> bool {
 
 #[test]
 fn issue_30_a_failed_storage_call_heals_the_open_store_without_a_restart() {
+    heal_sweep(None);
+}
+
+#[test]
+fn issue31_a_failed_reclaim_loses_nothing_and_the_store_heals() {
+    heal_sweep(EAGER);
+}
+
+#[test]
+fn issue31_a_failed_storage_call_while_reclaiming_loses_no_acknowledged_batch() {
+    let t = sweep(Mode::Fail, EAGER);
+    eprintln!("failing one call, reclaiming after every commit: {t:?}");
+    assert!(t.points > 50, "only {} fault points", t.points);
+    assert_eq!(t.caught_panics, 0, "redb panicked on a failed call");
+}
+
+#[test]
+fn issue31_power_loss_while_reclaiming_keeps_exactly_the_acknowledged_batches() {
+    let t = sweep(Mode::Crash, EAGER);
+    eprintln!("power loss, reclaiming after every commit: {t:?}");
+    assert!(t.points > 50, "only {} fault points", t.points);
+    assert_eq!(t.caught_panics, 0, "redb panicked after a power loss");
+}
+
+/// The fault points a sweep visits: each one, or with `r` reclaiming after every commit
+/// (whose compactions make several times as many) every third, or every
+/// `STRATA_FAULT_STRIDE`th (1: each one, a long run).
+fn points(r: R) -> impl Iterator<Item = u64> {
+    let stride = match r {
+        None => 1,
+        Some(_) => std::env::var("STRATA_FAULT_STRIDE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .filter(|&s: &usize| s > 0)
+            .unwrap_or(3),
+    };
+    (1..).step_by(stride)
+}
+
+fn heal_sweep(r: R) {
     let root = tempfile::tempdir().unwrap();
-    let golden = golden(&root.path().join("golden"));
+    let golden = golden(&root.path().join("golden"), r);
     let mut tally = Healed::default();
-    for at in 1.. {
+    for at in points(r) {
         let (tx, rx) = mpsc::channel();
-        let (r, g) = (root.path().to_owned(), golden.clone());
+        let (root_dir, g) = (root.path().to_owned(), golden.clone());
         std::thread::spawn(move || {
             let mut t = Healed::default();
-            let tripped = heal_at(&r, &g, at, &mut t);
+            let tripped = heal_at(&root_dir, &g, at, &mut t, r);
             let _ = tx.send((tripped, t));
         });
         let (tripped, t) = rx

@@ -12,7 +12,7 @@ use strata_store::{BatchOptions, CompactError, OpenError, OpenOptions, Store};
 
 mod common;
 
-use common::{create, read_into};
+use common::read_into;
 
 /// Every row of `rel`, as values, sorted.
 fn rows(store: &Store, rel: &str) -> Vec<String> {
@@ -43,6 +43,20 @@ fn commit_edges(store: &Store, edges: &str) {
     )
     .commit()
     .unwrap();
+}
+
+/// A new database in `dir` that never reclaims space by itself (these tests are of
+/// `compact`).
+fn kept(dir: &Path) -> Store {
+    Store::open(
+        dir,
+        OpenOptions {
+            create: true,
+            reclaim: None,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap()
 }
 
 fn size(dir: &Path, file: &str) -> u64 {
@@ -98,7 +112,7 @@ fn issue18_compact_gives_back_what_a_retraction_freed_and_keeps_every_answer() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     {
-        let store = create(dir);
+        let store = kept(dir);
         let mut edges = String::new();
         for i in 0..60_000 {
             edges.push_str(&format!(
@@ -163,7 +177,7 @@ fn issue18_compact_repacks_postings_that_later_batches_rewrote() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     {
-        let store = create(dir);
+        let store = kept(dir);
         // Four batches over the same targets: each rewrites every postings chunk of the
         // target column with a grown value.
         for batch in 0..4 {

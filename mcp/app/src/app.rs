@@ -58,6 +58,13 @@ impl App {
     pub fn open(dir: &Path, options: Options) -> Result<App, OpenError> {
         let open = OpenOptions {
             cache_bytes: options.cache_bytes,
+            // A server's batches (over the ingest socket) are answered once committed; the
+            // space they leave unused is given back, and the page cache resized, on the
+            // store's own thread at a quiet moment.
+            reclaim: Some(strata_store::Reclaim {
+                background: true,
+                ..strata_store::Reclaim::default()
+            }),
             ..OpenOptions::default()
         };
         let store = Store::open(dir, open).map_err(StoreError::from)?;

@@ -26,6 +26,13 @@ impl Batch<'_> {
         let mut committing = false;
         let store = self.store;
         crate::guard::faults(|| self.commit_inner(&mut committing))
+            .map(|(summary, tiers)| {
+                // Acknowledged: now give back what the batches left unused, when it is much.
+                if !summary.already_committed {
+                    store.after_commit(&tiers, summary.removed > 0);
+                }
+                summary
+            })
             .map_err(|f| {
                 store
                     .inner
@@ -40,7 +47,11 @@ impl Batch<'_> {
             .inspect_err(|_| store.heal_after_batch())
     }
 
-    pub(super) fn commit_inner(mut self, committing: &mut bool) -> Result<BatchSummary> {
+    /// Commits; returns what the batch did and the tiers whose files it wrote.
+    pub(super) fn commit_inner(
+        mut self,
+        committing: &mut bool,
+    ) -> Result<(BatchSummary, Vec<String>)> {
         let t0 = Instant::now();
         self.texts_job = Some(self.new_texts());
         self.flush(false)?;
@@ -48,13 +59,14 @@ impl Batch<'_> {
             return Err(damaged("a batch's transaction vanished"));
         };
         if let Some(seq) = w.already {
-            return Ok(BatchSummary {
+            let summary = BatchSummary {
                 seq,
                 already_committed: true,
                 facts_read: self.facts_read,
                 elapsed: self.started.elapsed(),
                 ..BatchSummary::default()
-            });
+            };
+            return Ok((summary, Vec::new()));
         }
         let seq = w.seq;
         let units_count = w.units_count;
@@ -234,6 +246,8 @@ impl Batch<'_> {
         summary.read_time = t0 - self.started;
         summary.write_time = t1 - t0;
         summary.sync_time = t1.elapsed();
-        Ok(summary)
+        let mut files = vec![layout::DEFAULT_TIER.to_owned()];
+        files.extend(tiers.into_iter().filter(|t| t != layout::DEFAULT_TIER));
+        Ok((summary, files))
     }
 }
