@@ -248,12 +248,32 @@ fn anchor<A: Anchor>(kind: Kind, w: &Workload) -> BenchResult<u64> {
 /// Nodes reachable from `start` over `edges` by one or more steps: a CSR adjacency and a
 /// bitset breadth-first search.
 pub fn bfs_pairs(edges: &[(u32, u32)], start: u32) -> u64 {
+    let (offsets, targets) = csr(edges, start as usize + 1);
+    let mut seen = vec![false; offsets.len() - 1];
+    let mut queue = vec![start];
+    let mut count = 0u64;
+    while let Some(x) = queue.pop() {
+        for &y in &targets[offsets[x as usize] as usize..offsets[x as usize + 1] as usize] {
+            if !seen[y as usize] {
+                seen[y as usize] = true;
+                count += 1;
+                queue.push(y);
+            }
+        }
+    }
+    count
+}
+
+/// The adjacency of `edges` in compressed sparse rows over at least `nodes` nodes (every
+/// node an edge names): node `x`'s targets are `targets[offsets[x]..offsets[x + 1]]`, in
+/// the order `edges` gives them.
+pub fn csr(edges: &[(u32, u32)], nodes: usize) -> (Vec<u32>, Vec<u32>) {
     let n = edges
         .iter()
         .map(|&(a, b)| a.max(b) as usize + 1)
         .max()
         .unwrap_or(0)
-        .max(start as usize + 1);
+        .max(nodes);
     let mut offsets = vec![0u32; n + 1];
     for &(a, _) in edges {
         offsets[a as usize + 1] += 1;
@@ -267,19 +287,7 @@ pub fn bfs_pairs(edges: &[(u32, u32)], start: u32) -> u64 {
         targets[fill[a as usize] as usize] = b;
         fill[a as usize] += 1;
     }
-    let mut seen = vec![false; n];
-    let mut queue = vec![start];
-    let mut count = 0u64;
-    while let Some(x) = queue.pop() {
-        for &y in &targets[offsets[x as usize] as usize..offsets[x as usize + 1] as usize] {
-            if !seen[y as usize] {
-                seen[y as usize] = true;
-                count += 1;
-                queue.push(y);
-            }
-        }
-    }
-    count
+    (offsets, targets)
 }
 
 /// Bound reachability over a store's binary relation, read through its public lookup API:

@@ -29,6 +29,7 @@ use std::path::Path;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use strata_fixtures::codegraph::{self, Config};
+pub use strata_fixtures::workloads::gnm;
 
 use crate::engines;
 use crate::workload::Kind;
@@ -265,41 +266,6 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// SplitMix64, as the fixtures' workloads draw.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u32) -> u32 {
-        (self.next() % u64::from(n.max(1))) as u32
-    }
-}
-
-/// A G(n, m) random directed graph: `m` distinct edges drawn uniformly among the `n * (n -
-/// 1)` that are not loops (all of them when `m` is more), sorted.
-pub fn gnm(n: u32, m: usize, seed: u64) -> Vec<(u32, u32)> {
-    let possible = u64::from(n) * u64::from(n.saturating_sub(1));
-    let m = m.min(usize::try_from(possible).unwrap_or(usize::MAX));
-    let mut rng = Rng(seed);
-    let mut seen = FxHashSet::default();
-    let mut edges = Vec::with_capacity(m);
-    while edges.len() < m {
-        let (a, b) = (rng.below(n), rng.below(n));
-        if a != b && seen.insert((a, b)) {
-            edges.push((a, b));
-        }
-    }
-    edges.sort_unstable();
-    edges
-}
-
 /// A [`Write`] that hands each complete line (without its newline) to a closure.
 struct Lines<F: FnMut(&[u8])> {
     partial: Vec<u8>,
@@ -373,24 +339,8 @@ pub fn go_like(edges: u64, seed: u64) -> Vec<(u32, u32)> {
 /// or more steps): a CSR adjacency and a depth-first search from every node, a visited
 /// array stamped with the source so it is never cleared. The floor of the closures.
 pub fn bfs_closure_pairs(edges: &[(u32, u32)]) -> u64 {
-    let n = edges
-        .iter()
-        .map(|&(a, b)| a.max(b) as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let mut offsets = vec![0u32; n + 1];
-    for &(a, _) in edges {
-        offsets[a as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut fill = offsets.clone();
-    let mut targets = vec![0u32; edges.len()];
-    for &(a, b) in edges {
-        targets[fill[a as usize] as usize] = b;
-        fill[a as usize] += 1;
-    }
+    let (offsets, targets) = engines::csr(edges, 0);
+    let n = offsets.len() - 1;
     let mut stamp = vec![u32::MAX; n];
     let mut stack = Vec::new();
     let mut count = 0u64;

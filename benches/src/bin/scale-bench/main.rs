@@ -426,20 +426,6 @@ fn free_bytes(dir: &Path) -> Option<u64> {
         .ok()
 }
 
-/// The bytes of the files under `path` (a file's own size), 0 when it is missing.
-fn bytes_under(path: &Path) -> u64 {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::read_dir(path).map_or(0, |entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| bytes_under(&e.path()))
-                .sum()
-        }),
-        Ok(m) => m.len(),
-        Err(_) => 0,
-    }
-}
-
 /// The disk the run will write, estimated per edge from the 1M-edge run (dump 134 bytes,
 /// database 72 bytes a fact, DuckDB's file 17, the name index about 15), with a fifth more
 /// for slack; refuses to start when the file system has less free.
@@ -447,7 +433,8 @@ fn check_disk(dir: &Path, a: &Args, dump_missing: bool) -> BenchResult<()> {
     let per_edge = 72 + 15 + if dump_missing { 134 } else { 0 } + if a.duck { 17 } else { 0 };
     let need = a.edges * per_edge / 5 * 6;
     // The previous run's database and DuckDB file are replaced: their room counts as free.
-    let replaced = bytes_under(&dir.join("db")) + bytes_under(&dir.join("edges.duckdb"));
+    let replaced = strata_benches::sidebyside::bytes_under(&dir.join("db"))
+        + strata_benches::sidebyside::bytes_under(&dir.join("edges.duckdb"));
     match free_bytes(dir).map(|f| f + replaced) {
         Some(free) if free < need => Err(format!(
             "about {:.1} GB of disk needed under {}, {:.1} GB free",
