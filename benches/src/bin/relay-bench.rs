@@ -261,50 +261,11 @@ fn at_once<C: Client>(
         let mut handles = Vec::with_capacity(a.clients);
         for i in 1..=a.clients {
             let barrier = &barrier;
-            handles.push(scope.spawn(move || {
-                let mut c = Calls::default();
-                let ready = make(i).and_then(|mut s| {
-                    for _ in 0..WARMUP {
-                        check_answer(&s.call()?)?;
-                    }
-                    Ok(s)
-                });
-                barrier.wait();
-                match ready {
-                    Ok(mut s) => {
-                        for _ in 0..a.calls {
-                            let t = Instant::now();
-                            let answer = s.call();
-                            c.record(t, answer);
-                        }
-                        if let Err(e) = s.finish() {
-                            c.failed(e);
-                        }
-                    }
-                    Err(e) => c.failed(format!("client {i}: {e}")),
-                }
-                c
-            }));
+            handles.push(
+                scope.spawn(move || timed(make(i), barrier, a.calls, &format!("client {i}"))),
+            );
         }
-        let mut http = Calls::default();
-        let ready = HttpSession::open(url).and_then(|mut s| {
-            for _ in 0..WARMUP {
-                check_answer(&s.query()?)?;
-            }
-            Ok(s)
-        });
-        barrier.wait();
-        match ready {
-            Ok(mut s) => {
-                for _ in 0..a.calls {
-                    let t = Instant::now();
-                    let answer = s.query();
-                    http.record(t, answer);
-                }
-                s.close();
-            }
-            Err(e) => http.failed(format!("HTTP: {e}")),
-        }
+        let http = timed(HttpSession::open(url), &barrier, a.calls, "HTTP");
         let clients = handles
             .into_iter()
             .map(|h| {
@@ -317,6 +278,43 @@ fn at_once<C: Client>(
             .collect();
         (clients, http)
     })
+}
+
+impl Client for HttpSession {
+    fn call(&mut self) -> BenchResult<Value> {
+        self.query()
+    }
+    fn finish(self) -> BenchResult<()> {
+        self.close();
+        Ok(())
+    }
+}
+
+/// A session `ready` (or why it is not) warmed up, then, once `barrier` releases every
+/// client, `calls` timed calls, and ended.
+fn timed<C: Client>(ready: BenchResult<C>, barrier: &Barrier, calls: usize, who: &str) -> Calls {
+    let mut c = Calls::default();
+    let ready = ready.and_then(|mut s| {
+        for _ in 0..WARMUP {
+            check_answer(&s.call()?)?;
+        }
+        Ok(s)
+    });
+    barrier.wait();
+    match ready {
+        Ok(mut s) => {
+            for _ in 0..calls {
+                let t = Instant::now();
+                let answer = s.call();
+                c.record(t, answer);
+            }
+            if let Err(e) = s.finish() {
+                c.failed(e);
+            }
+        }
+        Err(e) => c.failed(format!("{who}: {e}")),
+    }
+    c
 }
 
 /// Warm-up, then `n` timed calls on one stdio session.
