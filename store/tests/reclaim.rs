@@ -4,13 +4,16 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::{everything, spec};
 use strata_eval::FactSource;
 use strata_fixtures::codegraph::{self, Config};
-use strata_store::dump::{DumpSpec, Format};
+use strata_store::dump::Format;
 use strata_store::{BatchOptions, OpenOptions, Reclaim, Snapshot, Store, scaled_cache_bytes};
 
 /// The generator's code graph of about `edges` edges (with units): its edge dump split into
@@ -56,16 +59,6 @@ fn eager(background: bool) -> Option<Reclaim> {
     })
 }
 
-fn spec(label: &str, format: Format) -> DumpSpec {
-    DumpSpec {
-        label: label.to_owned(),
-        format,
-        relation: None,
-        unit: None,
-        checkout: None,
-    }
-}
-
 /// Commits the given dumps (edges, then attributes when given) as one batch into `tier`.
 fn commit(store: &Store, tier: &str, edges: &[&str], attrs: Option<&str>) {
     let mut batch = store
@@ -85,23 +78,6 @@ fn commit(store: &Store, tier: &str, edges: &[&str], attrs: Option<&str>) {
             .unwrap();
     }
     batch.commit().unwrap();
-}
-
-/// Every relation's rows, rendered and sorted.
-fn everything(store: &Store) -> Vec<String> {
-    let catalog = store.catalog().unwrap();
-    let snap = store.snapshot().unwrap();
-    let mut out = Vec::new();
-    for rel in catalog.relations.keys() {
-        snap.scan(rel, &mut |r| {
-            let v: Vec<_> = r.iter().map(|t| snap.value(*t).unwrap()).collect();
-            out.push(format!("{rel}{v:?}"));
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-    }
-    out.sort();
-    out
 }
 
 fn len(path: &Path) -> u64 {

@@ -12,15 +12,16 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used)]
 
-use std::ops::ControlFlow;
+mod common;
+
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use strata_eval::FactSource;
+use common::{everything, spec};
 use strata_fixtures::codegraph::{self, Config};
-use strata_store::dump::{DumpSpec, Format};
+use strata_store::dump::Format;
 use strata_store::{BatchOptions, OpenOptions, Reclaim, Store};
 
 const CHILD: &str = "STRATA_RECLAIM_CHILD";
@@ -65,32 +66,10 @@ fn commit(store: &Store, id: &str, dump: &str) -> bool {
             ..BatchOptions::default()
         })
         .unwrap();
-    let spec = DumpSpec {
-        label: "code.edges.tsv".to_owned(),
-        format: Format::Edges,
-        relation: None,
-        unit: None,
-        checkout: None,
-    };
-    batch.read_dump(dump.as_bytes(), &spec).unwrap();
-    batch.commit().unwrap().already_committed
-}
-
-/// Every relation's rows, rendered and sorted.
-fn everything(store: &Store) -> Vec<String> {
-    let catalog = store.catalog().unwrap();
-    let snap = store.snapshot().unwrap();
-    let mut out = Vec::new();
-    for rel in catalog.relations.keys() {
-        snap.scan(rel, &mut |r| {
-            let v: Vec<_> = r.iter().map(|t| snap.value(*t).unwrap()).collect();
-            out.push(format!("{rel}{v:?}"));
-            ControlFlow::Continue(())
-        })
+    batch
+        .read_dump(dump.as_bytes(), &spec("code.edges.tsv", Format::Edges))
         .unwrap();
-    }
-    out.sort();
-    out
+    batch.commit().unwrap().already_committed
 }
 
 /// The child: commits piece `STRATA_RECLAIM_PIECE` into the database in `STRATA_RECLAIM_CHILD`.

@@ -2,7 +2,10 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
+use std::ops::ControlFlow;
 use std::path::Path;
+
+use strata_eval::FactSource;
 
 use strata_store::dump::{DumpSpec, Format};
 use strata_store::{Batch, BatchOptions, OpenOptions, Store};
@@ -101,4 +104,21 @@ pub fn chain(e: &dyn std::error::Error) -> String {
         cur = c.source();
     }
     s
+}
+
+/// Every relation's rows, rendered and sorted.
+pub fn everything(store: &Store) -> Vec<String> {
+    let catalog = store.catalog().unwrap();
+    let snap = store.snapshot().unwrap();
+    let mut out = Vec::new();
+    for rel in catalog.relations.keys() {
+        snap.scan(rel, &mut |r| {
+            let v: Vec<_> = r.iter().map(|t| snap.value(*t).unwrap()).collect();
+            out.push(format!("{rel}{v:?}"));
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    }
+    out.sort();
+    out
 }
