@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{everything, spec};
+use common::{everything, open_reclaiming as open, spec};
 use strata_eval::FactSource;
 use strata_fixtures::codegraph::{self, Config};
 use strata_store::dump::Format;
@@ -36,18 +36,6 @@ fn graph(edges: u64, parts: usize) -> (Vec<String>, String) {
         })
         .collect();
     (pieces, String::from_utf8(a).unwrap())
-}
-
-fn open(dir: &Path, reclaim: Option<Reclaim>) -> Store {
-    Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            reclaim,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap()
 }
 
 /// Reclaims any file that would give back anything, however small.

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{everything, spec};
+use common::{everything, open_reclaiming as open, spec};
 use strata_fixtures::codegraph::{self, Config};
 use strata_store::dump::Format;
 use strata_store::{BatchOptions, OpenOptions, Reclaim, Store};
@@ -37,18 +37,6 @@ fn pieces(n: usize) -> Vec<String> {
         .chunks(lines.len().div_ceil(n))
         .map(|c| c.join("\n") + "\n")
         .collect()
-}
-
-fn open(dir: &Path, reclaim: Option<Reclaim>) -> Store {
-    Store::open(
-        dir,
-        OpenOptions {
-            create: true,
-            reclaim,
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap()
 }
 
 /// Reclaiming after every commit.

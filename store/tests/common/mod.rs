@@ -8,7 +8,7 @@ use std::path::Path;
 use strata_eval::FactSource;
 
 use strata_store::dump::{DumpSpec, Format};
-use strata_store::{Batch, BatchOptions, OpenOptions, Store};
+use strata_store::{Batch, BatchOptions, OpenOptions, Reclaim, Store};
 
 /// Opens the database in `dir`, creating it.
 pub fn create(dir: &Path) -> Store {
@@ -22,6 +22,20 @@ pub fn create_as(dir: &Path, version: u32) -> Store {
         OpenOptions {
             create: true,
             format_version: version,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Opens the database in `dir`, creating it, reclaiming space as `reclaim` says (`None`:
+/// never).
+pub fn open_reclaiming(dir: &Path, reclaim: Option<Reclaim>) -> Store {
+    Store::open(
+        dir,
+        OpenOptions {
+            create: true,
+            reclaim,
             ..OpenOptions::default()
         },
     )
