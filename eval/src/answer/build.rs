@@ -150,16 +150,7 @@ impl Input<'_, '_> {
     /// Whether the answer aggregates: an aggregate column, `having`, or an `order by` key
     /// that aggregates.
     fn grouped(&self) -> bool {
-        let shape = self.shape;
-        shape
-            .columns
-            .iter()
-            .any(|c| matches!(c, ColumnSpec::Agg { .. }))
-            || !shape.having.is_empty()
-            || shape
-                .order
-                .iter()
-                .any(|o| matches!(o.column, ColumnSpec::Agg { .. }))
+        grouped(self.shape)
     }
 
     /// The groups of an aggregating answer, by their key's values: the solutions sharing
@@ -340,6 +331,78 @@ impl Input<'_, '_> {
         self.page(rows, bounds, window)
     }
 
+    /// The witnesses of `rows`, the cells of a plain answer's page that another evaluation
+    /// of the program answered without witnesses, found in this one (the program with its
+    /// goal bound to the page's values, [`super::by_demand`]): each row's least solution's,
+    /// as [`Input::plain`] would give it. A row this evaluation lacks gets `None`.
+    pub(crate) fn witnesses_of(
+        &self,
+        rows: &[Vec<Cell>],
+        witness_facts: Option<u64>,
+    ) -> Result<Vec<Option<RowWitness>>, EvalError> {
+        let columns: Vec<usize> = self
+            .shape
+            .columns
+            .iter()
+            .map(|c| match c {
+                ColumnSpec::Var(v) | ColumnSpec::Agg { var: v, .. } => *v,
+            })
+            .collect();
+        let goal = self.goal();
+        let table = Table::project(goal, &columns, self.stop)?;
+        let mut wanted: BTreeMap<Vec<Value>, Vec<usize>> = BTreeMap::new();
+        for (i, cells) in rows.iter().enumerate() {
+            let values = cells
+                .iter()
+                .map(|c| match c {
+                    Cell::Value(v) => Some(v.clone()),
+                    Cell::List(_) => None,
+                })
+                .collect::<Option<Vec<_>>>();
+            if let Some(values) = values {
+                wanted.entry(values).or_default().push(i);
+            }
+        }
+        // The bound program's table holds the page's rows and few others: each is resolved.
+        let mut selected: Vec<u32> = Vec::new();
+        let mut of_row: Vec<usize> = Vec::new();
+        #[allow(clippy::cast_possible_truncation)] // a table's rows are tuple ids
+        for r in 0..table.len() as u32 {
+            check_at(self.stop, r)?;
+            let values = table
+                .row(r)
+                .iter()
+                .map(|&t| self.value(t))
+                .collect::<Result<Vec<_>, _>>()?;
+            if let Some(at) = wanted.remove(&values) {
+                for i in at {
+                    selected.push(r);
+                    of_row.push(i);
+                }
+            }
+        }
+        let mut out: Vec<Option<RowWitness>> = vec![None; rows.len()];
+        let (Some(_), false) = (self.ev.witnesses.as_ref(), selected.is_empty()) else {
+            return Ok(out);
+        };
+        let tuples = table.least_solutions(goal, &selected, &self.ev.dict, self.stop)?;
+        // In page order, so the room for building trees goes to the first rows first.
+        let mut order: Vec<(usize, u32)> = of_row.into_iter().zip(tuples).collect();
+        order.sort_unstable_by_key(|&(i, _)| i);
+        let mut room = Room::new(WITNESS_BUILD);
+        for (i, id) in order {
+            let unbuilt = room.unbuilt;
+            let tree = self.witness(Some(id), &mut room)?;
+            let (witness, facts_left_out) = crate::witness::bound(tree, witness_facts);
+            out[i] = Some(RowWitness {
+                witness,
+                facts_left_out,
+                facts_unbuilt: room.unbuilt - unbuilt,
+            });
+        }
+        Ok(out)
+    }
+
     /// The last step: the page's rows (cells and the goal tuple each was projected from),
     /// each with its witness.
     fn page(
@@ -395,6 +458,31 @@ impl Input<'_, '_> {
             _ => Vec::new(),
         })
     }
+}
+
+/// Whether an answer of `shape` aggregates: an aggregate column, `having`, or an `order by`
+/// key that aggregates. Its rows have no witness.
+pub(crate) fn grouped(shape: &Shape) -> bool {
+    shape
+        .columns
+        .iter()
+        .any(|c| matches!(c, ColumnSpec::Agg { .. }))
+        || !shape.having.is_empty()
+        || shape
+            .order
+            .iter()
+            .any(|o| matches!(o.column, ColumnSpec::Agg { .. }))
+}
+
+/// A row's witness, built apart from its cells ([`Input::witnesses_of`]).
+#[derive(Clone, Debug)]
+pub(crate) struct RowWitness {
+    /// The trees, as [`Row::witness`].
+    pub(crate) witness: Vec<crate::witness::Node>,
+    /// As [`Row::facts_left_out`].
+    pub(crate) facts_left_out: u64,
+    /// As [`Row::facts_unbuilt`].
+    pub(crate) facts_unbuilt: u64,
 }
 
 /// Step two: rows by their `order by` keys, then the default order of their cells.

@@ -9,6 +9,7 @@
 //! answer); [`explain`] reports where an evaluation's work went.
 
 mod build;
+mod by_demand;
 mod cut;
 pub mod explain;
 pub mod query;

@@ -23,6 +23,7 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
+use crate::answer::by_demand;
 use crate::answer::explain::Report;
 use crate::answer::{Answer, Input, Window};
 use crate::data::source::FactSource;
@@ -142,66 +143,36 @@ impl Query {
         &self.compiled.base_relations
     }
 
-    /// The program as a run with `options` runs it: demand (when asked for and the goal
-    /// binds an argument of a derived relation: a walk from the bound values for a linear
-    /// recursion, then magic sets), join splits, and the goal answered from
-    /// the relation it restates (unless profiling, which must see the goal's own rule).
-    fn stage(&self, demand: bool, profile: bool) -> Staged<'_> {
-        let rewritten = if demand {
-            // The goal's equalities to constants become bound arguments; a bound linear
-            // recursion walks from the bound values; magic sets then give the rest (the
-            // walk's edge relations among it) demand.
-            let equated = crate::rewrite::equate::rewrite(&self.compiled.ir);
-            let ir = equated.as_ref().unwrap_or(&self.compiled.ir);
-            match crate::rewrite::linear::rewrite(ir) {
-                Some(linear) => Some((
-                    crate::rewrite::magic::rewrite(&linear).unwrap_or(linear),
-                    true,
-                )),
-                None => match crate::rewrite::magic::rewrite(ir) {
-                    Some(magic) => Some((magic, true)),
-                    None => equated.map(|e| (e, false)),
-                },
-            }
-        } else {
-            None
-        };
-        let demand = rewritten.as_ref().is_some_and(|(_, d)| *d);
-        let rewritten = rewritten.map(|(ir, _)| ir);
-        let ir = rewritten.map_or(Cow::Borrowed(&self.compiled.ir), Cow::Owned);
-        let ir = match crate::rewrite::split::rewrite(&ir) {
-            Some(split) => Cow::Owned(split),
-            None => ir,
-        };
-        // A goal that only restates a derived relation is answered from it, not copied.
-        let alias = if profile { None } else { ir.goal_alias() };
-        let ir = match alias {
-            Some(_) => {
-                let mut plain = ir.into_owned();
-                let goal = plain.goal;
-                plain.rules.retain(|r| r.head != goal);
-                Cow::Owned(plain)
-            }
-            None => ir,
-        };
-        Staged { ir, demand, alias }
-    }
-
     /// Runs the query against `base` and answers one page.
+    ///
+    /// An answer that aggregates shows no witness, so its evaluation records none. A plain
+    /// answer whose goal the demand rewrites cannot restrict (`tc(?x, ?y) => ?x, ?y`) is
+    /// evaluated without witnesses too, and its page's witnesses come from a second
+    /// evaluation of the program with the goal bound to the page's values
+    /// ([`super::by_demand`]), which computes only what they reach.
     pub fn run(&self, base: &dyn FactSource, options: &RunOptions) -> Result<Outcome, QueryError> {
         let started = Instant::now();
-        let staged = self.stage(options.demand, options.why);
+        let staged = stage(&self.compiled.ir, options.demand, options.why);
+        let shape = &self.compiled.shape;
         let mut engine_options = options.engine.clone();
         engine_options.profile |= options.why;
         // The answer stage's deadline counts from the same start as the evaluation's.
         engine_options.started.get_or_insert(started);
+        let by_demand = engine_options.witnesses
+            && options.demand
+            && !options.why
+            && !staged.demand
+            && by_demand::applies(&self.compiled.ir, shape);
+        if by_demand || super::build::grouped(shape) {
+            engine_options.witnesses = false;
+        }
         let ev = engine::evaluate(&staged.ir, base, &engine_options)?;
         let window = Window {
             offset: options.offset,
             limit: options.limit,
             witness_facts: options.witness_facts,
         };
-        let answer = staged.answer(&ev, &self.compiled.shape, window, &engine_options)?;
+        let mut answer = staged.answer(&ev, shape, window, &engine_options)?;
         let derived = ev
             .relations
             .iter()
@@ -214,10 +185,27 @@ impl Query {
         } else {
             None
         };
+        let (mut work, rounds) = (ev.work, ev.rounds);
+        drop(ev);
+        if by_demand {
+            // The second evaluation gets what the first left of the work budget.
+            let mut bound_options = engine_options.clone();
+            bound_options.witnesses = true;
+            bound_options.max_work = options.engine.max_work.map(|m| m.saturating_sub(work));
+            let spent = by_demand::fill(
+                &self.compiled.ir,
+                shape,
+                base,
+                &mut answer,
+                window,
+                &bound_options,
+            )?;
+            work += spent.work;
+        }
         Ok(Outcome {
             answer,
-            work: ev.work,
-            rounds: ev.rounds,
+            work,
+            rounds,
             elapsed: started.elapsed(),
             demand: staged.demand,
             derived,
@@ -233,7 +221,7 @@ impl Query {
         options: &RunOptions,
     ) -> Result<Report, QueryError> {
         let started = Instant::now();
-        let staged = self.stage(options.demand, true);
+        let staged = stage(&self.compiled.ir, options.demand, true);
         let mut engine_options = options.engine.clone();
         engine_options.profile = true;
         engine_options.started.get_or_insert(started);
@@ -255,12 +243,57 @@ impl Query {
     }
 }
 
+/// The program as a run with `options` runs it: demand (when asked for and the goal
+/// binds an argument of a derived relation: a walk from the bound values for a linear
+/// recursion, then magic sets), join splits, and the goal answered from
+/// the relation it restates (unless profiling, which must see the goal's own rule).
+pub(crate) fn stage(ir: &Ir, demand: bool, profile: bool) -> Staged<'_> {
+    let rewritten = if demand {
+        // The goal's equalities to constants become bound arguments; a bound linear
+        // recursion walks from the bound values; magic sets then give the rest (the
+        // walk's edge relations among it) demand.
+        let equated = crate::rewrite::equate::rewrite(ir);
+        let ir = equated.as_ref().unwrap_or(ir);
+        match crate::rewrite::linear::rewrite(ir) {
+            Some(linear) => Some((
+                crate::rewrite::magic::rewrite(&linear).unwrap_or(linear),
+                true,
+            )),
+            None => match crate::rewrite::magic::rewrite(ir) {
+                Some(magic) => Some((magic, true)),
+                None => equated.map(|e| (e, false)),
+            },
+        }
+    } else {
+        None
+    };
+    let demand = rewritten.as_ref().is_some_and(|(_, d)| *d);
+    let rewritten = rewritten.map(|(ir, _)| ir);
+    let ir = rewritten.map_or(Cow::Borrowed(ir), Cow::Owned);
+    let ir = match crate::rewrite::split::rewrite(&ir) {
+        Some(split) => Cow::Owned(split),
+        None => ir,
+    };
+    // A goal that only restates a derived relation is answered from it, not copied.
+    let alias = if profile { None } else { ir.goal_alias() };
+    let ir = match alias {
+        Some(_) => {
+            let mut plain = ir.into_owned();
+            let goal = plain.goal;
+            plain.rules.retain(|r| r.head != goal);
+            Cow::Owned(plain)
+        }
+        None => ir,
+    };
+    Staged { ir, demand, alias }
+}
+
 /// The program as it runs: after the rewrites, and where the goal's solutions are read.
-struct Staged<'q> {
+pub(crate) struct Staged<'q> {
     /// The program the engine evaluates.
-    ir: Cow<'q, Ir>,
+    pub(crate) ir: Cow<'q, Ir>,
     /// Whether the demand rewrite applied.
-    demand: bool,
+    pub(crate) demand: bool,
     /// The relation the goal restates, answered from directly (the goal's rule dropped).
     alias: Option<RelId>,
 }
@@ -275,6 +308,18 @@ impl Staged<'_> {
         window: Window,
         engine: &engine::Options,
     ) -> Result<Answer, EvalError> {
+        self.read(ev, shape, engine, |input| input.answer(window))
+    }
+
+    /// What `f` reads of evaluation `ev` through the answer stage's [`Input`], stopped by
+    /// `engine`'s cancellation and deadline.
+    pub(crate) fn read<T>(
+        &self,
+        ev: &Evaluation<'_>,
+        shape: &Shape,
+        engine: &engine::Options,
+        f: impl FnOnce(&Input<'_, '_>) -> Result<T, EvalError>,
+    ) -> Result<T, EvalError> {
         let stop = Budget::new(
             None,
             engine.timeout,
@@ -283,15 +328,14 @@ impl Staged<'_> {
             None,
             Progress::new(),
         );
-        Input {
+        f(&Input {
             ir: &self.ir,
             ev,
             shape,
             solutions: self.alias.unwrap_or(self.ir.goal),
             alias: self.alias.is_some(),
             stop: Some(&stop),
-        }
-        .answer(window)
+        })
     }
 }
 
@@ -339,7 +383,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let q = Query::prepare(&vocab, "imports(?a, ?b) => ?a, ?b", &[])
             .unwrap_or_else(|e| panic!("{e}"));
-        let staged = q.stage(false, false);
+        let staged = stage(&q.compiled.ir, false, false);
         let options = engine::Options::default();
         let ev = engine::evaluate(&staged.ir, &src, &options).unwrap_or_else(|e| panic!("{e}"));
         let window = Window {

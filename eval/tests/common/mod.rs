@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod rederive;
+
 use strata_eval::internals::ast::{
     Aggregate, Atom, Column, Goal, Having, Head, HeadArg, Literal, Module, Name, OrderKey, Program,
     RowCount, Rule, Span, Term, Var,
