@@ -32,31 +32,45 @@ const SORT_BELOW: usize = 4096;
 type Row = SmallVec<[Term; 4]>;
 
 /// The distinct projections of a goal's solutions, as terms.
-pub(crate) struct Table {
+pub(crate) struct Table<'g> {
     /// The goal position each column reads.
     columns: Vec<usize>,
     /// Whether the columns read every position of the goal, so that each solution is its
     /// own row (the goal holds no tuple twice) and row `i` is goal tuple `i`.
     whole: bool,
-    /// The rows, `columns.len()` terms each.
+    /// The goal itself, when the columns read its positions in order: its tuples are the
+    /// rows, and none is copied (a closure's millions of pairs stay where they are).
+    same: Option<&'g Relation>,
+    /// The rows, `columns.len()` terms each (empty when `same`).
     cells: Vec<Term>,
     /// How many rows.
     len: usize,
 }
 
-impl Table {
+impl<'g> Table<'g> {
     /// The distinct projections of `goal`'s tuples onto `columns` (goal positions).
     /// `stop`'s limits are checked as the solutions are read.
     pub(crate) fn project(
-        goal: &Relation,
+        goal: &'g Relation,
         columns: &[usize],
         stop: Option<&Budget>,
-    ) -> Result<Table, EvalError> {
+    ) -> Result<Table<'g>, EvalError> {
         let width = columns.len();
         let whole = (0..goal.arity()).all(|p| columns.contains(&p));
+        if columns.iter().copied().eq(0..goal.arity()) {
+            check_at(stop, 0)?;
+            return Ok(Table {
+                columns: columns.to_vec(),
+                whole,
+                same: Some(goal),
+                cells: Vec::new(),
+                len: goal.len() as usize,
+            });
+        }
         let mut table = Table {
             columns: columns.to_vec(),
             whole,
+            same: None,
             cells: Vec::with_capacity(if whole {
                 goal.len() as usize * width
             } else {
@@ -108,6 +122,26 @@ impl Table {
         );
     }
 
+    /// When the rows are the goal's own tuples sorted by their first term (as a closure
+    /// searched from each source, or a relation read from the store, holds them): each
+    /// distinct first term with the range of rows holding it, in term order. `None` as
+    /// soon as a term is less than the one before.
+    fn first_term_runs(&self) -> Option<Vec<(Term, std::ops::Range<u32>)>> {
+        let goal = self.same?;
+        if goal.arity() == 0 {
+            return None;
+        }
+        let mut runs: Vec<(Term, std::ops::Range<u32>)> = Vec::new();
+        for (id, t) in goal.iter() {
+            match runs.last_mut() {
+                Some((last, range)) if *last == t[0] => range.end = id + 1,
+                Some((last, _)) if *last > t[0] => return None,
+                _ => runs.push((t[0], id..id + 1)),
+            }
+        }
+        Some(runs)
+    }
+
     /// How many distinct rows.
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -115,6 +149,9 @@ impl Table {
 
     /// The terms of row `r`, one per column.
     pub(crate) fn row(&self, r: u32) -> &[Term] {
+        if let Some(goal) = self.same {
+            return goal.tuple(r);
+        }
         let w = self.columns.len();
         &self.cells[r as usize * w..(r as usize + 1) * w]
     }
@@ -220,8 +257,8 @@ fn resolve(dict: &Dict<'_>, t: Term) -> Result<Value, SourceError> {
 /// The order of a table's rows: each row's key components, the `order by` keys (a
 /// descending key reversed) then every column ascending, compared by the values of their
 /// terms, each resolved when an order first needs it.
-struct Sort<'t, 'd> {
-    table: &'t Table,
+struct Sort<'t, 'g, 'd> {
+    table: &'t Table<'g>,
     dict: &'t Dict<'d>,
     /// For each component, the column it reads and whether it is reversed.
     components: Vec<(usize, bool)>,
@@ -229,8 +266,8 @@ struct Sort<'t, 'd> {
     values: FxHashMap<Term, Value>,
 }
 
-impl<'t, 'd> Sort<'t, 'd> {
-    fn new(table: &'t Table, dict: &'t Dict<'d>, keys: &[(usize, bool)]) -> Sort<'t, 'd> {
+impl<'t, 'g, 'd> Sort<'t, 'g, 'd> {
+    fn new(table: &'t Table<'g>, dict: &'t Dict<'d>, keys: &[(usize, bool)]) -> Sort<'t, 'g, 'd> {
         let mut components = keys.to_vec();
         components.extend((0..table.columns.len()).map(|c| (c, false)));
         Sort {
@@ -345,9 +382,19 @@ impl<'t, 'd> Sort<'t, 'd> {
             return Ok(());
         }
         let c = self.components[level].0;
+        // Rows sorted by the component's term (the whole goal, by its first column) are
+        // counted and kept by runs, with no hash of each row.
+        let runs = if rows.is_none() && c == 0 {
+            self.table.first_term_runs()
+        } else {
+            None
+        };
         // Each distinct value of the component, with its rows.
         let mut counts: FxHashMap<Term, u32> = FxHashMap::default();
-        each(&mut |r| *counts.entry(self.table.row(r)[c]).or_insert(0) += 1);
+        match &runs {
+            Some(runs) => counts.extend(runs.iter().map(|(t, r)| (*t, r.end - r.start))),
+            None => each(&mut |r| *counts.entry(self.table.row(r)[c]).or_insert(0) += 1),
+        }
         let terms: Vec<Term> = counts.keys().copied().collect();
         let values = self.values_of(&terms)?;
         let desc = self.components[level].1;
@@ -388,13 +435,26 @@ impl<'t, 'd> Sort<'t, 'd> {
         }
         offsets.push(sum);
         let mut kept = vec![0u32; sum];
-        let mut next = offsets.clone();
-        each(&mut |r| {
-            if let Some(&g) = group.get(&self.table.row(r)[c]) {
-                kept[next[g]] = r;
-                next[g] += 1;
+        match &runs {
+            Some(runs) => {
+                for (g, &(term, _)) in held.iter().enumerate() {
+                    if let Ok(i) = runs.binary_search_by_key(&term, |(t, _)| *t) {
+                        for (k, r) in runs[i].1.clone().enumerate() {
+                            kept[offsets[g] + k] = r;
+                        }
+                    }
+                }
             }
-        });
+            None => {
+                let mut next = offsets.clone();
+                each(&mut |r| {
+                    if let Some(&g) = group.get(&self.table.row(r)[c]) {
+                        kept[next[g]] = r;
+                        next[g] += 1;
+                    }
+                });
+            }
+        }
         // The values the next components compare that this one resolved, kept so that no
         // term is read twice.
         let deeper: FxHashSet<Term> = kept
