@@ -33,6 +33,12 @@ pub enum How {
         /// Values the walk reached (the bound ones included).
         reached: u64,
     },
+    /// A closure computed whole by a search from each of its sources, not in rounds
+    /// (evaluated without witnesses).
+    Searched {
+        /// The sources searched from.
+        sources: u64,
+    },
     /// Computed by demand: only for the values of its bound arguments that were asked for.
     Demand {
         /// The argument positions bound (0-based).
@@ -127,9 +133,12 @@ impl Report {
                 RelKind::Base => How::Lookups {
                     probes: ev.probes.get(id).copied().unwrap_or(0),
                 },
-                RelKind::Derived => linear_of(ir, ev, id)
-                    .or_else(|| demand_of(ir, ev, id))
-                    .unwrap_or(How::Full),
+                RelKind::Derived => match ev.searched.get(id).copied().flatten() {
+                    Some(sources) => How::Searched { sources },
+                    None => linear_of(ir, ev, id)
+                        .or_else(|| demand_of(ir, ev, id))
+                        .unwrap_or(How::Full),
+                },
             };
             relations.push(RelationReport {
                 name: decl.name.clone(),
@@ -241,6 +250,11 @@ impl Report {
                     if *reached == 1 { "" } else { "s" },
                     r.tuples
                 ),
+                How::Searched { sources } => format!(
+                    "a closure, searched from each of its {sources} source{}, {} tuples",
+                    if *sources == 1 { "" } else { "s" },
+                    r.tuples
+                ),
                 How::Demand { bound, asked } => format!(
                     "computed by demand for argument{} {} ({asked} binding{} asked for), {} tuples",
                     if bound.len() == 1 { "" } else { "s" },
@@ -297,6 +311,7 @@ impl Report {
                         "form": match form { Form::Left => "left", Form::Right => "right", Form::Other => "other" },
                         "reached": reached,
                     })),
+                    How::Searched { sources } => ("searched", serde_json::json!({ "sources": sources })),
                     How::Demand { bound, asked } => ("demand", serde_json::json!({ "bound": bound, "asked": asked })),
                 };
                 serde_json::json!({ "name": r.name, "how": how, "tuples": r.tuples, "detail": extra })

@@ -28,6 +28,7 @@ use crate::ir::{Arg, HeadArg, Ir, RelId, RelKind};
 use crate::link::strata::{Stratum, Unstratifiable, stratify};
 use crate::plan::{Part, Plan, Sizes, Step, plan};
 
+mod closure;
 mod error;
 mod prepare;
 
@@ -102,6 +103,9 @@ pub struct Evaluation<'s> {
     pub loaded: Vec<bool>,
     /// Lookups made through the source, per base relation.
     pub probes: Vec<u64>,
+    /// Per relation, the sources searched when it was computed as a closure by search
+    /// (`None`: not searched).
+    pub searched: Vec<Option<u64>>,
 }
 
 /// Evaluates every rule of `ir` against `source`.
@@ -170,6 +174,7 @@ pub fn evaluate<'s>(
         profile: FxHashMap::default(),
         rule_work: (0..ir.rules.len()).map(|_| AtomicU64::new(0)).collect(),
         late: vec![false; ir.relations.len()],
+        searched: vec![None; ir.relations.len()],
     };
     for stratum in &strata {
         if let Err(e) = ev.stratum(stratum) {
@@ -183,6 +188,7 @@ pub fn evaluate<'s>(
         loaded,
         probes,
         profile,
+        searched,
         ..
     } = ev;
     let mut profile: Vec<((usize, usize), LiteralProfile)> = profile.into_iter().collect();
@@ -197,6 +203,7 @@ pub fn evaluate<'s>(
         profile,
         loaded,
         probes: probes.into_iter().map(AtomicU64::into_inner).collect(),
+        searched,
     })
 }
 
@@ -218,6 +225,8 @@ struct Evaluator<'a, 's> {
     /// Per relation: whether this round's merge, not its tasks, drops the candidates the
     /// relation holds already ([`late_next`]).
     late: Vec<bool>,
+    /// Per relation, the sources searched if it was a closure by search.
+    searched: Vec<Option<u64>>,
 }
 
 /// What one literal of one rule did, over every variant and round (with
@@ -271,6 +280,12 @@ pub(crate) struct Task {
 
 impl Evaluator<'_, '_> {
     fn stratum(&mut self, stratum: &Stratum) -> Result<(), EvalError> {
+        // A closure wanted without witnesses is searched, not joined round by round.
+        if !self.options.witnesses
+            && let Some(c) = closure::recognize(self.ir, stratum)
+        {
+            return self.closure(&c);
+        }
         let members = &stratum.relations;
         let in_stratum = |r: RelId| members.contains(&r);
         let rules: Vec<usize> = (0..self.ir.rules.len())

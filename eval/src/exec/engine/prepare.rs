@@ -47,7 +47,7 @@ impl Evaluator<'_, '_> {
 
     /// Reads base relations `rels` into memory, so joins probe an index instead of the
     /// source: several at once on the worker threads.
-    fn materialize(&mut self, rels: &[RelId]) -> Result<(), EvalError> {
+    pub(super) fn materialize(&mut self, rels: &[RelId]) -> Result<(), EvalError> {
         let source = self.dict.source();
         let ir = self.ir;
         let read = |rel: RelId, r: &mut Relation| -> Result<u64, EvalError> {
