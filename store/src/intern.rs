@@ -303,6 +303,56 @@ pub(crate) fn find_text(
     Ok(collisions.get(text)?.map(|v| v.value()))
 }
 
+/// Chunks a [`ChunkCache`] keeps decoded at most (64k texts), before it starts afresh.
+const CACHED_CHUNKS: usize = 256;
+
+/// Stored texts found by their text in a batch, each dictionary chunk read, verified and
+/// decoded once rather than once a text: a batch names its texts in about the order they
+/// were numbered (a nodes file after its edges), so a text's chunk is mostly the last one
+/// read. Holds up to [`CACHED_CHUNKS`] chunks, then starts afresh.
+#[derive(Default)]
+pub(crate) struct ChunkCache {
+    chunks: rustc_hash::FxHashMap<u32, Vec<String>>,
+}
+
+impl ChunkCache {
+    /// [`find_text`], reading the texts through the cache.
+    pub(crate) fn find_text(
+        &mut self,
+        by_hash: &impl ReadableTable<u64, u32>,
+        collisions: &impl ReadableTable<&'static str, u32>,
+        by_id: &impl ReadableTable<u32, &'static [u8]>,
+        seal: Seal,
+        count: u32,
+        text: &str,
+    ) -> Result<Option<u32>> {
+        let Some(id) = by_hash.get(text_hash(text))?.map(|v| v.value()) else {
+            return Ok(None);
+        };
+        if id == 0 || id > count {
+            return Ok(collisions.get(text)?.map(|v| v.value()));
+        }
+        let chunk = id >> TEXT_CHUNK_BITS;
+        if !self.chunks.contains_key(&chunk) {
+            let Some(v) = by_id.get(chunk)? else {
+                return Err(corrupt().into());
+            };
+            let texts = decode_text_chunk(chunk_bytes(seal, chunk, v.value())?)?;
+            if self.chunks.len() >= CACHED_CHUNKS {
+                self.chunks.clear();
+            }
+            self.chunks.insert(chunk, texts);
+        }
+        let slot = (id & ((1 << TEXT_CHUNK_BITS) - 1)) as usize;
+        let stored = self.chunks.get(&chunk).and_then(|t| t.get(slot));
+        match stored {
+            Some(t) if t == text => Ok(Some(id)),
+            Some(_) => Ok(collisions.get(text)?.map(|v| v.value())),
+            None => Err(corrupt().into()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -579,3 +579,29 @@ fn check_reports_damage_by_relation_and_column() {
         "relation imports: the catalog says 7 facts, the columns hold 3"
     );
 }
+
+/// A second batch finds the texts the first stored, however it orders them: more of them
+/// than the chunks a batch keeps decoded (256 chunks of 256 texts), looked up out of order,
+/// each gets its stored id (no text is numbered twice) and reads back as itself.
+#[test]
+fn a_later_batch_finds_every_stored_text_in_any_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    let n = 70_000u32;
+    let name = |i: u32| format!("sym:pkg_{}/src/mod_{}.rs#item_{i}", i / 500, i / 50);
+    let first: String = (0..n).map(|i| format!("{}\t{}\n", name(i), i)).collect();
+    ingest(&store, "owns.facts", Format::Facts, &first).unwrap();
+    let texts = store.catalog().unwrap().texts;
+    // Out of order (a stride through the ids), and a few new texts among them.
+    let mut second = String::new();
+    for k in 0..n {
+        let i = (k * 7919) % n;
+        second.push_str(&format!("{}\t{}\n", name(i), name((i + 1) % n)));
+    }
+    second.push_str("new_a\tnew_b\n");
+    ingest(&store, "next.facts", Format::Facts, &second).unwrap();
+    assert_eq!(store.catalog().unwrap().texts, texts + 2);
+    let rows = all(&store, "next");
+    assert_eq!(rows.len(), n as usize + 1);
+    assert!(rows.contains(&vec![format!("{:?}", name(5)), format!("{:?}", name(6))]));
+}

@@ -17,7 +17,7 @@ impl Batch<'_> {
             return Ok(id);
         }
         let stored = if self.start.texts > 0 {
-            crate::intern::find_text(
+            self.stored_texts.find_text(
                 &self.id_by_text,
                 &self.text_collisions,
                 &self.text_by_id,

@@ -115,6 +115,8 @@ pub struct Batch<'s> {
     start_units: u32,
     /// Every text the batch has seen, with its id; ids past `start.texts` are new.
     texts: texts::Texts,
+    /// The stored dictionary's chunks read to find the batch's texts, kept decoded.
+    stored_texts: crate::intern::ChunkCache,
     /// The new texts to write, once the batch commits (see [`dictionary::NewTexts`]).
     texts_job: Option<dictionary::NewTexts>,
     new_texts: u32,
@@ -209,6 +211,7 @@ impl Store {
             start_units,
             started: Instant::now(),
             texts: texts::Texts::default(),
+            stored_texts: crate::intern::ChunkCache::default(),
             texts_job: None,
             new_texts: 0,
             numbers: FxHashMap::default(),
