@@ -5,7 +5,8 @@
 //! place of a smaller one (a postings chunk a later batch grows) leaves its leaves mostly
 //! empty: a store grown by several batches is larger than the same facts ingested as one.
 //! After each commit the store measures each file the batch wrote (its tables' statistics:
-//! see [`measure`]); when what a reclaim would give back passes [`Reclaim::share`] of the
+//! see [`measure`]), but for a file the batch was the first to write, which is as small as
+//! one batch of its facts makes it (measuring reads a file whole: a second on 124 MB); when what a reclaim would give back passes [`Reclaim::share`] of the
 //! file and [`Reclaim::min_bytes`], it repacks the tables whose leaves are half empty (one
 //! write transaction, as `strata compact` does) and then compacts the file with redb's
 //! `Database::compact` until nothing moves.
@@ -105,6 +106,8 @@ pub(crate) struct ReclaimState {
     worker: bool,
     /// Files reclaimed so far.
     reclaimed: u64,
+    /// Files measured so far.
+    measures: u64,
     /// Files opened again for another page cache so far.
     resized: u64,
 }
@@ -171,14 +174,22 @@ impl Store {
     /// measures their waste and reclaims them, in this thread or on the store's own (see
     /// the module's documentation). Never fails: a failed reclaim marks the store for
     /// reopening after a storage failure, and is tried again after a later commit.
-    pub(crate) fn after_commit(&self, tiers: &[String], removed: bool) {
+    pub(crate) fn after_commit(&self, tiers: &[String], first: &[bool], removed: bool) {
         let Some(reclaim) = self.inner.options.reclaim else {
             return;
         };
         {
             let mut state = self.reclaim_state();
-            for tier in tiers {
+            for (tier, &first) in tiers.iter().zip(first) {
                 let p = state.pending.entry(tier.clone()).or_default();
+                if first && !removed {
+                    // The first batch to write a file leaves it as small as one batch of
+                    // those facts does (what a reclaim aims at): measuring it would read it
+                    // whole for nothing. Its length is the one later growth counts from.
+                    let len = std::fs::metadata(self.tier_path(tier)).map_or(0, |m| m.len());
+                    state.measured.insert(tier.clone(), len);
+                    continue;
+                }
                 p.measure = true;
                 if removed {
                     // Removals free pages without the file growing.
@@ -329,7 +340,10 @@ impl Store {
             let grown = last.is_none_or(|l| len >= l + l / 16);
             if grown && len >= reclaim.min_bytes {
                 let waste = faults(|| measure(&file, len))?;
-                self.reclaim_state().measured.insert(tier.to_owned(), len);
+                let mut state = self.reclaim_state();
+                state.measured.insert(tier.to_owned(), len);
+                state.measures += 1;
+                drop(state);
                 let wasteful = waste.total() >= reclaim.min_bytes
                     && waste.total() as f64 >= reclaim.share * len as f64;
                 if wasteful {
@@ -470,4 +484,51 @@ fn compact_quiet(file: &mut File, compact: bool) -> Result<Quiet, Fault> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dump::{DumpSpec, Format};
+    use crate::{OpenOptions, Store};
+
+    fn batch(store: &Store, relation: &str, from: u32, n: u32) {
+        let spec = DumpSpec {
+            label: format!("{relation}.facts"),
+            format: Format::Facts,
+            relation: Some(relation.to_owned()),
+            unit: None,
+            checkout: None,
+        };
+        let text: String = (from..from + n)
+            .map(|i| format!("sym:pkg_{}/src/f_{i}.rs\t{i}\n", i / 100))
+            .collect();
+        let mut b = store
+            .batch(Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        b.read_dump(text.as_bytes(), &spec)
+            .unwrap_or_else(|e| panic!("{e}"));
+        b.commit().unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// A database's first batch leaves its file as one batch does: it is not read whole to
+    /// measure it. A later batch that grows the file is measured.
+    #[test]
+    fn a_first_batch_is_not_measured_a_later_one_is() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let open = OpenOptions {
+            create: true,
+            ..OpenOptions::default()
+        };
+        let store = Store::open(dir.path(), open).unwrap_or_else(|e| panic!("{e}"));
+        batch(&store, "owns", 0, 150_000);
+        let len = std::fs::metadata(store.tier_path("default")).map_or(0, |m| m.len());
+        assert!(
+            len >= 4 << 20,
+            "{len} bytes: under the size a file is measured at"
+        );
+        assert_eq!(store.reclaim_state().measures, 0);
+        assert_eq!(store.reclaim_state().measured.get("default"), Some(&len));
+        batch(&store, "more", 150_000, 150_000);
+        assert_eq!(store.reclaim_state().measures, 1);
+    }
 }

@@ -25,11 +25,21 @@ impl Batch<'_> {
         let seq = self.start.seq + 1;
         let mut committing = false;
         let store = self.store;
+        // The tiers no batch wrote before (every tier, for a database's first batch).
+        let written_before: Vec<String> = if self.start.seq == 0 {
+            Vec::new()
+        } else {
+            let mut tiers: Vec<String> = self.start.tier_seq.keys().cloned().collect();
+            tiers.push(layout::DEFAULT_TIER.to_owned());
+            tiers
+        };
         crate::guard::faults(|| self.commit_inner(&mut committing))
             .map(|(summary, tiers)| {
                 // Acknowledged: now give back what the batches left unused, when it is much.
                 if !summary.already_committed {
-                    store.after_commit(&tiers, summary.removed > 0);
+                    let first: Vec<bool> =
+                        tiers.iter().map(|t| !written_before.contains(t)).collect();
+                    store.after_commit(&tiers, &first, summary.removed > 0);
                 }
                 summary
             })
