@@ -274,6 +274,7 @@ fn check_dictionary(
     let by_hash = txn.open_table(layout::ID_BY_TEXT)?;
     let collisions = txn.open_table(layout::TEXT_COLLISIONS)?;
     let mut count = 0u32;
+    let mut stored = intern::ChunkCache::default();
     for entry in by_id.iter()? {
         let (chunk, v) = entry?;
         let texts =
@@ -285,7 +286,7 @@ fn check_dictionary(
             }
             count += 1;
             let found =
-                intern::find_text(&by_hash, &collisions, &by_id, seal, catalog.texts, text)?;
+                stored.find_text(&by_hash, &collisions, &by_id, seal, catalog.texts, text)?;
             if found != Some(id) {
                 report.problems.push(format!(
                     "dictionary: text {text:?} has id {id}, but looking it up finds {found:?}"

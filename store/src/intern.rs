@@ -285,19 +285,18 @@ pub(crate) fn read_texts(
     Ok(out)
 }
 
-/// The id of `text`, if the dictionary has it.
-pub(crate) fn find_text(
+/// The id of `text`: the one its hash names when `holds` says that id's text is `text`,
+/// else the one `collisions` has for it, if any.
+fn find_by_hash(
     by_hash: &impl ReadableTable<u64, u32>,
     collisions: &impl ReadableTable<&'static str, u32>,
-    by_id: &impl ReadableTable<u32, &'static [u8]>,
-    seal: Seal,
-    count: u32,
     text: &str,
+    holds: impl FnOnce(u32) -> Result<bool>,
 ) -> Result<Option<u32>> {
     let Some(id) = by_hash.get(text_hash(text))?.map(|v| v.value()) else {
         return Ok(None);
     };
-    if read_text(by_id, seal, count, id)?.as_deref() == Some(text) {
+    if holds(id)? {
         return Ok(Some(id));
     }
     Ok(collisions.get(text)?.map(|v| v.value()))
@@ -306,17 +305,17 @@ pub(crate) fn find_text(
 /// Chunks a [`ChunkCache`] keeps decoded at most (64k texts), before it starts afresh.
 const CACHED_CHUNKS: usize = 256;
 
-/// Stored texts found by their text in a batch, each dictionary chunk read, verified and
-/// decoded once rather than once a text: a batch names its texts in about the order they
-/// were numbered (a nodes file after its edges), so a text's chunk is mostly the last one
-/// read. Holds up to [`CACHED_CHUNKS`] chunks, then starts afresh.
+/// Stored texts found by their text, each dictionary chunk read, verified and decoded once
+/// rather than once a text: a batch names its texts in about the order they were numbered
+/// (a nodes file after its edges), and a check reads them in that order, so a text's chunk
+/// is mostly the last one read. Holds up to [`CACHED_CHUNKS`] chunks, then starts afresh.
 #[derive(Default)]
 pub(crate) struct ChunkCache {
     chunks: rustc_hash::FxHashMap<u32, Vec<String>>,
 }
 
 impl ChunkCache {
-    /// [`find_text`], reading the texts through the cache.
+    /// The id of `text`, if the dictionary has it.
     pub(crate) fn find_text(
         &mut self,
         by_hash: &impl ReadableTable<u64, u32>,
@@ -326,11 +325,22 @@ impl ChunkCache {
         count: u32,
         text: &str,
     ) -> Result<Option<u32>> {
-        let Some(id) = by_hash.get(text_hash(text))?.map(|v| v.value()) else {
-            return Ok(None);
-        };
+        find_by_hash(by_hash, collisions, text, |id| {
+            self.holds(by_id, seal, count, id, text)
+        })
+    }
+
+    /// Whether the stored text with id `id` is `text`.
+    fn holds(
+        &mut self,
+        by_id: &impl ReadableTable<u32, &'static [u8]>,
+        seal: Seal,
+        count: u32,
+        id: u32,
+        text: &str,
+    ) -> Result<bool> {
         if id == 0 || id > count {
-            return Ok(collisions.get(text)?.map(|v| v.value()));
+            return Ok(false);
         }
         let chunk = id >> TEXT_CHUNK_BITS;
         if !self.chunks.contains_key(&chunk) {
@@ -344,10 +354,8 @@ impl ChunkCache {
             self.chunks.insert(chunk, texts);
         }
         let slot = (id & ((1 << TEXT_CHUNK_BITS) - 1)) as usize;
-        let stored = self.chunks.get(&chunk).and_then(|t| t.get(slot));
-        match stored {
-            Some(t) if t == text => Ok(Some(id)),
-            Some(_) => Ok(collisions.get(text)?.map(|v| v.value())),
+        match self.chunks.get(&chunk).and_then(|t| t.get(slot)) {
+            Some(t) => Ok(t == text),
             None => Err(corrupt().into()),
         }
     }
