@@ -105,9 +105,12 @@ impl Client {
     }
 }
 
-/// The transitive closure of the generated call graph, counted: with 2,000 functions it
-/// derives 4M pairs, seconds of work (many more in a debug build).
-pub const CLOSURE: &str = "r(?a, ?b) :- calls(?a, ?b); r(?a, ?c) :- r(?a, ?b), calls(?b, ?c); \
+/// The transitive closure of the generated call graph without its cycles' ends, counted:
+/// with 2,000 functions it derives 4M pairs in rounds of joins, seconds of work (many more
+/// in a debug build). The filter keeps it a program of rounds: a plain closure is searched
+/// from each source, in a fraction of the time, too soon over to cancel.
+pub const CLOSURE: &str = "r(?a, ?b) :- calls(?a, ?b); \
+                       r(?a, ?c) :- r(?a, ?b), calls(?b, ?c), ?c != ?a; \
                        r(?a, ?b) => count(?a)";
 
 /// Heavy (past the light lane's 200,000 units of work: about 730,000) but quick: paths of
