@@ -149,7 +149,7 @@ impl Query {
     /// answer whose goal the demand rewrites cannot restrict (`tc(?x, ?y) => ?x, ?y`) is
     /// evaluated without witnesses too, and its page's witnesses come from a second
     /// evaluation of the program with the goal bound to the page's values
-    /// ([`super::by_demand`]), which computes only what they reach.
+    /// (`answer/by_demand.rs`), which computes only what they reach.
     pub fn run(&self, base: &dyn FactSource, options: &RunOptions) -> Result<Outcome, QueryError> {
         let started = Instant::now();
         let staged = stage(&self.compiled.ir, options.demand, options.why);
