@@ -2,7 +2,7 @@
 //! relation, evaluated without witnesses, is searched from each source instead of joined
 //! round by round. Its pairs must be the oracle's, either way round, from base or derived
 //! relations, at any thread count; its work is counted per pair started from and per edge
-//! followed; and a budget, a deadline or a cancel stops it.
+//! followed; and a work budget, a memory cap or a cancel stops it.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -134,7 +134,7 @@ fn a_chain_is_one_search_not_a_round_a_link() {
 }
 
 #[test]
-fn a_budget_and_a_cancel_stop_a_search() {
+fn a_budget_a_memory_cap_and_a_cancel_stop_a_search() {
     let src = chain(3000);
     let q = prepare(&src, CHAIN);
     let opts = Options {
@@ -149,6 +149,19 @@ fn a_budget_and_a_cancel_stop_a_search() {
     assert!(
         e.to_string()
             .contains("tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z)"),
+        "{e}"
+    );
+    // 4.5M pairs (36 MB) under a cap of 8 MB.
+    let opts = Options {
+        witnesses: false,
+        max_memory: Some(8 << 20),
+        ..Options::default()
+    };
+    let Err(e) = evaluate(&q.compiled.ir, &src, &opts) else {
+        panic!("4.5M pairs within 8 MB")
+    };
+    assert!(
+        matches!(e, strata_eval::EvalError::MemoryLimit { .. }),
         "{e}"
     );
     let cancel = Cancel::new();

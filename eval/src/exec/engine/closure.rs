@@ -207,6 +207,12 @@ impl Evaluator<'_, '_> {
             .zip(nodes.iter().copied())
             .map(|(i, t)| (t, i))
             .collect();
+        // The search's own arrays count against the memory cap while it runs: the pairs
+        // read (twice, as terms and as numbers), the nodes and their numbers, and (below)
+        // the pairs found; the count afresh after it keeps only the relation.
+        let pairs_read = (starts.len() + edges.len()) as u64;
+        self.budget
+            .grow(pairs_read * 16 + nodes.len() as u64 * 24)?;
         let numbered = |pairs: Vec<(Term, Term)>| -> Vec<(u32, u32)> {
             pairs
                 .into_iter()
@@ -290,12 +296,13 @@ impl Evaluator<'_, '_> {
         };
         let found = crate::exec::pool::map(threads.min(chunks.len()).max(1), chunks, search);
         drop((starts, edges));
-        let mut tuples: Vec<Term> = Vec::with_capacity(
-            found
-                .iter()
-                .map(|f| f.as_ref().map_or(0, |(t, _, _)| t.len()))
-                .sum(),
-        );
+        let total: usize = found
+            .iter()
+            .map(|f| f.as_ref().map_or(0, |(t, _, _)| t.len()))
+            .sum();
+        self.budget
+            .grow((total * std::mem::size_of::<Term>()) as u64)?;
+        let mut tuples: Vec<Term> = Vec::with_capacity(total);
         let (mut followed, mut started) = (0, 0);
         for f in found {
             let (t, w, s) = f?;
