@@ -194,3 +194,27 @@ fn explain_says_a_closure_was_searched() {
     let step = &report.rules[1];
     assert_eq!((step.runs, step.solutions), (49, 1225), "{text}");
 }
+
+/// A page of a closure with witnesses: up to 10,000 rows, the closure is searched without
+/// witnesses and the page's witnesses come by demand; a larger page records them in one
+/// evaluation of rounds. The rows are the same either way.
+#[test]
+fn a_page_takes_its_witnesses_by_demand_up_to_ten_thousand_rows() {
+    let src = chain(50);
+    let q = prepare(
+        &src,
+        "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a, ?b",
+    );
+    let run = |limit: u64| {
+        let options = strata_eval::RunOptions {
+            limit,
+            ..strata_eval::RunOptions::default()
+        };
+        q.run(&src, &options).unwrap()
+    };
+    let small = run(20);
+    assert_eq!(small.rounds, 1, "searched");
+    let large = run(10_001);
+    assert_eq!(large.rounds, 49, "rounds, recording witnesses");
+    assert_eq!(small.answer.rows[..], large.answer.rows[..20]);
+}

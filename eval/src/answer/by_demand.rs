@@ -13,8 +13,9 @@
 //! the same; the derivation shown may differ from the one an evaluation of everything would
 //! have found first, and it re-derives the row all the same.
 //!
-//! [`applies`] decides beforehand: only for a plain answer (no aggregate), a goal the demand
-//! rewrites cannot already restrict, and a program they can once the goal is bound.
+//! [`applies`] decides beforehand: only for a plain answer (no aggregate), a page of at most
+//! [`MOST_ROWS`] rows, a goal the demand rewrites cannot already restrict, and a program they
+//! can once the goal is bound.
 
 use crate::answer::query::{Staged, stage};
 use crate::answer::{Answer, Cell, Window};
@@ -23,11 +24,17 @@ use crate::data::value::Value;
 use crate::exec::engine::{self, EvalError};
 use crate::ir::{Arg, ColumnSpec, HeadArg, Ir, Lit, Shape};
 
+/// The most rows a page may ask for to take its witnesses by demand. The bound evaluation
+/// computes what the page's values reach; for a page of most of a large answer that is most
+/// of the program again, after the first evaluation, so such a page records its witnesses in
+/// the one evaluation instead.
+pub(crate) const MOST_ROWS: u64 = 10_000;
+
 /// Whether a query whose goal the demand rewrites left unrestricted answers its page's
-/// witnesses by demand: a plain answer, and a program the rewrites restrict once each column
-/// variable of the goal is bound.
-pub(crate) fn applies(ir: &Ir, shape: &Shape) -> bool {
-    if super::build::grouped(shape) {
+/// witnesses by demand: a plain answer, a page of at most [`MOST_ROWS`] rows (`limit`), and
+/// a program the rewrites restrict once each column variable of the goal is bound.
+pub(crate) fn applies(ir: &Ir, shape: &Shape, limit: u64) -> bool {
+    if super::build::grouped(shape) || limit > MOST_ROWS {
         return false;
     }
     let lists = vec![vec![Value::Absent]; shape.columns.len()];

@@ -162,7 +162,7 @@ impl Query {
             && options.demand
             && !options.why
             && !staged.demand
-            && by_demand::applies(&self.compiled.ir, shape);
+            && by_demand::applies(&self.compiled.ir, shape, options.limit);
         if by_demand || super::build::grouped(shape) {
             engine_options.witnesses = false;
         }
