@@ -218,3 +218,31 @@ fn a_page_takes_its_witnesses_by_demand_up_to_ten_thousand_rows() {
     assert_eq!(large.rounds, 49, "rounds, recording witnesses");
     assert_eq!(small.answer.rows[..], large.answer.rows[..20]);
 }
+
+/// The page's witnesses by demand spend what the first evaluation left of the work budget,
+/// and a budget they pass is named as the caller gave it.
+#[test]
+fn witnesses_by_demand_share_the_callers_work_budget() {
+    let src = chain(50);
+    let q = prepare(
+        &src,
+        "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a, ?b",
+    );
+    let mut options = strata_eval::RunOptions {
+        limit: 5,
+        ..strata_eval::RunOptions::default()
+    };
+    options.engine.witnesses = false;
+    let first = q.run(&src, &options).unwrap().work;
+    options.engine.witnesses = true;
+    let both = q.run(&src, &options).unwrap().work;
+    assert!(both > first, "{both} <= {first}");
+    options.engine.max_work = Some(first + 1);
+    let Err(e) = q.run(&src, &options) else {
+        panic!("the witnesses' evaluation within 1 unit")
+    };
+    let budget = format!("work budget of {} units", first + 1);
+    assert!(e.to_string().contains(&budget), "{e}");
+    options.engine.max_work = Some(both);
+    assert!(q.run(&src, &options).is_ok());
+}

@@ -199,7 +199,14 @@ impl Query {
                 &mut answer,
                 window,
                 &bound_options,
-            )?;
+            )
+            .map_err(|e| match (e, options.engine.max_work) {
+                // The budget the caller gave, not what the first evaluation left of it.
+                (EvalError::WorkLimit { spent, .. }, Some(max)) => {
+                    EvalError::WorkLimit { max, spent }
+                }
+                (e, _) => e,
+            })?;
             work += spent.work;
         }
         Ok(Outcome {
