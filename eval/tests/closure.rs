@@ -195,16 +195,22 @@ fn explain_says_a_closure_was_searched() {
     assert_eq!((step.runs, step.solutions), (49, 1225), "{text}");
 }
 
-/// A page of a closure with witnesses: up to 10,000 rows, the closure is searched without
-/// witnesses and the page's witnesses come by demand; a larger page records them in one
-/// evaluation of rounds. The rows are the same either way.
-#[test]
-fn a_page_takes_its_witnesses_by_demand_up_to_ten_thousand_rows() {
+/// The 50-node chain and its closure's pairs as a plain answer (witnesses by demand).
+fn chain_pairs() -> (MemorySource, Query) {
     let src = chain(50);
     let q = prepare(
         &src,
         "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a, ?b",
     );
+    (src, q)
+}
+
+/// A page of a closure with witnesses: up to 10,000 rows, the closure is searched without
+/// witnesses and the page's witnesses come by demand; a larger page records them in one
+/// evaluation of rounds. The rows are the same either way.
+#[test]
+fn a_page_takes_its_witnesses_by_demand_up_to_ten_thousand_rows() {
+    let (src, q) = chain_pairs();
     let run = |limit: u64| {
         let options = strata_eval::RunOptions {
             limit,
@@ -223,11 +229,7 @@ fn a_page_takes_its_witnesses_by_demand_up_to_ten_thousand_rows() {
 /// and a budget they pass is named as the caller gave it.
 #[test]
 fn witnesses_by_demand_share_the_callers_work_budget() {
-    let src = chain(50);
-    let q = prepare(
-        &src,
-        "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a, ?b",
-    );
+    let (src, q) = chain_pairs();
     let mut options = strata_eval::RunOptions {
         limit: 5,
         ..strata_eval::RunOptions::default()
