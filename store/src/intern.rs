@@ -287,7 +287,7 @@ pub(crate) fn read_texts(
 
 /// The id of `text`: the one its hash names when `holds` says that id's text is `text`,
 /// else the one `collisions` has for it, if any.
-fn find_by_hash(
+pub(crate) fn find_by_hash(
     by_hash: &impl ReadableTable<u64, u32>,
     collisions: &impl ReadableTable<&'static str, u32>,
     text: &str,

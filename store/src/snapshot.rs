@@ -554,16 +554,19 @@ impl FactSource for Snapshot {
         let r: Result<Option<Term>> = faults(|| {
             Ok(match value {
                 Value::Absent => Some(Term::ABSENT),
-                Value::Text(s) => crate::intern::ChunkCache::default()
-                    .find_text(
-                        &self.id_by_text,
-                        &self.text_collisions,
-                        &self.text_by_id,
-                        self.store.inner.base_seal,
-                        self.catalog.texts,
-                        s,
-                    )?
-                    .map(Term::text),
+                // One text: read through its frame alone, no chunk decoded whole.
+                Value::Text(s) => {
+                    crate::intern::find_by_hash(&self.id_by_text, &self.text_collisions, s, |id| {
+                        let stored = crate::intern::read_text(
+                            &self.text_by_id,
+                            self.store.inner.base_seal,
+                            self.catalog.texts,
+                            id,
+                        )?;
+                        Ok(stored.as_deref() == Some(s.as_str()))
+                    })?
+                    .map(Term::text)
+                }
                 Value::Number(n) => {
                     let n = if *n == 0.0 { 0.0 } else { *n };
                     match Term::integer(n) {
