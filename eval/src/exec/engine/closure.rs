@@ -166,9 +166,9 @@ impl Adjacency {
     }
 }
 
-/// One chunk's search: its sources' pairs (terms, two a pair, sorted), and the pairs it
-/// started from and the edges it followed.
-type Found = Result<(Vec<Term>, u64, u64), EvalError>;
+/// One chunk's search: its sources' pairs (terms, two a pair, sorted), and the edges it
+/// followed.
+type Found = Result<(Vec<Term>, u64), EvalError>;
 
 impl Evaluator<'_, '_> {
     /// Computes closure `c` by a search from each source, and settles its relation.
@@ -245,8 +245,7 @@ impl Evaluator<'_, '_> {
             let mut mark = vec![u32::MAX; n];
             let mut queue: Vec<u32> = Vec::new();
             let mut out: Vec<Term> = Vec::new();
-            let (mut work, mut started) = (0u64, 0u64);
-            let (mut all_work, mut all_started) = (0u64, 0u64);
+            let (mut work, mut started, mut followed) = (0u64, 0u64, 0u64);
             for &s in chunk {
                 queue.clear();
                 for &v in starts.of(s) {
@@ -269,8 +268,7 @@ impl Evaluator<'_, '_> {
                     }
                     if work + started >= CHECK_EVERY {
                         charge(work, started)?;
-                        all_work += work;
-                        all_started += started;
+                        followed += work;
                         (work, started) = (0, 0);
                     }
                 }
@@ -292,23 +290,24 @@ impl Evaluator<'_, '_> {
                 }
             }
             charge(work, started)?;
-            Ok((out, all_work + work, all_started + started))
+            Ok((out, followed + work))
         };
         let found = crate::exec::pool::map(threads.min(chunks.len()).max(1), chunks, search);
+        // Every source starts from all its pairs.
+        let started = starts.targets.len() as u64;
         drop((starts, edges));
         let total: usize = found
             .iter()
-            .map(|f| f.as_ref().map_or(0, |(t, _, _)| t.len()))
+            .map(|f| f.as_ref().map_or(0, |(t, _)| t.len()))
             .sum();
         self.budget
             .grow((total * std::mem::size_of::<Term>()) as u64)?;
         let mut tuples: Vec<Term> = Vec::with_capacity(total);
-        let (mut followed, mut started) = (0, 0);
+        let mut followed = 0;
         for f in found {
-            let (t, w, s) = f?;
+            let (t, w) = f?;
             tuples.extend_from_slice(&t);
             followed += w;
-            started += s;
         }
         if !c.left {
             for pair in tuples.chunks_exact_mut(2) {
