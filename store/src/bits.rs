@@ -169,19 +169,23 @@ pub(crate) fn unpack_all(packed: &[u8], width: u8, n: usize, base: u32, out: &mu
         out.extend(std::iter::repeat_n(base, n));
         return;
     }
+    let w = usize::from(width);
     let mask = (1u64 << width) - 1;
-    let (mut acc, mut held, mut at) = (0u64, 0u32, 0usize);
-    for _ in 0..n {
-        while held < u32::from(width) {
-            let b = packed.get(at).copied().unwrap_or(0);
-            acc |= u64::from(b) << held;
-            held += 8;
-            at += 1;
-        }
-        out.push(base.wrapping_add((acc & mask) as u32));
-        acc >>= width;
-        held -= u32::from(width);
-    }
+    // A value whose eight bytes from its first lie inside `packed` is one unaligned word
+    // read; the last few go through `unpack`, which reads past the end as zeros.
+    out.extend((0..n).map(|i| {
+        let bit = i * w;
+        let at = bit / 8;
+        let v = match packed.get(at..at + 8) {
+            Some(bytes) => {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(bytes);
+                ((u64::from_le_bytes(word) >> (bit % 8)) & mask) as u32
+            }
+            None => unpack(packed, width, i),
+        };
+        base.wrapping_add(v)
+    }));
 }
 
 #[cfg(test)]

@@ -180,35 +180,39 @@ impl BlockView<'_> {
     /// Every term, in row order; a runs block whose run starts are out of order is damage
     /// (a view checks only what reading one row needs).
     pub fn to_vec(&self) -> Result<Vec<u32>, Damage> {
-        Ok(match self {
-            BlockView::Plain(a) => a.iter().map(|t| t.to_native()).collect(),
-            BlockView::Frame(p) => {
-                let mut out = Vec::new();
-                bits::unpack_all(p.bytes, p.width, p.n, p.base, &mut out);
-                out
-            }
+        let mut out = Vec::new();
+        self.append_to(&mut out)?;
+        Ok(out)
+    }
+
+    /// Appends every term, in row order, to `out` (what [`BlockView::to_vec`] returns).
+    pub fn append_to(&self, out: &mut Vec<u32>) -> Result<(), Damage> {
+        match self {
+            BlockView::Plain(a) => out.extend(a.iter().map(|t| t.to_native())),
+            BlockView::Frame(p) => bits::unpack_all(p.bytes, p.width, p.n, p.base, out),
             BlockView::Runs {
                 rows,
                 terms,
                 starts,
             } => {
-                let mut out = Vec::with_capacity(*rows);
+                let from = out.len();
+                out.reserve(*rows);
                 for r in 0..terms.n {
                     let end = if r < starts.n {
                         starts.get(r) as usize
                     } else {
                         *rows
                     };
-                    if end <= out.len() || end > *rows {
+                    if end <= out.len() - from || end > *rows {
                         return Err(Damage::Format(
                             "a column block's runs are out of order".to_owned(),
                         ));
                     }
-                    out.resize(end, terms.get(r));
+                    out.resize(from + end, terms.get(r));
                 }
-                out
             }
-        })
+        }
+        Ok(())
     }
 }
 

@@ -19,6 +19,8 @@ use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
 use crate::seal::Seal;
 use crate::{column, index, intern};
 
+mod parts;
+
 type Key3 = (u32, u16, u32);
 
 /// The data tables of one tier, as of the snapshot.
@@ -522,6 +524,16 @@ impl FactSource for Snapshot {
     ) -> Result<(), SourceError> {
         let meta = self.meta(relation)?;
         Ok(self.scan_rel(meta, visit)?)
+    }
+
+    fn read_part(
+        &self,
+        relation: &str,
+        part: usize,
+        parts: usize,
+    ) -> Result<Vec<Term>, SourceError> {
+        let meta = self.meta(relation)?;
+        Ok(self.read_part_rel(meta, part, parts)?)
     }
 
     fn lookup(

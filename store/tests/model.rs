@@ -204,6 +204,19 @@ fn run(ops: &[Op]) {
                 continue;
             }
             assert_eq!(rows(&snap, name, &[]), expected, "scan of {name}");
+            // Read in parts and joined in order, the facts are the scan's, in its order.
+            let mut scanned: Vec<Term> = Vec::new();
+            snap.scan(name, &mut |row| {
+                scanned.extend_from_slice(row);
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+            for parts in 1..=3 {
+                let joined: Vec<Term> = (0..parts)
+                    .flat_map(|p| snap.read_part(name, p, parts).unwrap())
+                    .collect();
+                assert_eq!(joined, scanned, "{name} read in {parts} parts");
+            }
             let info = snap.relation(name).unwrap().unwrap();
             assert_eq!(info.rows, expected.len() as u64, "row count of {name}");
             for c in 0..*arity {

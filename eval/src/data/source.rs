@@ -104,6 +104,28 @@ pub trait FactSource: Send + Sync {
         visit: &mut dyn FnMut(&[Term]) -> Visit,
     ) -> Result<(), SourceError>;
 
+    /// The facts of part `part` of `parts` of `relation`, row-major (as many terms a fact
+    /// as it has columns): reading parts `0 .. parts` and joining them in order gives what
+    /// [`FactSource::scan`] visits, in its order. A reader splits a large relation's read
+    /// across threads this way. The default reads the whole relation as part 0 and nothing
+    /// as the others.
+    fn read_part(
+        &self,
+        relation: &str,
+        part: usize,
+        parts: usize,
+    ) -> Result<Vec<Term>, SourceError> {
+        let _ = parts;
+        let mut out = Vec::new();
+        if part == 0 {
+            self.scan(relation, &mut |row| {
+                out.extend_from_slice(row);
+                ControlFlow::Continue(())
+            })?;
+        }
+        Ok(out)
+    }
+
     /// Visits every fact of `relation` whose column `c` holds `t` for each `(c, t)` in
     /// `bound`. With nothing bound it is a scan.
     fn lookup(
