@@ -19,14 +19,28 @@ fn value(i: u8) -> Value {
     }
 }
 
+/// The literal that reads as `value(i)`.
+fn literal(i: u8) -> String {
+    if i.is_multiple_of(3) {
+        format!("\"n{i}\"")
+    } else {
+        i.to_string()
+    }
+}
+
+/// Facts of `a`, `e`, `f` (binary) and `n` (unary: its first value only).
 fn source(facts: &[(usize, u8, u8)]) -> MemorySource {
     let mut s = MemorySource::new();
     for r in ["a", "e", "f"] {
         s.add_relation(r, &["x", "y"]);
     }
+    s.add_relation("n", &["x"]);
     for &(r, x, y) in facts {
-        let rel = ["a", "e", "f"][r % 3];
-        s.insert(rel, &[value(x), value(y)]).unwrap();
+        let added = match r % 4 {
+            3 => s.insert("n", &[value(x)]),
+            r => s.insert(["a", "e", "f"][r], &[value(x), value(y)]),
+        };
+        added.unwrap();
     }
     s
 }
@@ -36,8 +50,8 @@ fn prepare(src: &MemorySource, text: &str) -> Query {
     Query::prepare(&vocab, text, &[]).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
-/// The closure programs: exit relation, edge relations, and which way round.
-const PROGRAMS: [&str; 6] = [
+/// The closure programs: exit relation, edge relations, which way round, and guards.
+const PROGRAMS: [&str; 8] = [
     "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);",
     "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- e(?x, ?y), tc(?y, ?z);",
     "tc(?x, ?y) :- a(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?x, ?z) :- tc(?x, ?y), f(?y, ?z);",
@@ -46,6 +60,10 @@ const PROGRAMS: [&str; 6] = [
     "s(?x, ?y) :- a(?x, ?y), ?x != ?y; tc(?x, ?y) :- s(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);",
     // Over a derived edge relation.
     "g(?x, ?y) :- e(?x, ?y); g(?x, ?y) :- f(?y, ?x); tc(?x, ?y) :- a(?x, ?y); tc(?x, ?z) :- g(?x, ?y), tc(?y, ?z);",
+    // Sources tested against a unary relation, as demand's magic relation tests them.
+    "tc(?x, ?y) :- n(?x), e(?x, ?y); tc(?x, ?z) :- n(?x), tc(?x, ?y), e(?y, ?z);",
+    // An exit tested and one not, the steps tested: an untested source keeps its own pairs.
+    "tc(?x, ?y) :- n(?x), a(?x, ?y); tc(?x, ?y) :- f(?x, ?y); tc(?x, ?z) :- n(?x), tc(?x, ?y), e(?y, ?z);",
 ];
 
 /// Every derived relation of `q`'s program, evaluated at `threads` without witnesses, as
@@ -75,11 +93,17 @@ proptest! {
 
     #[test]
     fn a_searched_closure_is_the_oracles(
-        facts_in in prop::collection::vec((0usize..3, 0u8..12, 0u8..12), 0..48),
+        facts_in in prop::collection::vec((0usize..4, 0u8..12, 0u8..12), 0..48),
         program in 0..PROGRAMS.len(),
+        bound in prop::option::of(0u8..12),
     ) {
         let src = source(&facts_in);
-        let text = format!("{} tc(?a, ?b) => ?a, ?b", PROGRAMS[program]);
+        // Bound, the goal asks by demand: the closure's sources are tested by a magic
+        // relation.
+        let text = match bound {
+            Some(b) => format!("{} tc({}, ?b) => ?b", PROGRAMS[program], literal(b)),
+            None => format!("{} tc(?a, ?b) => ?a, ?b", PROGRAMS[program]),
+        };
         let q = prepare(&src, &text);
         let want = naive::evaluate(&q.compiled.ir, &src).unwrap();
         for threads in [1, 2, 3] {
@@ -193,6 +217,35 @@ fn explain_says_a_closure_was_searched() {
     // The recursive rule ran once a source and followed 1,176 edges to the 1,225 pairs.
     let step = &report.rules[1];
     assert_eq!((step.runs, step.solutions), (49, 1225), "{text}");
+}
+
+#[test]
+fn a_closure_asked_for_by_demand_is_searched_from_its_source() {
+    let src = chain(50);
+    let text = CHAIN.replace("tc(?a, ?b) => count(?b)", "tc(10, ?b) => count(?b)");
+    let q = prepare(&src, &text);
+    let report = q
+        .explain(&src, &strata_eval::RunOptions::default())
+        .unwrap();
+    let text = report.text();
+    assert!(
+        text.contains(
+            "tc: computed by demand for argument 1 (1 binding asked for), a closure searched from its 1 source, 39 tuples"
+        ),
+        "{text}"
+    );
+    // Rounds of joins until the closure holds a 32nd as many pairs as the edges (two),
+    // then one search: not the 39 rounds of a walk.
+    assert!(report.rounds <= 5, "{text}");
+    // The search's profile replaces the rounds': one run over its one source.
+    let step = &report.rules[2];
+    assert_eq!((step.runs, step.solutions), (1, 39), "{text}");
+    let page = q.run(&src, &strata_eval::RunOptions::default()).unwrap();
+    assert_eq!(page.answer.rows.len(), 1);
+    assert_eq!(
+        page.answer.rows[0].cells,
+        vec![strata_eval::Cell::Value(Value::Number(39.0))]
+    );
 }
 
 /// The 50-node chain and its closure's pairs as a plain answer (witnesses by demand).

@@ -45,6 +45,9 @@ pub enum How {
         bound: Vec<usize>,
         /// How many distinct bindings were asked for.
         asked: u64,
+        /// When it is a closure finished by a search from the values asked for (evaluated
+        /// without witnesses, once the search paid): the sources searched from.
+        searched: Option<u64>,
     },
 }
 
@@ -133,12 +136,19 @@ impl Report {
                 RelKind::Base => How::Lookups {
                     probes: ev.probes.get(id).copied().unwrap_or(0),
                 },
-                RelKind::Derived => match ev.searched.get(id).copied().flatten() {
-                    Some(sources) => How::Searched { sources },
-                    None => linear_of(ir, ev, id)
-                        .or_else(|| demand_of(ir, ev, id))
-                        .unwrap_or(How::Full),
-                },
+                RelKind::Derived => {
+                    let searched = ev.searched.get(id).copied().flatten();
+                    match (linear_of(ir, ev, id), demand_of(ir, ev, id), searched) {
+                        (Some(linear), _, _) => linear,
+                        (None, Some(How::Demand { bound, asked, .. }), _) => How::Demand {
+                            bound,
+                            asked,
+                            searched,
+                        },
+                        (None, _, Some(sources)) => How::Searched { sources },
+                        _ => How::Full,
+                    }
+                }
             };
             relations.push(RelationReport {
                 name: decl.name.clone(),
@@ -255,11 +265,20 @@ impl Report {
                     if *sources == 1 { "" } else { "s" },
                     r.tuples
                 ),
-                How::Demand { bound, asked } => format!(
-                    "computed by demand for argument{} {} ({asked} binding{} asked for), {} tuples",
+                How::Demand {
+                    bound,
+                    asked,
+                    searched,
+                } => format!(
+                    "computed by demand for argument{} {} ({asked} binding{} asked for){}, {} tuples",
                     if bound.len() == 1 { "" } else { "s" },
                     positions(bound),
                     if *asked == 1 { "" } else { "s" },
+                    match searched {
+                        Some(1) => ", a closure searched from its 1 source".to_owned(),
+                        Some(n) => format!(", a closure searched from each of its {n} sources"),
+                        None => String::new(),
+                    },
                     r.tuples
                 ),
             };
@@ -312,7 +331,7 @@ impl Report {
                         "reached": reached,
                     })),
                     How::Searched { sources } => ("searched", serde_json::json!({ "sources": sources })),
-                    How::Demand { bound, asked } => ("demand", serde_json::json!({ "bound": bound, "asked": asked })),
+                    How::Demand { bound, asked, searched } => ("demand", serde_json::json!({ "bound": bound, "asked": asked, "searched": searched })),
                 };
                 serde_json::json!({ "name": r.name, "how": how, "tuples": r.tuples, "detail": extra })
             }).collect::<Vec<_>>(),
@@ -352,6 +371,7 @@ fn demand_of(ir: &Ir, ev: &Evaluation<'_>, id: usize) -> Option<How> {
                 Some(How::Demand {
                     bound,
                     asked: u64::from(ev.relations[*rel].len()),
+                    searched: None,
                 })
             }
             _ => None,

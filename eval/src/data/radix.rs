@@ -37,7 +37,8 @@ impl RadixKey for u128 {
     }
 }
 
-/// Sorts `items` by `key(item)`, stably.
+/// Sorts `items` by `key(item)`, stably; items already in order (a scan of a sorted
+/// relation yields them so) cost one read.
 ///
 /// ```
 /// # use strata_eval::internals::radix::sort_by_key;
@@ -48,6 +49,9 @@ impl RadixKey for u128 {
 pub fn sort_by_key<T: Copy + Default, K: RadixKey>(items: &mut Vec<T>, key: impl Fn(&T) -> K) {
     if items.len() < SMALL {
         items.sort_by_key(|e| key(e));
+        return;
+    }
+    if items.is_sorted_by_key(&key) {
         return;
     }
     // One histogram per byte, all in one read of the data.

@@ -65,6 +65,10 @@ pub struct Options {
     pub max_memory: Option<u64>,
     /// Count, per rule and literal, runs and candidates (for `explain`).
     pub profile: bool,
+    /// Compute a closure wanted without witnesses by a search from its sources (the
+    /// default; see `exec/engine/closure.rs`). Off, every closure runs in rounds of joins,
+    /// as it does with witnesses: the two can then be compared.
+    pub search: bool,
 }
 
 impl Default for Options {
@@ -79,6 +83,7 @@ impl Default for Options {
             progress: Progress::new(),
             max_memory: None,
             profile: false,
+            search: true,
         }
     }
 }
@@ -252,7 +257,7 @@ pub const EAGER_ROWS: u64 = 1 << 16;
 /// will (ski rental), a walk that goes on to probe most of it pays at most about twice
 /// the cheaper of the two. An eighth, as before, let a reverse reach probe the store
 /// until it had cost several reads, then read it anyway.
-pub const PROBES_PER_READ: u64 = 32;
+pub const PROBES_PER_READ: u64 = 512;
 
 impl Sizes for Evaluator<'_, '_> {
     fn estimate(&self, rel: RelId, mask: Mask) -> Option<u64> {
@@ -280,12 +285,15 @@ pub(crate) struct Task {
 
 impl Evaluator<'_, '_> {
     fn stratum(&mut self, stratum: &Stratum) -> Result<(), EvalError> {
-        // A closure wanted without witnesses is searched, not joined round by round.
-        if !self.options.witnesses
-            && let Some(c) = closure::recognize(self.ir, stratum)
-        {
-            return self.closure(&c);
-        }
+        // A closure wanted without witnesses is searched, not joined round by round; one
+        // asked for by demand once the search pays (`search_pays`), which a walk that stays
+        // small never reaches.
+        let search = self.options.search && !self.options.witnesses;
+        let guarded = match closure::recognize(self.ir, stratum) {
+            Some(c) if search && !c.guarded() => return self.closure(&c),
+            Some(c) if search => Some(c),
+            _ => None,
+        };
         let members = &stratum.relations;
         let in_stratum = |r: RelId| members.contains(&r);
         let rules: Vec<usize> = (0..self.ir.rules.len())
@@ -326,6 +334,11 @@ impl Evaluator<'_, '_> {
                 }
             }
             loop {
+                if let Some(c) = &guarded
+                    && self.search_pays(c, &variants)
+                {
+                    return self.closure(c);
+                }
                 self.rounds += 1;
                 self.budget.progress().round();
                 self.budget.check_time()?;

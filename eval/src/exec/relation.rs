@@ -165,6 +165,11 @@ impl Relation {
         &self.tuples[id as usize * a..(id as usize + 1) * a]
     }
 
+    /// Every tuple's terms, back to back in id order.
+    pub(crate) fn terms(&self) -> &[Term] {
+        &self.tuples[..self.len as usize * self.arity]
+    }
+
     /// The ids of the tuples known before the last round (`stable`).
     pub fn stable(&self) -> Range<u32> {
         0..self.stable

@@ -28,9 +28,10 @@
 //! the memory cap as the pairs grow. Sources are searched on the evaluation's threads, in
 //! chunks whose pairs are joined in source order: the result is the same at any thread count.
 
-use std::sync::atomic::Ordering;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{EvalError, Evaluator, LiteralProfile};
 use crate::data::value::Term;
@@ -43,15 +44,28 @@ const CHECK_EVERY: u64 = 1 << 16;
 /// Sources a chunk of the search holds at most (per thread, several chunks each).
 const CHUNK_SOURCES: usize = 1 << 12;
 
+/// A guarded closure is finished by a search once it holds this fraction of the pairs its
+/// edges and exits hold: rounds of joins cost some 100 to 200 ns a pair derived, the
+/// search's numbering and adjacency some 5 to 10 ns a pair read.
+const SEARCH_SHARE: u64 = 32;
+
+/// A search over this many nodes or more takes each level's nodes in number order.
+const SORTED_LEVELS: usize = 1 << 16;
+
 /// A stratum recognized as a closure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Closure {
     /// The relation closed.
     rel: RelId,
-    /// The exit rules' relations, whose pairs the closure starts from.
-    starts: Vec<RelId>,
+    /// The exit rules: each relation whose pairs the closure starts from, with the unary
+    /// relations (guards) a pair's source must be in to start from it.
+    starts: Vec<(RelId, Vec<RelId>)>,
     /// The recursive rules' edge relations.
     edges: Vec<RelId>,
+    /// The unary relations a source must be in for the edges to be followed from it: the
+    /// demand's magic relation, when the closure is asked for by demand; none for a whole
+    /// closure.
+    guards: Vec<RelId>,
     /// Left-linear (`r(?x, ?y), e(?y, ?z)`): searched forward from each source. Otherwise
     /// right-linear, searched backward from each target.
     left: bool,
@@ -60,10 +74,37 @@ pub(crate) struct Closure {
     rules: [usize; 2],
 }
 
+impl Closure {
+    /// Whether a guard restricts its sources: a closure asked for by demand, from the
+    /// sources the demand names, and not over every pair of its exit relations.
+    pub(crate) fn guarded(&self) -> bool {
+        !self.guards.is_empty() || self.starts.iter().any(|(_, g)| !g.is_empty())
+    }
+
+    /// The relations whose pairs it starts from and follows.
+    pub(crate) fn pairs(&self) -> impl Iterator<Item = RelId> + '_ {
+        self.starts
+            .iter()
+            .map(|(r, _)| *r)
+            .chain(self.edges.iter().copied())
+    }
+
+    /// Every relation it reads: pairs and guards.
+    fn reads(&self) -> impl Iterator<Item = RelId> + '_ {
+        let guards = self.starts.iter().flat_map(|(_, g)| g.iter().copied());
+        self.pairs()
+            .chain(guards)
+            .chain(self.guards.iter().copied())
+    }
+}
+
 /// The closure `stratum` computes, when it computes nothing else: one derived binary
 /// relation whose rules are copies of other binary relations (`r(?x, ?y) :- a(?x, ?y)`) and
 /// linear steps over other binary relations, all the same way round, with distinct
-/// variables and nothing else in their bodies.
+/// variables. Besides those, a rule may test its source (`?x` of a left-linear closure,
+/// `?y` of a right-linear one) against unary relations, as the rules demand rewrites to
+/// are (`r(?x, ?z) :- @magic.r.bf(?x), r(?x, ?y), e(?y, ?z)`), provided every recursive
+/// rule tests the same ones.
 pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
     let [rel] = stratum.relations[..] else {
         return None;
@@ -72,7 +113,9 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
         return None;
     }
     let binary = |r: RelId| r != rel && ir.relations[r].arity == 2;
+    // Exit rules and steps, each with its guards as (relation, which head argument).
     let (mut starts, mut edges, mut sides) = (Vec::new(), Vec::new(), Vec::new());
+    let mut step_guards: Vec<Vec<(RelId, usize)>> = Vec::new();
     let (mut exit_rule, mut step_rule) = (None, None);
     for (ri, rule) in ir.rules_of(rel) {
         let [HeadArg::Arg(Arg::Var(x)), HeadArg::Arg(Arg::Var(z))] = rule.args[..] else {
@@ -81,9 +124,20 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
         if x == z || rule.aggregates() {
             return None;
         }
-        match atoms(rule)?[..] {
+        let (pairs, tests) = atoms(ir, rule)?;
+        let mut guards = tests
+            .iter()
+            .map(|&(g, v)| match v {
+                v if v == x => Some((g, 0)),
+                v if v == z => Some((g, 1)),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        guards.sort_unstable();
+        guards.dedup();
+        match pairs[..] {
             [(a, [p, q])] if binary(a) && (p, q) == (x, z) => {
-                starts.push(a);
+                starts.push((a, guards));
                 exit_rule.get_or_insert(ri);
             }
             [(r1, [p1, q1]), (r2, [p2, q2])] => {
@@ -97,6 +151,7 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
                 } else {
                     return None;
                 }
+                step_guards.push(guards);
                 step_rule.get_or_insert(ri);
             }
             _ => return None,
@@ -106,32 +161,54 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
     if starts.is_empty() || sides.iter().any(|&s| s != left) {
         return None;
     }
-    for list in [&mut starts, &mut edges] {
-        list.sort_unstable();
-        list.dedup();
+    // Guards test the source: the head's first argument searching forward, else its second.
+    let source = usize::from(!left);
+    let on_source = |gs: Vec<(RelId, usize)>| -> Option<Vec<RelId>> {
+        gs.into_iter()
+            .map(|(g, side)| (side == source).then_some(g))
+            .collect()
+    };
+    let guards = on_source(step_guards.first().cloned().unwrap_or_default())?;
+    if step_guards
+        .iter()
+        .any(|g| on_source(g.clone()).as_ref() != Some(&guards))
+    {
+        return None;
     }
+    let mut starts = starts
+        .into_iter()
+        .map(|(a, gs)| Some((a, on_source(gs)?)))
+        .collect::<Option<Vec<_>>>()?;
+    starts.sort_unstable();
+    starts.dedup();
+    edges.sort_unstable();
+    edges.dedup();
     Some(Closure {
         rel,
         starts,
         edges,
+        guards,
         left,
         rules: [exit_rule?, step_rule?],
     })
 }
 
-/// A rule body's atoms as (relation, the two variables), when it holds only positive atoms
-/// of two plain variables.
-fn atoms(rule: &Rule) -> Option<Vec<(RelId, [usize; 2])>> {
-    rule.body
-        .iter()
-        .map(|l| match l {
-            Lit::Pos { rel, args } => match args[..] {
-                [Arg::Var(a), Arg::Var(b)] if a != b => Some((*rel, [a, b])),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
+/// A rule body's atoms of two distinct plain variables, as (relation, the variables), and
+/// of one, as (relation, the variable), when it holds nothing else.
+#[allow(clippy::type_complexity)]
+fn atoms(ir: &Ir, rule: &Rule) -> Option<(Vec<(RelId, [usize; 2])>, Vec<(RelId, usize)>)> {
+    let (mut pairs, mut tests) = (Vec::new(), Vec::new());
+    for l in &rule.body {
+        let Lit::Pos { rel, args } = l else {
+            return None;
+        };
+        match args[..] {
+            [Arg::Var(a), Arg::Var(b)] if a != b => pairs.push((*rel, [a, b])),
+            [Arg::Var(a)] if ir.relations[*rel].arity == 1 => tests.push((*rel, a)),
+            _ => return None,
+        }
+    }
+    Some((pairs, tests))
 }
 
 /// Pairs as adjacency arrays over dense node numbers: the targets of node `i` are
@@ -142,21 +219,24 @@ struct Adjacency {
 }
 
 impl Adjacency {
-    /// The adjacency of `pairs` (node numbers), over `nodes` nodes.
-    fn new(nodes: usize, pairs: &[(u32, u32)]) -> Adjacency {
+    /// The adjacency of the pairs `pairs()` yields (node numbers, each below `nodes`); it is
+    /// called twice, to count and to place.
+    fn new<I: Iterator<Item = (u32, u32)>>(nodes: usize, pairs: impl Fn() -> I) -> Adjacency {
+        // Counted into `offsets[a + 1]`, summed so that `offsets[a]` is where `a`'s targets
+        // begin, which placing moves on to where they end: then shifted back by one.
         let mut offsets = vec![0u32; nodes + 1];
-        for &(a, _) in pairs {
-            offsets[a as usize + 1] += 1;
-        }
+        pairs().for_each(|(a, _)| offsets[a as usize + 1] += 1);
         for i in 0..nodes {
             offsets[i + 1] += offsets[i];
         }
-        let mut next = offsets.clone();
-        let mut targets = vec![0u32; pairs.len()];
-        for &(a, b) in pairs {
-            targets[next[a as usize] as usize] = b;
-            next[a as usize] += 1;
-        }
+        let mut targets = vec![0u32; offsets[nodes] as usize];
+        pairs().for_each(|(a, b)| {
+            let at = &mut offsets[a as usize];
+            targets[*at as usize] = b;
+            *at += 1;
+        });
+        offsets.copy_within(0..nodes, 1);
+        offsets[0] = 0;
         Adjacency { offsets, targets }
     }
 
@@ -164,6 +244,248 @@ impl Adjacency {
         let i = node as usize;
         &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
+
+    fn bytes(&self) -> u64 {
+        ((self.offsets.len() + self.targets.len()) * 4) as u64
+    }
+}
+
+/// Where the searches start: the sources in number order, and the nodes each starts from.
+enum Starts {
+    /// A source's edges (a whole closure of its edge relations' pairs): the sources are the
+    /// nodes with an edge.
+    Edges(Vec<u32>),
+    /// Adjacency arrays over every node, and the nodes with a pair.
+    Dense(Adjacency, Vec<u32>),
+    /// Few pairs (a closure asked for by demand): source `k` starts from
+    /// `targets[ends[k - 1]..ends[k]]`.
+    Few {
+        sources: Vec<u32>,
+        ends: Vec<u32>,
+        targets: Vec<u32>,
+    },
+}
+
+impl Starts {
+    /// Starts of `pairs` (node numbers).
+    fn few(mut pairs: Vec<(u32, u32)>) -> Starts {
+        pairs.sort_unstable();
+        let (mut sources, mut ends, mut targets) = (Vec::new(), Vec::new(), Vec::new());
+        for (a, b) in pairs {
+            if sources.last() != Some(&a) {
+                sources.push(a);
+                ends.push(targets.len() as u32);
+            }
+            targets.push(b);
+        }
+        ends.push(targets.len() as u32);
+        ends.remove(0);
+        Starts::Few {
+            sources,
+            ends,
+            targets,
+        }
+    }
+
+    fn sources(&self) -> &[u32] {
+        match self {
+            Starts::Edges(sources) | Starts::Dense(_, sources) | Starts::Few { sources, .. } => {
+                sources
+            }
+        }
+    }
+
+    /// The nodes the `k`th source starts from.
+    fn of<'a>(&'a self, k: usize, edges: &'a Adjacency) -> &'a [u32] {
+        match self {
+            Starts::Edges(sources) => edges.of(sources[k]),
+            Starts::Dense(adjacency, sources) => adjacency.of(sources[k]),
+            Starts::Few { ends, targets, .. } => {
+                let from = if k == 0 { 0 } else { ends[k - 1] as usize };
+                &targets[from..ends[k] as usize]
+            }
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        let words = match self {
+            Starts::Edges(sources) => sources.len(),
+            Starts::Dense(adjacency, sources) => {
+                adjacency.offsets.len() + adjacency.targets.len() + sources.len()
+            }
+            Starts::Few {
+                sources,
+                ends,
+                targets,
+            } => sources.len() + ends.len() + targets.len(),
+        };
+        words as u64 * 4
+    }
+}
+
+/// Node numbers, dense and in the order of the nodes' terms, so that numbers sort as terms
+/// do: a term less the least when the terms span few more values than there are pairs
+/// (integers, or texts interned together), else a term's rank among the nodes.
+enum Numbering {
+    /// Node `v` is the term `least + v`.
+    Span { least: u32, nodes: usize },
+    /// Node `v` is `nodes[v]`.
+    Ranks {
+        nodes: Vec<Term>,
+        number: FxHashMap<Term, u32>,
+    },
+}
+
+impl Numbering {
+    /// The numbering of the terms `terms()` yields (called once or twice), `pairs` pairs'.
+    fn new<I: Iterator<Item = Term>>(pairs: usize, terms: impl Fn() -> I) -> Numbering {
+        let (least, most) = terms().fold((u32::MAX, 0), |(l, m), t| (l.min(t.0), m.max(t.0)));
+        if least > most {
+            return Numbering::Span { least: 0, nodes: 0 };
+        }
+        let span = u64::from(most - least) + 1;
+        if span <= 2 * pairs as u64 + (1 << 16) {
+            return Numbering::Span {
+                least,
+                nodes: span as usize,
+            };
+        }
+        let mut nodes: Vec<Term> = terms().collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let number = (0u32..)
+            .zip(nodes.iter().copied())
+            .map(|(i, t)| (t, i))
+            .collect();
+        Numbering::Ranks { nodes, number }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Numbering::Span { nodes, .. } => *nodes,
+            Numbering::Ranks { nodes, .. } => nodes.len(),
+        }
+    }
+
+    /// The number of a node's term (a term of the pairs numbered).
+    fn number(&self, t: Term) -> u32 {
+        match self {
+            Numbering::Span { least, .. } => t.0 - least,
+            Numbering::Ranks { number, .. } => number[&t],
+        }
+    }
+
+    /// The term of node `v`.
+    fn term(&self, v: u32) -> Term {
+        match self {
+            Numbering::Span { least, .. } => Term(least + v),
+            Numbering::Ranks { nodes, .. } => nodes[v as usize],
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        match self {
+            Numbering::Span { .. } => 0,
+            Numbering::Ranks { nodes, .. } => nodes.len() as u64 * 24,
+        }
+    }
+}
+
+/// Marks node `v` in `seen`; whether it was unmarked.
+fn mark(seen: &mut [u64], v: u32) -> bool {
+    let (w, bit) = (v as usize / 64, 1u64 << (v % 64));
+    let new = seen[w] & bit == 0;
+    seen[w] |= bit;
+    new
+}
+
+/// Puts `level` (distinct node numbers) in number order: a level of many nodes through
+/// `bits` (a bit a node, all clear before and after), a smaller one by sorting.
+fn in_order(level: &mut [u32], bits: &mut Vec<u64>) {
+    let most = level.iter().copied().max().unwrap_or(0) as usize;
+    if level.len() * 64 < most {
+        level.sort_unstable();
+        return;
+    }
+    if bits.len() <= most / 64 {
+        bits.resize(most / 64 + 1, 0);
+    }
+    for &v in level.iter() {
+        bits[v as usize / 64] |= 1 << (v % 64);
+    }
+    let mut k = 0;
+    for (w, word) in (0u32..).zip(bits.iter_mut()) {
+        let mut b = std::mem::take(word);
+        while b != 0 {
+            level[k] = w * 64 + b.trailing_zeros();
+            k += 1;
+            b &= b - 1;
+        }
+    }
+}
+
+/// Levels of at least this many nodes are shared among the threads of a wide search.
+const WIDE_LEVEL: usize = 1 << 12;
+
+/// A search from one source, whose pairs start from `first`, over a large graph: a level at
+/// a time, in number order, each level of [`WIDE_LEVEL`] nodes or more cut into a part a
+/// thread, which mark what they reach in one shared set of bits. The nodes reached (in
+/// number order, those started from included) and the edges followed; `charge` is given
+/// the edges followed as they are, at least every [`CHECK_EVERY`] a part.
+fn search_wide(
+    threads: usize,
+    first: &[u32],
+    edges: &Adjacency,
+    follow: bool,
+    nodes: usize,
+    charge: &(dyn Fn(u64) -> Result<(), EvalError> + Sync),
+) -> Result<(Vec<u32>, u64), EvalError> {
+    let seen: Vec<AtomicU64> = (0..nodes.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let mark = |v: u32| {
+        let (word, bit) = (&seen[v as usize / 64], 1u64 << (v % 64));
+        word.load(Ordering::Relaxed) & bit == 0 && word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    };
+    let mut level: Vec<u32> = first.iter().copied().filter(|&v| mark(v)).collect();
+    let (mut level_bits, mut followed) = (Vec::new(), 0u64);
+    while follow && !level.is_empty() {
+        in_order(&mut level, &mut level_bits);
+        let parts = if level.len() >= WIDE_LEVEL {
+            threads
+        } else {
+            1
+        };
+        let slices: Vec<&[u32]> = level.chunks(level.len().div_ceil(parts)).collect();
+        let expand = |slice: &[u32]| -> Result<(Vec<u32>, u64), EvalError> {
+            let (mut next, mut work, mut unpaid) = (Vec::new(), 0u64, 0u64);
+            for &u in slice {
+                let out = edges.of(u);
+                work += out.len() as u64;
+                unpaid += out.len() as u64;
+                next.extend(out.iter().copied().filter(|&v| mark(v)));
+                if unpaid >= CHECK_EVERY {
+                    charge(std::mem::take(&mut unpaid))?;
+                }
+            }
+            charge(unpaid)?;
+            Ok((next, work))
+        };
+        let mut next = Vec::new();
+        for part in crate::exec::pool::map(slices.len(), slices, expand) {
+            let (found, work) = part?;
+            next.extend_from_slice(&found);
+            followed += work;
+        }
+        level = next;
+    }
+    let mut reached = Vec::new();
+    for (w, word) in (0u32..).zip(&seen) {
+        let mut b = word.load(Ordering::Relaxed);
+        while b != 0 {
+            reached.push(w * 64 + b.trailing_zeros());
+            b &= b - 1;
+        }
+    }
+    Ok((reached, followed))
 }
 
 /// One chunk's search: its sources' pairs (terms, two a pair, sorted), and the edges it
@@ -171,68 +493,115 @@ impl Adjacency {
 type Found = Result<(Vec<Term>, u64), EvalError>;
 
 impl Evaluator<'_, '_> {
-    /// Computes closure `c` by a search from each source, and settles its relation.
+    /// Whether guarded closure `c`, which the rounds compute so far, is better finished by
+    /// a search: when its pairs' relations are in memory or about to be read into it for
+    /// the next round of `plans` (the probes of the store have cost what reading them
+    /// will), and either one is about to be read or the closure holds a [`SEARCH_SHARE`]th
+    /// as many pairs as they do (the rounds have cost what the search's arrays will).
+    pub(super) fn search_pays(&self, c: &Closure, plans: &[crate::plan::Plan]) -> bool {
+        let hot = self.hot(plans);
+        let base = |r: RelId| self.ir.relations[r].kind == RelKind::Base;
+        if !c
+            .pairs()
+            .all(|r| !base(r) || self.loaded[r] || hot.contains(&r))
+        {
+            return false;
+        }
+        let pairs: u64 = c
+            .pairs()
+            .map(|r| match self.base_info.get(&r) {
+                Some(info) if base(r) => info.rows,
+                _ => u64::from(self.relations[r].len()),
+            })
+            .sum();
+        c.pairs().any(|r| hot.contains(&r))
+            || u64::from(self.relations[c.rel].len()) * SEARCH_SHARE >= pairs
+    }
+
+    /// Computes closure `c` by a search from each source, and settles its relation. What
+    /// the rounds derived of it so far, if any, is derived again.
     pub(super) fn closure(&mut self, c: &Closure) -> Result<(), EvalError> {
         let base: Vec<RelId> = c
-            .starts
-            .iter()
-            .chain(&c.edges)
-            .copied()
+            .reads()
             .filter(|&r| self.ir.relations[r].kind == RelKind::Base && !self.loaded[r])
             .collect();
         if !base.is_empty() {
             self.materialize(&base)?;
         }
-        // Read backwards, a right-linear closure is a left-linear one.
-        let read = |rels: &[RelId]| -> Vec<(Term, Term)> {
-            let mut out = Vec::new();
-            for &r in rels {
-                for (_, t) in self.relations[r].iter() {
-                    let (a, b) = (t[0], t[1]);
-                    out.push(if c.left { (a, b) } else { (b, a) });
-                }
-            }
-            out
-        };
-        let (starts, edges) = (read(&c.starts), read(&c.edges));
-        // Nodes numbered in the order of their terms, so that numbers sort as terms do.
-        let mut nodes: Vec<Term> = starts
+        let rels = &self.relations;
+        // The terms a unary relation holds.
+        let set = |g: &RelId| -> FxHashSet<Term> { rels[*g].terms().iter().copied().collect() };
+        let start_guards: Vec<Vec<FxHashSet<Term>>> = c
+            .starts
             .iter()
-            .chain(&edges)
-            .flat_map(|&(a, b)| [a, b])
+            .map(|(_, gs)| gs.iter().map(set).collect())
             .collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        let number: FxHashMap<Term, u32> = (0u32..)
-            .zip(nodes.iter().copied())
-            .map(|(i, t)| (t, i))
-            .collect();
-        // The search's own arrays count against the memory cap while it runs: the pairs
-        // read (twice, as terms and as numbers), the nodes and their numbers, and (below)
-        // the pairs found; the count afresh after it keeps only the relation.
-        let pairs_read = (starts.len() + edges.len()) as u64;
-        self.budget
-            .grow(pairs_read * 16 + nodes.len() as u64 * 24)?;
-        let numbered = |pairs: Vec<(Term, Term)>| -> Vec<(u32, u32)> {
-            pairs
-                .into_iter()
-                .map(|(a, b)| (number[&a], number[&b]))
-                .collect()
+        let step_guards: Vec<FxHashSet<Term>> = c.guards.iter().map(set).collect();
+        // The pairs of `r` in search order: a right-linear closure read backwards is a
+        // left-linear one.
+        let left = c.left;
+        let pairs_of = |r: RelId| {
+            rels[r]
+                .terms()
+                .chunks_exact(2)
+                .map(move |t| if left { (t[0], t[1]) } else { (t[1], t[0]) })
         };
-        let (starts, edges) = (numbered(starts), numbered(edges));
-        drop(number);
-        let n = nodes.len();
-        let (starts, edges) = (Adjacency::new(n, &starts), Adjacency::new(n, &edges));
-        let sources: Vec<u32> = (0..n as u32)
-            .filter(|&s| !starts.of(s).is_empty())
+        // The pairs started from, those of guarded exits picked once.
+        let picked: Vec<(Term, Term)> = c
+            .starts
+            .iter()
+            .zip(&start_guards)
+            .filter(|(_, gs)| !gs.is_empty())
+            .flat_map(|((r, _), gs)| {
+                pairs_of(*r).filter(move |(a, _)| gs.iter().all(|g| g.contains(a)))
+            })
             .collect();
+        let starts = || {
+            c.starts
+                .iter()
+                .zip(&start_guards)
+                .filter(|(_, gs)| gs.is_empty())
+                .flat_map(move |((r, _), _)| pairs_of(*r))
+                .chain(picked.iter().copied())
+        };
+        let edges = || c.edges.iter().flat_map(move |&r| pairs_of(r));
+        // A whole closure of some relations' pairs under themselves starts from its edges.
+        let same = c.starts.iter().all(|(_, gs)| gs.is_empty())
+            && c.starts.iter().map(|(r, _)| *r).eq(c.edges.iter().copied());
+        let (started, edge_pairs) = (starts().count(), edges().count());
+        let numbering = if same {
+            Numbering::new(edge_pairs, || edges().flat_map(|(a, b)| [a, b]))
+        } else {
+            Numbering::new(started + edge_pairs, || {
+                starts().chain(edges()).flat_map(|(a, b)| [a, b])
+            })
+        };
+        let n = numbering.len();
+        let numbered = |(a, b): (Term, Term)| (numbering.number(a), numbering.number(b));
+        let edges = Adjacency::new(n, || edges().map(numbered));
+        let starts = if same {
+            Starts::Edges((0..n as u32).filter(|&s| !edges.of(s).is_empty()).collect())
+        } else if started * 8 >= n {
+            let adjacency = Adjacency::new(n, || starts().map(numbered));
+            let sources = (0..n as u32)
+                .filter(|&s| !adjacency.of(s).is_empty())
+                .collect();
+            Starts::Dense(adjacency, sources)
+        } else {
+            Starts::few(starts().map(numbered).collect())
+        };
         let threads = self.options.threads.max(1);
-        let chunks: Vec<&[u32]> = sources
-            .chunks(
-                CHUNK_SOURCES
-                    .min(sources.len().div_ceil(threads * 8))
-                    .max(1),
-            )
+        // The search's own arrays count against the memory cap while it runs: the
+        // numbering, the adjacency and each thread's bits, and (below) the pairs found.
+        self.budget
+            .grow(numbering.bytes() + starts.bytes() + edges.bytes() + (threads * n / 8) as u64)?;
+        let sources = starts.sources();
+        let size = CHUNK_SOURCES
+            .min(sources.len().div_ceil(threads * 8))
+            .max(1);
+        let chunks: Vec<Range<usize>> = (0..sources.len())
+            .step_by(size)
+            .map(|k| k..(k + size).min(sources.len()))
             .collect();
         let budget = self.budget;
         let rule_work = &self.rule_work;
@@ -241,48 +610,72 @@ impl Evaluator<'_, '_> {
             rule_work[c.rules[1]].fetch_add(followed, Ordering::Relaxed);
             budget.charge(followed + started)
         };
-        let search = |chunk: &[u32]| -> Found {
-            let mut mark = vec![u32::MAX; n];
+        let search = |chunk: Range<usize>| -> Found {
+            // The nodes reached from the source searched, a bit each: a graph of millions of
+            // nodes still keeps them in the cache.
+            let mut seen = vec![0u64; n.div_ceil(64)];
+            let mut level_bits = Vec::new();
             let mut queue: Vec<u32> = Vec::new();
             let mut out: Vec<Term> = Vec::new();
             let (mut work, mut started, mut followed) = (0u64, 0u64, 0u64);
-            for &s in chunk {
+            for k in chunk {
+                let s = sources[k];
                 queue.clear();
-                for &v in starts.of(s) {
+                for &v in starts.of(k, &edges) {
                     started += 1;
-                    if mark[v as usize] != s {
-                        mark[v as usize] = s;
+                    if mark(&mut seen, v) {
                         queue.push(v);
                     }
                 }
-                let mut head = 0;
-                while let Some(&u) = queue.get(head) {
-                    head += 1;
-                    let next = edges.of(u);
-                    work += next.len() as u64;
-                    for &v in next {
-                        if mark[v as usize] != s {
-                            mark[v as usize] = s;
-                            queue.push(v);
+                // The edges are followed from a source in every guard, a level at a time.
+                let from = numbering.term(s);
+                let mut head = if step_guards.iter().all(|g| g.contains(&from)) {
+                    0
+                } else {
+                    queue.len()
+                };
+                while head < queue.len() {
+                    let level = head..queue.len();
+                    // Over arrays larger than the cache, a level in number order reads the
+                    // adjacency in order.
+                    if n >= SORTED_LEVELS && level.len() >= 64 {
+                        in_order(&mut queue[level.clone()], &mut level_bits);
+                    }
+                    for i in level.clone() {
+                        let next = edges.of(queue[i]);
+                        work += next.len() as u64;
+                        for &v in next {
+                            if mark(&mut seen, v) {
+                                queue.push(v);
+                            }
+                        }
+                        if work + started >= CHECK_EVERY {
+                            charge(work, started)?;
+                            followed += work;
+                            (work, started) = (0, 0);
                         }
                     }
-                    if work + started >= CHECK_EVERY {
-                        charge(work, started)?;
-                        followed += work;
-                        (work, started) = (0, 0);
-                    }
-                }
-                // In number order: sorted when few, else read off the marks.
-                if queue.len() * 16 < n {
-                    queue.sort_unstable();
-                } else {
-                    queue.clear();
-                    queue.extend((0..n as u32).filter(|&v| mark[v as usize] == s));
+                    head = level.end;
                 }
                 let before = out.capacity();
                 out.reserve(queue.len() * 2);
-                for &v in &queue {
-                    out.extend_from_slice(&[nodes[s as usize], nodes[v as usize]]);
+                // In number order, unmarked for the next source: sorted when few, else read
+                // off the bits.
+                if queue.len() * 64 < n {
+                    queue.sort_unstable();
+                    for &v in &queue {
+                        out.extend_from_slice(&[from, numbering.term(v)]);
+                        seen[v as usize / 64] = 0;
+                    }
+                } else {
+                    for (w, bits) in (0u32..).zip(seen.iter_mut()) {
+                        let mut b = std::mem::take(bits);
+                        while b != 0 {
+                            let v = w * 64 + b.trailing_zeros();
+                            out.extend_from_slice(&[from, numbering.term(v)]);
+                            b &= b - 1;
+                        }
+                    }
                 }
                 if out.capacity() > before {
                     let grown = (out.capacity() - before) * std::mem::size_of::<Term>();
@@ -292,21 +685,45 @@ impl Evaluator<'_, '_> {
             charge(work, started)?;
             Ok((out, followed + work))
         };
-        let found = crate::exec::pool::map(threads.min(chunks.len()).max(1), chunks, search);
-        // Every source starts from all its pairs.
-        let started = starts.targets.len() as u64;
-        drop((starts, edges));
+        // A source or two over a large graph: each level's nodes shared among the threads.
+        let wide = threads > 1 && n >= SORTED_LEVELS && sources.len() < threads;
+        let found: Vec<Found> = if wide {
+            let one = |k: usize| -> Found {
+                let first = starts.of(k, &edges);
+                charge(0, first.len() as u64)?;
+                let from = numbering.term(sources[k]);
+                let follow = step_guards.iter().all(|g| g.contains(&from));
+                let each = |w: u64| charge(w, 0);
+                let (reached, followed) = search_wide(threads, first, &edges, follow, n, &each)?;
+                budget.grow((reached.len() * 2 * std::mem::size_of::<Term>()) as u64)?;
+                let mut out = Vec::with_capacity(reached.len() * 2);
+                for v in reached {
+                    out.extend_from_slice(&[from, numbering.term(v)]);
+                }
+                Ok((out, followed))
+            };
+            (0..sources.len()).map(one).collect()
+        } else {
+            crate::exec::pool::map(threads.min(chunks.len()).max(1), chunks, search)
+        };
+        let searched = sources.len() as u64;
+        drop((starts, edges, numbering, start_guards, step_guards, picked));
         let total: usize = found
             .iter()
             .map(|f| f.as_ref().map_or(0, |(t, _)| t.len()))
             .sum();
         self.budget
             .grow((total * std::mem::size_of::<Term>()) as u64)?;
-        let mut tuples: Vec<Term> = Vec::with_capacity(total);
+        let mut tuples: Vec<Term> = Vec::new();
         let mut followed = 0;
         for f in found {
             let (t, w) = f?;
-            tuples.extend_from_slice(&t);
+            if tuples.is_empty() {
+                tuples = t;
+                tuples.reserve_exact(total - tuples.len());
+            } else {
+                tuples.extend_from_slice(&t);
+            }
             followed += w;
         }
         if !c.left {
@@ -315,24 +732,32 @@ impl Evaluator<'_, '_> {
             }
         }
         let pairs = tuples.len() / 2;
-        self.searched[c.rel] = Some(sources.len() as u64);
+        self.searched[c.rel] = Some(searched);
         if self.options.profile {
             // For `explain`: the exit rule read its pairs once; the recursive rule ran once
-            // a source, following the edges to the closure's pairs.
+            // a source, following the edges to the closure's pairs. Nothing the rounds
+            // before the search counted is kept.
+            let mine: Vec<usize> = self.ir.rules_of(c.rel).map(|(ri, _)| ri).collect();
+            self.profile.retain(|(ri, _), _| !mine.contains(ri));
             let own = |runs, reached, passed| LiteralProfile {
                 runs,
                 reached,
                 passed,
             };
-            let exit = self.profile.entry((c.rules[0], usize::MAX)).or_default();
-            *exit = own(1, started, started);
-            let step = self.profile.entry((c.rules[1], usize::MAX)).or_default();
-            *step = own(sources.len() as u64, followed, pairs as u64);
+            let started = started as u64;
+            self.profile
+                .insert((c.rules[0], usize::MAX), own(1, started, started));
+            self.profile.insert(
+                (c.rules[1], usize::MAX),
+                own(searched, followed, pairs as u64),
+            );
         }
         self.budget.progress().facts(pairs as u64);
         self.rounds += 1;
         self.budget.progress().round();
         // Sorted and distinct when left-linear (taken as they are), sorted when not.
+        let arity = self.relations[c.rel].arity();
+        self.relations[c.rel] = crate::exec::relation::Relation::new(arity);
         self.relations[c.rel].load(tuples, pairs);
         self.hold()
     }
@@ -343,13 +768,13 @@ mod tests {
     use super::*;
     use crate::link::strata::stratify;
 
-    /// The closure the first recursive stratum of `ir` computes, if recognized.
+    /// The closure the first recursive stratum of `ir` recognized as one computes.
     fn recognized(ir: &Ir) -> Option<Closure> {
         let strata = stratify(ir).ok()?;
         strata
             .iter()
-            .find(|s| s.recursive)
-            .and_then(|s| recognize(ir, s))
+            .filter(|s| s.recursive)
+            .find_map(|s| recognize(ir, s))
     }
 
     fn ir(text: &str) -> Ir {
@@ -375,14 +800,34 @@ mod tests {
             "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => count(?b)",
         );
         let c = recognized(&left).unwrap_or_else(|| panic!("left-linear"));
-        assert!(c.left);
-        assert_eq!(c.starts, c.edges);
+        assert!(c.left && !c.guarded());
+        assert!(c.starts.iter().map(|(r, _)| *r).eq(c.edges.iter().copied()));
         let right = ir(
             "tc(?x, ?y) :- a(?x, ?y); tc(?x, ?z) :- e(?x, ?y), tc(?y, ?z); tc(?x, ?z) :- f(?x, ?y), tc(?y, ?z); tc(?a, ?b) => ?a",
         );
         let c = recognized(&right).unwrap_or_else(|| panic!("right-linear"));
         assert!(!c.left);
         assert_eq!((c.starts.len(), c.edges.len()), (1, 2));
+    }
+
+    #[test]
+    fn sources_tested_by_unary_relations_are_guards() {
+        let guarded = ir(
+            "tc(?x, ?y) :- n(?x), e(?x, ?y); tc(?x, ?z) :- n(?x), tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
+        );
+        let c = recognized(&guarded).unwrap_or_else(|| panic!("guarded"));
+        assert!(c.guarded());
+        assert_eq!((c.guards.len(), c.starts[0].1.len()), (1, 1));
+        // Right-linear, the source is the second argument.
+        let right = ir(
+            "tc(?x, ?y) :- n(?y), e(?x, ?y); tc(?x, ?z) :- n(?z), e(?x, ?y), tc(?y, ?z); tc(?a, ?b) => ?a",
+        );
+        assert!(recognized(&right).is_some_and(|c| c.guarded() && !c.left));
+        // Demand's own rewriting of a bound goal.
+        let demand =
+            ir("tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(3, ?b) => ?b");
+        let magic = crate::rewrite::magic::rewrite(&demand).unwrap_or_else(|| panic!("demand"));
+        assert!(recognized(&magic).is_some_and(|c| c.guarded()));
     }
 
     #[test]
@@ -401,6 +846,10 @@ mod tests {
             "tc(?x, ?y) :- e(?x, ?y); tc(?z, ?x) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
             // No exit.
             "tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
+            // A test of the target, not the source.
+            "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- n(?z), tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
+            // Steps tested differently.
+            "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- n(?x), tc(?x, ?y), e(?y, ?z); tc(?x, ?z) :- tc(?x, ?y), f(?y, ?z); tc(?a, ?b) => ?a",
             // Same generation.
             "sg(?x, ?y) :- e(?x, ?y); sg(?x, ?y) :- e(?a, ?x), sg(?a, ?b), e(?b, ?y); sg(?a, ?b) => ?a",
         ] {

@@ -8,7 +8,11 @@ use std::sync::atomic::Ordering;
 use rustc_hash::FxHashMap;
 
 use super::{EAGER_ROWS, EvalError, Evaluator, PROBES_PER_READ, part_range};
-use crate::exec::relation::{Mask, Relation};
+use crate::data::value::Term;
+
+/// A base relation of at least this many facts is read in parts, one a thread.
+const SPLIT_ROWS: u64 = 1 << 17;
+use crate::exec::relation::Mask;
 use crate::ir::RelId;
 use crate::plan::{Plan, Step};
 
@@ -46,37 +50,62 @@ impl Evaluator<'_, '_> {
     }
 
     /// Reads base relations `rels` into memory, so joins probe an index instead of the
-    /// source: several at once on the worker threads.
+    /// source: several at once on the worker threads, and a large one in as many parts as
+    /// there are threads.
     pub(super) fn materialize(&mut self, rels: &[RelId]) -> Result<(), EvalError> {
         let source = self.dict.source();
         let ir = self.ir;
-        let read = |rel: RelId, r: &mut Relation| -> Result<u64, EvalError> {
-            let mut work = 0u64;
-            let mut rows = Vec::new();
-            source.scan(&ir.relations[rel].name, &mut |row| {
-                rows.extend_from_slice(row);
-                work += 1;
-                ControlFlow::Continue(())
-            })?;
-            r.load(rows, work as usize);
-            Ok(work)
-        };
-        let jobs: Vec<(RelId, &mut Relation)> = self
-            .relations
-            .iter_mut()
-            .enumerate()
-            .filter(|(rel, _)| rels.contains(rel) && !self.loaded[*rel])
+        let threads = self.options.threads.max(1);
+        let mut todo: Vec<RelId> = rels
+            .iter()
+            .copied()
+            .filter(|&rel| !self.loaded[rel])
             .collect();
-        let threads = if jobs.len() > 1 {
-            self.options.threads.max(1)
-        } else {
-            1
-        };
-        let mut work = 0;
-        for r in crate::exec::pool::map(threads, jobs, |(rel, r)| read(rel, r)) {
-            work += r?;
+        todo.sort_unstable();
+        todo.dedup();
+        let mut jobs: Vec<(RelId, usize, usize)> = Vec::new();
+        for &rel in &todo {
+            let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
+            let parts = if rows >= SPLIT_ROWS { threads } else { 1 };
+            jobs.extend((0..parts).map(|part| (rel, part, parts)));
         }
-        for &rel in rels {
+        let helpers = threads.min(jobs.len()).max(1);
+        // A part's facts, and how many (a relation of no columns has facts but no terms).
+        let read = |(rel, part, parts): (RelId, usize, usize)| -> Result<_, EvalError> {
+            let name = &ir.relations[rel].name;
+            match ir.relations[rel].arity {
+                0 => {
+                    let mut n = 0usize;
+                    source.scan(name, &mut |_| {
+                        n += 1;
+                        ControlFlow::Continue(())
+                    })?;
+                    Ok((Vec::new(), n))
+                }
+                arity => {
+                    let t = source.read_part(name, part, parts)?;
+                    let n = t.len() / arity;
+                    Ok((t, n))
+                }
+            }
+        };
+        let read = crate::exec::pool::map(helpers, jobs.clone(), read);
+        let mut tuples: FxHashMap<RelId, (Vec<Term>, usize)> = FxHashMap::default();
+        let mut work = 0u64;
+        for ((rel, _, _), part) in jobs.into_iter().zip(read) {
+            let (part, n) = part?;
+            work += n as u64;
+            let whole = tuples.entry(rel).or_default();
+            if whole.0.is_empty() {
+                whole.0 = part;
+            } else {
+                whole.0.extend_from_slice(&part);
+            }
+            whole.1 += n;
+        }
+        for rel in todo {
+            let (t, n) = tuples.remove(&rel).unwrap_or_default();
+            self.relations[rel].load(t, n);
             self.loaded[rel] = true;
         }
         self.budget.charge(work)
@@ -85,6 +114,16 @@ impl Evaluator<'_, '_> {
     /// Reads into memory the base relations the plans read that are small, or that were
     /// probed, or will be this round, more than their size over [`PROBES_PER_READ`].
     pub(super) fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
+        let rels = self.hot(plans);
+        if rels.is_empty() {
+            return Ok(());
+        }
+        self.materialize(&rels)
+    }
+
+    /// The base relations [`Evaluator::load_hot`] reads into memory before a round of
+    /// `plans`.
+    pub(super) fn hot(&self, plans: &[Plan]) -> Vec<RelId> {
         let mut rels = Vec::new();
         for p in plans {
             each_lookup(&p.steps, &mut |rel, base, _| {
@@ -96,7 +135,9 @@ impl Evaluator<'_, '_> {
         rels.sort_unstable();
         rels.dedup();
         // The probes this round will make at least: a base relation joined right after the
-        // first step is looked up once per tuple that step yields. A base relation scanned
+        // first step, or after tests of what it bound (a demand's magic relation, a
+        // comparison), is looked up once per tuple that step yields (the tests taken to
+        // pass). A base relation scanned
         // whole as the first step of a join counts as probed whole too: read into memory,
         // its scan is cut into tasks the threads share.
         let mut expected: FxHashMap<RelId, u64> = FxHashMap::default();
@@ -109,10 +150,12 @@ impl Evaluator<'_, '_> {
                     mask,
                     ..
                 },
-                second,
-                ..,
+                rest @ ..,
             ] = &p.steps[..]
             else {
+                continue;
+            };
+            let Some(second) = rest.iter().find(|s| !is_test(s)) else {
                 continue;
             };
             let yields = if !*base || self.loaded[*first] {
@@ -141,10 +184,22 @@ impl Evaluator<'_, '_> {
                 self.probes[rel].load(Ordering::Relaxed) + expected.get(&rel).copied().unwrap_or(0);
             !self.loaded[rel] && (rows <= EAGER_ROWS || probes > rows / PROBES_PER_READ)
         });
-        if rels.is_empty() {
-            return Ok(());
-        }
-        self.materialize(&rels)
+        rels
+    }
+}
+
+/// Whether a step only tests what the steps before it bound, reading nothing from the
+/// source: an in-memory atom whose columns are all bound, a comparison, a builtin.
+fn is_test(step: &Step) -> bool {
+    match step {
+        Step::Atom {
+            base: false,
+            cols,
+            mask,
+            ..
+        } => mask.count_ones() as usize == cols.len(),
+        Step::Cmp { .. } | Step::Builtin { .. } | Step::OneOf { bound: true, .. } => true,
+        _ => false,
     }
 }
 
