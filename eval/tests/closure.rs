@@ -51,7 +51,7 @@ fn prepare(src: &MemorySource, text: &str) -> Query {
 }
 
 /// The closure programs: exit relation, edge relations, which way round, and guards.
-const PROGRAMS: [&str; 8] = [
+const PROGRAMS: [&str; 10] = [
     "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);",
     "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- e(?x, ?y), tc(?y, ?z);",
     "tc(?x, ?y) :- a(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?x, ?z) :- tc(?x, ?y), f(?y, ?z);",
@@ -64,6 +64,9 @@ const PROGRAMS: [&str; 8] = [
     "tc(?x, ?y) :- n(?x), e(?x, ?y); tc(?x, ?z) :- n(?x), tc(?x, ?y), e(?y, ?z);",
     // An exit tested and one not, the steps tested: an untested source keeps its own pairs.
     "tc(?x, ?y) :- n(?x), a(?x, ?y); tc(?x, ?y) :- f(?x, ?y); tc(?x, ?z) :- n(?x), tc(?x, ?y), e(?y, ?z);",
+    // Exits the rounds compute (columns swapped, a join): searched from what they derived.
+    "tc(?x, ?y) :- e(?y, ?x); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z);",
+    "tc(?x, ?y) :- a(?x, ?z), f(?z, ?y); tc(?x, ?z) :- e(?x, ?y), tc(?y, ?z);",
 ];
 
 /// Every derived relation of `q`'s program, evaluated at `threads` without witnesses, as

@@ -93,8 +93,8 @@ fn a_reach_against_the_grain_follows_each_edge_once() {
     // rules are the recursive rules' steps, so the answer is what the walk reached and no
     // exit rule looks the edges up a second time. Its work per answer is within a fifth
     // of the question along the grain in rounds (before the exit rules were folded in:
-    // 1.43x). Unless told not to, the question along the grain is finished by a search,
-    // which this walk is not.
+    // 1.43x). The question along the grain is measured in rounds (the search off): unless
+    // told not to, the engine finishes both by a search.
     let figure = |name: &str, rules: &str, goal: &str, search: bool| {
         measure_with(&bound_reach(name, rules, goal), 1, search)
     };

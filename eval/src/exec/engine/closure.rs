@@ -60,6 +60,9 @@ pub(crate) struct Closure {
     /// The exit rules: each relation whose pairs the closure starts from, with the unary
     /// relations (guards) a pair's source must be in to start from it.
     starts: Vec<(RelId, Vec<RelId>)>,
+    /// Whether some exit rule is not such a copy (a join, a constant, a test of the
+    /// target): the rounds compute it, and the search starts from what they derived too.
+    exits_run: bool,
     /// The recursive rules' edge relations.
     edges: Vec<RelId>,
     /// The unary relations a source must be in for the edges to be followed from it: the
@@ -75,10 +78,11 @@ pub(crate) struct Closure {
 }
 
 impl Closure {
-    /// Whether a guard restricts its sources: a closure asked for by demand, from the
-    /// sources the demand names, and not over every pair of its exit relations.
+    /// Whether the rounds start it: a guard restricts its sources (a closure asked for by
+    /// demand, from the sources the demand names, and not over every pair of its exit
+    /// relations), or an exit rule is computed by the rounds.
     pub(crate) fn guarded(&self) -> bool {
-        !self.guards.is_empty() || self.starts.iter().any(|(_, g)| !g.is_empty())
+        self.exits_run || !self.guards.is_empty() || self.starts.iter().any(|(_, g)| !g.is_empty())
     }
 
     /// The relations whose pairs it starts from and follows.
@@ -113,18 +117,8 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
         return None;
     }
     let binary = |r: RelId| r != rel && ir.relations[r].arity == 2;
-    // Exit rules and steps, each with its guards as (relation, which head argument).
-    let (mut starts, mut edges, mut sides) = (Vec::new(), Vec::new(), Vec::new());
-    let mut step_guards: Vec<Vec<(RelId, usize)>> = Vec::new();
-    let (mut exit_rule, mut step_rule) = (None, None);
-    for (ri, rule) in ir.rules_of(rel) {
-        let [HeadArg::Arg(Arg::Var(x)), HeadArg::Arg(Arg::Var(z))] = rule.args[..] else {
-            return None;
-        };
-        if x == z || rule.aggregates() {
-            return None;
-        }
-        let (pairs, tests) = atoms(ir, rule)?;
+    // A rule's tests of its head's variables, as (relation, which head argument).
+    let tested = |tests: &[(RelId, usize)], x: usize, z: usize| {
         let mut guards = tests
             .iter()
             .map(|&(g, v)| match v {
@@ -132,33 +126,70 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
                 v if v == z => Some((g, 1)),
                 _ => None,
             })
-            .collect::<Option<Vec<_>>>()?;
+            .collect::<Option<Vec<(RelId, usize)>>>()?;
         guards.sort_unstable();
         guards.dedup();
-        match pairs[..] {
-            [(a, [p, q])] if binary(a) && (p, q) == (x, z) => {
-                starts.push((a, guards));
-                exit_rule.get_or_insert(ri);
-            }
-            [(r1, [p1, q1]), (r2, [p2, q2])] => {
-                let distinct = x != q1 && z != q1 && q1 == p2;
-                if r1 == rel && binary(r2) && distinct && (p1, q2) == (x, z) {
-                    edges.push(r2);
-                    sides.push(true);
-                } else if r2 == rel && binary(r1) && distinct && (p1, q2) == (x, z) {
-                    edges.push(r1);
-                    sides.push(false);
-                } else {
-                    return None;
-                }
-                step_guards.push(guards);
-                step_rule.get_or_insert(ri);
-            }
-            _ => return None,
+        Some(guards)
+    };
+    // Exit rules and steps, each with its guards.
+    let (mut starts, mut edges, mut sides) = (Vec::new(), Vec::new(), Vec::new());
+    let mut step_guards: Vec<Vec<(RelId, usize)>> = Vec::new();
+    let (mut exit_rule, mut step_rule, mut exits_run) = (None, None, false);
+    for (ri, rule) in ir.rules_of(rel) {
+        if rule.aggregates() {
+            return None;
         }
+        let vars = match rule.args[..] {
+            [HeadArg::Arg(Arg::Var(x)), HeadArg::Arg(Arg::Var(z))] if x != z => Some((x, z)),
+            _ => None,
+        };
+        let reads_itself = rule.body.iter().any(|l| match l {
+            Lit::Pos { rel: r, .. } | Lit::Neg { rel: r, .. } => *r == rel,
+            _ => false,
+        });
+        if !reads_itself {
+            // An exit rule: a copy of a binary relation, or anything else, which the rounds
+            // compute before the search starts from what they derived.
+            let copy = vars.and_then(|(x, z)| {
+                let (pairs, tests) = atoms(ir, rule)?;
+                match pairs[..] {
+                    [(a, [p, q])] if binary(a) && (p, q) == (x, z) => {
+                        Some((a, tested(&tests, x, z)?))
+                    }
+                    _ => None,
+                }
+            });
+            match copy {
+                Some(start) => starts.push(start),
+                None => exits_run = true,
+            }
+            exit_rule.get_or_insert(ri);
+            continue;
+        }
+        let (x, z) = vars?;
+        let (pairs, tests) = atoms(ir, rule)?;
+        let guards = tested(&tests, x, z)?;
+        // The recursive atom and the edge, in whichever order the body has them.
+        let ([rp, rq], (e, [ep, eq])) = match pairs[..] {
+            [(ra, a), (rb, b)] if ra == rel && binary(rb) => (a, (rb, b)),
+            [(ra, a), (rb, b)] if rb == rel && binary(ra) => (b, (ra, a)),
+            _ => return None,
+        };
+        if (rp, rq, ep, eq) == (x, ep, rq, z) && rq != x && rq != z {
+            // Left-linear: r(?x, ?y), e(?y, ?z).
+            sides.push(true);
+        } else if (ep, eq, rp, rq) == (x, rp, eq, z) && eq != x && eq != z {
+            // Right-linear: e(?x, ?y), r(?y, ?z).
+            sides.push(false);
+        } else {
+            return None;
+        }
+        edges.push(e);
+        step_guards.push(guards);
+        step_rule.get_or_insert(ri);
     }
     let left = *sides.first()?;
-    if starts.is_empty() || sides.iter().any(|&s| s != left) {
+    if (starts.is_empty() && !exits_run) || sides.iter().any(|&s| s != left) {
         return None;
     }
     // Guards test the source: the head's first argument searching forward, else its second.
@@ -175,10 +206,15 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
     {
         return None;
     }
-    let mut starts = starts
+    // A copy tested on its target is an exit like any other, run in rounds.
+    let mut starts: Vec<(RelId, Vec<RelId>)> = starts
         .into_iter()
-        .map(|(a, gs)| Some((a, on_source(gs)?)))
-        .collect::<Option<Vec<_>>>()?;
+        .filter_map(|(a, gs)| {
+            let guards = on_source(gs);
+            exits_run |= guards.is_none();
+            Some((a, guards?))
+        })
+        .collect();
     starts.sort_unstable();
     starts.dedup();
     edges.sort_unstable();
@@ -186,6 +222,7 @@ pub(crate) fn recognize(ir: &Ir, stratum: &Stratum) -> Option<Closure> {
     Some(Closure {
         rel,
         starts,
+        exits_run,
         edges,
         guards,
         left,
@@ -546,8 +583,9 @@ impl Evaluator<'_, '_> {
                 .chunks_exact(2)
                 .map(move |t| if left { (t[0], t[1]) } else { (t[1], t[0]) })
         };
-        // The pairs started from, those of guarded exits picked once.
-        let picked: Vec<(Term, Term)> = c
+        // The pairs started from, those of guarded exits picked once; and, when the rounds
+        // computed some exit, every pair they derived.
+        let mut picked: Vec<(Term, Term)> = c
             .starts
             .iter()
             .zip(&start_guards)
@@ -556,6 +594,9 @@ impl Evaluator<'_, '_> {
                 pairs_of(*r).filter(move |(a, _)| gs.iter().all(|g| g.contains(a)))
             })
             .collect();
+        if c.exits_run {
+            picked.extend(pairs_of(c.rel));
+        }
         let starts = || {
             c.starts
                 .iter()
@@ -566,7 +607,8 @@ impl Evaluator<'_, '_> {
         };
         let edges = || c.edges.iter().flat_map(move |&r| pairs_of(r));
         // A whole closure of some relations' pairs under themselves starts from its edges.
-        let same = c.starts.iter().all(|(_, gs)| gs.is_empty())
+        let same = !c.exits_run
+            && c.starts.iter().all(|(_, gs)| gs.is_empty())
             && c.starts.iter().map(|(r, _)| *r).eq(c.edges.iter().copied());
         let (started, edge_pairs) = (starts().count(), edges().count());
         let numbering = if same {
@@ -808,6 +850,22 @@ mod tests {
         let c = recognized(&right).unwrap_or_else(|| panic!("right-linear"));
         assert!(!c.left);
         assert_eq!((c.starts.len(), c.edges.len()), (1, 2));
+        // The edge and the recursive atom in either order in the body.
+        for (text, left) in [
+            (
+                "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- e(?y, ?z), tc(?x, ?y); tc(?a, ?b) => ?a",
+                true,
+            ),
+            (
+                "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?y, ?z), e(?x, ?y); tc(?a, ?b) => ?a",
+                false,
+            ),
+        ] {
+            assert!(
+                recognized(&ir(text)).is_some_and(|c| c.left == left),
+                "{text}"
+            );
+        }
     }
 
     #[test]
@@ -831,6 +889,21 @@ mod tests {
     }
 
     #[test]
+    fn any_exit_rule_is_taken_and_left_to_the_rounds() {
+        for text in [
+            // Columns swapped.
+            "tc(?x, ?y) :- e(?y, ?x); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
+            // A join, as the walk of a bound linear recursion starts.
+            "tc(?x, ?y) :- n(?x), e(?x, ?z), f(?z, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
+            // A constant and a filter.
+            "tc(?x, 3) :- e(?x, ?y), ?y != 2; tc(?x, ?z) :- e(?x, ?y), tc(?y, ?z); tc(?a, ?b) => ?a",
+        ] {
+            let c = recognized(&ir(text)).unwrap_or_else(|| panic!("{text}"));
+            assert!(c.exits_run && c.guarded(), "{text}");
+        }
+    }
+
+    #[test]
     fn anything_else_is_left_to_the_rounds() {
         for text in [
             // Nonlinear.
@@ -841,8 +914,7 @@ mod tests {
             "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z), ?z != 3; tc(?a, ?b) => ?a",
             // A constant.
             "tc(?x, ?y) :- e(?x, ?y); tc(?x, ?z) :- tc(?x, ?y), e(?y, 3), e(?y, ?z); tc(?a, ?b) => ?a",
-            // Columns swapped.
-            "tc(?x, ?y) :- e(?y, ?x); tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
+            // Columns swapped in a step.
             "tc(?x, ?y) :- e(?x, ?y); tc(?z, ?x) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
             // No exit.
             "tc(?x, ?z) :- tc(?x, ?y), e(?y, ?z); tc(?a, ?b) => ?a",
