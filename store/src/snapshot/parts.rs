@@ -34,7 +34,8 @@ impl Snapshot {
         }
         let arity = meta.columns.len();
         let first = lo * BLOCK_ROWS;
-        let last = (hi * BLOCK_ROWS).min(meta.next_row);
+        // Past the last row, the last block's end may not fit a u32.
+        let last = hi.saturating_mul(BLOCK_ROWS).min(meta.next_row);
         let gone = dead.range(first..last).count();
         let mut out = Vec::with_capacity((last - first) as usize * arity - gone * arity);
         faults(|| read_blocks(&tier, meta, lo..hi, &dead, &mut out)).map_err(|f| tier.err(f))?;

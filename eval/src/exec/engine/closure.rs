@@ -610,7 +610,8 @@ impl Evaluator<'_, '_> {
         let same = !c.exits_run
             && c.starts.iter().all(|(_, gs)| gs.is_empty())
             && c.starts.iter().map(|(r, _)| *r).eq(c.edges.iter().copied());
-        let (started, edge_pairs) = (starts().count(), edges().count());
+        let started = starts().count();
+        let edge_pairs: usize = c.edges.iter().map(|&r| rels[r].len() as usize).sum();
         let numbering = if same {
             Numbering::new(edge_pairs, || edges().flat_map(|(a, b)| [a, b]))
         } else {

@@ -9,12 +9,12 @@ use rustc_hash::FxHashMap;
 
 use super::{EAGER_ROWS, EvalError, Evaluator, PROBES_PER_READ, part_range};
 use crate::data::value::Term;
-
-/// A base relation of at least this many facts is read in parts, one a thread.
-const SPLIT_ROWS: u64 = 1 << 17;
 use crate::exec::relation::Mask;
 use crate::ir::RelId;
 use crate::plan::{Plan, Step};
+
+/// A base relation of at least this many facts is read in parts, one a thread.
+const SPLIT_ROWS: u64 = 1 << 17;
 
 impl Evaluator<'_, '_> {
     /// Builds the indexes the plans' steps probe that do not exist yet, several at once on
