@@ -1,6 +1,7 @@
 //! Writing one relation's data within a write transaction: appending rows, removing a unit's
 //! rows, and keeping postings, owners and counts in step.
 
+mod appended;
 mod encoder;
 
 use std::collections::hash_map::Entry;
@@ -15,6 +16,7 @@ use crate::layout::{self, BLOCK_ROWS};
 use crate::seal::Seal;
 use crate::{column, index};
 
+use appended::NewOwners;
 pub(crate) use encoder::{Encode, Encoded, Encoder};
 
 type Key3 = (u32, u16, u32);
@@ -114,8 +116,9 @@ impl<'t> RelWriter<'t> {
                 tails: vec![None; arity],
                 chunks: FxHashMap::default(),
                 owner_cache: FxHashMap::default(),
-                new_owners: Vec::new(),
+                new_owners: NewOwners::default(),
                 dead: None,
+                first_appended: meta.next_row,
                 appended: vec![Vec::new(); arity],
                 meta,
                 runs: Runs::default(),
@@ -347,11 +350,8 @@ impl<'t> RelWriter<'t> {
 
     /// Makes room for `n` more appended rows (at most), so that their lists grow once.
     pub(crate) fn reserve(&mut self, n: usize) {
-        for pairs in &mut self.changes.appended {
-            pairs.reserve(n);
-        }
-        if !self.changes.had_rows {
-            self.changes.new_owners.reserve(n);
+        for terms in &mut self.changes.appended {
+            terms.reserve(n);
         }
     }
 
@@ -391,7 +391,7 @@ impl<'t> RelWriter<'t> {
                 let (rel, seal) = (self.changes.meta.id, self.changes.seal);
                 let block = r / BLOCK_ROWS;
                 for (c, &t) in tuple.iter().enumerate() {
-                    self.changes.appended[c].push(u64::from(t) << 32 | u64::from(r));
+                    self.changes.appended[c].push(t);
                     let entry = self.tail(c, block)?;
                     entry.0.push(t);
                     entry.1 = true;
@@ -409,9 +409,7 @@ impl<'t> RelWriter<'t> {
                         o.bitmap.insert(r);
                         o.dirty = true;
                     } else {
-                        self.changes
-                            .new_owners
-                            .push(u64::from(u) << 32 | u64::from(r));
+                        self.changes.new_owners.push(u, r);
                     }
                 }
                 if units.len() > 1 {

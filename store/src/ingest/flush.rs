@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::bloom::Bloom;
-use super::pending::{Pending, Sorter, add_sorted};
+use super::gathered::{Sorter, add_sorted};
+use super::pending::Pending;
 use super::{Batch, BatchSummary};
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};

@@ -2,12 +2,14 @@
 //!
 //! This module holds the public side ([`BatchOptions`], [`Batch`], [`BatchSummary`] and
 //! [`Store::batch`]); the parts of a batch's work each have a module: `dictionary` (interning),
-//! `pending` (gathered facts), `bloom`, `flush` (open transactions) and `commit`.
+//! `pending` (each relation's facts, checked), `gathered` (the facts
+//! themselves, kept compact, and their sort), `bloom`, `flush` (open transactions) and `commit`.
 
 mod bloom;
 mod commit;
 mod dictionary;
 mod flush;
+mod gathered;
 mod pending;
 mod texts;
 

@@ -4,12 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::bloom::Bloom;
-use super::{Batch, BatchSummary};
+use super::Batch;
+use super::gathered::Gathered;
 use crate::catalog::RelationMeta;
 use crate::dump::{Cell, Fact, FactGroup, Field, Origin};
 use crate::error::{Fault, IngestError, Result};
-use crate::relwriter::RelWriter;
 use strata_eval::Term;
 
 /// A relation's facts gathered by a batch, as terms.
@@ -20,14 +19,18 @@ pub(super) struct Pending {
     doc: Option<String>,
     file: String,
     line: u64,
-    tuples: Vec<u32>,
-    units: Vec<u32>,
+    facts: Gathered,
 }
 
 impl Pending {
     /// How many facts it holds.
     pub(super) fn len(&self) -> usize {
-        self.units.len()
+        self.facts.len()
+    }
+
+    /// Takes the gathered facts out, to sort ([`super::gathered::Sorted::of`]).
+    pub(super) fn take_facts(&mut self) -> Gathered {
+        self.facts.take()
     }
 
     /// The relation of `fact`, first seen in `file`, with no facts yet.
@@ -39,8 +42,7 @@ impl Pending {
             doc: fact.doc.map(str::to_owned),
             file: file.to_owned(),
             line: fact.line,
-            tuples: Vec::new(),
-            units: Vec::new(),
+            facts: Gathered::new(fact.columns.len()),
         }
     }
 }
@@ -173,14 +175,21 @@ impl Batch<'_> {
                     );
                     return Err(self.clash(&label.clone(), fact.line, msg));
                 }
-                p.tuples.extend_from_slice(terms);
-                p.units.extend(std::iter::repeat_n(unit, n));
+                p.facts.push(terms, n, unit);
                 true
             }
             None => {
                 let mut p = Pending::of(fact, label);
-                p.tuples.extend_from_slice(terms);
-                p.units.extend(std::iter::repeat_n(unit, n));
+                if p.columns.len() != arity {
+                    let msg = format!(
+                        "relation \"{}\" is given {} columns, but {} fields",
+                        fact.relation,
+                        p.columns.len(),
+                        arity
+                    );
+                    return Err(self.clash(&label.clone(), fact.line, msg));
+                }
+                p.facts.push(terms, n, unit);
                 self.rels.insert(fact.relation.to_owned(), p);
                 false
             }
@@ -277,218 +286,5 @@ impl Batch<'_> {
             out.insert(name.clone(), meta);
         }
         Ok(out)
-    }
-}
-
-impl Pending {
-    /// Takes the gathered facts out, to sort ([`Sorted::of`]).
-    pub(super) fn take_facts(&mut self) -> Facts {
-        Facts {
-            arity: self.columns.len(),
-            tuples: std::mem::take(&mut self.tuples),
-            units: std::mem::take(&mut self.units),
-        }
-    }
-}
-
-/// A relation's gathered facts: their terms one after another, `arity` a fact, and the
-/// unit of each.
-pub(super) struct Facts {
-    arity: usize,
-    tuples: Vec<u32>,
-    units: Vec<u32>,
-}
-
-/// A relation's gathered facts in order of tuple then unit, as [`add_sorted`] adds them.
-pub(super) enum Sorted {
-    /// Relations of at most 3 columns: each statement packed as one `u128` (columns from
-    /// the top, then the unit), sorted.
-    Packed { arity: usize, keys: Vec<u128> },
-    /// Wider relations: the statements and their order.
-    Wide { facts: Facts, order: Vec<u32> },
-}
-
-impl Sorted {
-    /// Sorts `facts`.
-    pub(super) fn of(facts: Facts) -> Sorted {
-        let Facts {
-            arity,
-            tuples,
-            units,
-        } = facts;
-        if arity <= 3 {
-            let mut keys: Vec<u128> = (0..units.len())
-                .map(|i| {
-                    let t = &tuples[i * arity..(i + 1) * arity];
-                    let mut key = 0u128;
-                    for (c, &x) in t.iter().enumerate() {
-                        key |= u128::from(x) << (96 - 32 * c);
-                    }
-                    key | u128::from(units[i])
-                })
-                .collect();
-            drop(tuples);
-            drop(units);
-            sort_packed(&mut keys);
-            return Sorted::Packed { arity, keys };
-        }
-        let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
-        let mut order: Vec<u32> = (0..units.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            tuple(a as usize)
-                .cmp(tuple(b as usize))
-                .then(units[a as usize].cmp(&units[b as usize]))
-        });
-        Sorted::Wide {
-            facts: Facts {
-                arity,
-                tuples,
-                units,
-            },
-            order,
-        }
-    }
-}
-
-/// Above this many statements, a comparison sort in place: the radix sort's second buffer
-/// (16 bytes a statement) would add 64 MiB or more to the peak of a large flush.
-const RADIX_STATEMENTS_MAX: usize = 1 << 22;
-
-/// Sorts packed statements ascending: by bytes (`strata_eval`'s radix sort, a pass per byte
-/// that differs among the keys) unless there are too many for its second buffer.
-fn sort_packed(keys: &mut Vec<u128>) {
-    if keys.len() > RADIX_STATEMENTS_MAX {
-        keys.sort_unstable();
-    } else {
-        strata_eval::internals::radix::sort_by_key(keys, |&k| k);
-    }
-}
-
-/// Sorts relations' facts ([`Sorted::of`]) in the order given, on a thread of its own when
-/// given a scope to run one in (then the sorting of the next relations overlaps the adding
-/// of this one), else when asked.
-pub(super) struct Sorter {
-    thread: Option<std::sync::mpsc::Receiver<Sorted>>,
-    jobs: std::vec::IntoIter<Facts>,
-}
-
-impl Sorter {
-    /// A sorter of `jobs`, with a thread in `scope`, or without one.
-    pub(super) fn new<'scope>(
-        scope: Option<&'scope std::thread::Scope<'scope, '_>>,
-        jobs: Vec<Facts>,
-    ) -> Sorter {
-        match scope {
-            Some(s) => {
-                // One relation sorted ahead (handed over when the one before is taken): memory
-                // holds at most two sorted at a time.
-                let (tx, rx) = std::sync::mpsc::sync_channel(0);
-                s.spawn(move || {
-                    for job in jobs {
-                        if tx.send(Sorted::of(job)).is_err() {
-                            return;
-                        }
-                    }
-                });
-                Sorter {
-                    thread: Some(rx),
-                    jobs: Vec::new().into_iter(),
-                }
-            }
-            None => Sorter {
-                thread: None,
-                jobs: jobs.into_iter(),
-            },
-        }
-    }
-
-    /// The next relation's facts, sorted.
-    pub(super) fn next(&mut self) -> Result<Sorted> {
-        let next = match &self.thread {
-            Some(rx) => rx.recv().ok(),
-            None => self.jobs.next().map(Sorted::of),
-        };
-        next.ok_or_else(|| crate::error::damaged("the sorting of a batch's facts stopped"))
-    }
-}
-
-/// Adds a relation's gathered facts, sorted: each distinct tuple once, with its distinct
-/// units.
-pub(super) fn add_sorted(
-    w: &mut RelWriter<'_>,
-    sorted: Sorted,
-    summary: &mut BatchSummary,
-    mut seen: Option<&mut Bloom>,
-) -> Result<()> {
-    let rel = w.meta().id;
-    // With a filter (a relation empty when the batch began, written in several flushes):
-    // a tuple the filter never saw is certainly not stored.
-    let mut add = |w: &mut RelWriter<'_>, t: &[u32], us: &[u32]| -> Result<bool> {
-        match seen.as_deref_mut() {
-            Some(b) => {
-                let absent = !b.may_contain(rel, t);
-                let new = w.add_known(t, us, absent)?;
-                b.insert(rel, t);
-                Ok(new)
-            }
-            None => w.add(t, us),
-        }
-    };
-    let mut us = Vec::new();
-    let (facts, order) = match sorted {
-        Sorted::Packed { arity, keys } => {
-            w.reserve(keys.len());
-            let mut i = 0;
-            let mut tuple = [0u32; 3];
-            while i < keys.len() {
-                let key = keys[i] >> 32;
-                for (c, x) in tuple.iter_mut().enumerate() {
-                    *x = (key >> (64 - 32 * c)) as u32;
-                }
-                us.clear();
-                let mut j = i;
-                while j < keys.len() && keys[j] >> 32 == key {
-                    let u = keys[j] as u32;
-                    if us.last() != Some(&u) {
-                        us.push(u);
-                    }
-                    j += 1;
-                }
-                record(add(w, &tuple[..arity], &us)?, (j - i) as u64, summary);
-                i = j;
-            }
-            return Ok(());
-        }
-        Sorted::Wide { facts, order } => (facts, order),
-    };
-    let (arity, tuples, units) = (facts.arity, facts.tuples, facts.units);
-    let n = units.len();
-    w.reserve(n);
-    let tuple = |i: usize| &tuples[i * arity..(i + 1) * arity];
-    let mut i = 0;
-    while i < n {
-        let t = tuple(order[i] as usize);
-        us.clear();
-        let mut j = i;
-        while j < n && tuple(order[j] as usize) == t {
-            let u = units[order[j] as usize];
-            if us.last() != Some(&u) {
-                us.push(u);
-            }
-            j += 1;
-        }
-        record(add(w, t, &us)?, (j - i) as u64, summary);
-        i = j;
-    }
-    Ok(())
-}
-
-/// Counts a distinct tuple that `occurrences` statements of the batch gave.
-pub(super) fn record(new: bool, occurrences: u64, summary: &mut BatchSummary) {
-    if new {
-        summary.new += 1;
-        summary.duplicates += occurrences - 1;
-    } else {
-        summary.duplicates += occurrences;
     }
 }

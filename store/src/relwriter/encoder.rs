@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use redb::{ReadableTable, Table, WriteTransaction};
 use rustc_hash::FxHashMap;
 
+use super::appended::{ColumnPostings, NewOwners, column_postings};
 use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs, merge_chunk};
 use crate::ascending::insert_ascending;
 use crate::catalog::RelationMeta;
@@ -30,13 +31,13 @@ pub(crate) struct Encode {
     /// Postings chunks read or changed this batch, by (column, chunk).
     pub(super) chunks: FxHashMap<(u16, u32), ChunkCache>,
     pub(super) owner_cache: FxHashMap<u32, Cached>,
-    /// The owners of rows appended to a relation that held none before this batch (so no
-    /// unit has owners stored), as `unit << 32 | row`: gathered flat and grouped by unit
-    /// once, in [`Encode::run`], rather than a bitmap looked up for each row.
-    pub(super) new_owners: Vec<u64>,
+    /// The owners of rows appended to a relation that held none before this batch.
+    pub(super) new_owners: NewOwners,
     pub(super) dead: Option<Cached>,
-    /// Rows appended this batch, per column, as `term << 32 | row`.
-    pub(super) appended: Vec<Vec<u64>>,
+    /// The first row appended this batch (the relation's `next_row` as it began).
+    pub(super) first_appended: u32,
+    /// Rows appended this batch, per column: the term of each, in row order.
+    pub(super) appended: Vec<Vec<u32>>,
     /// Whether the relation had any row (live or dead) before this batch.
     pub(super) had_rows: bool,
     /// Whether the file's values carry checksums.
@@ -101,35 +102,77 @@ impl Encode {
         Ok(())
     }
 
-    /// Encodes the owners of appended rows gathered flat ([`RelWriter`]'s `new_owners`):
-    /// each unit's rows at once, into its cached bitmap when it has one.
+    /// Encodes the owners of appended rows gathered as runs ([`NewOwners`]): each unit's rows
+    /// at once, into its cached bitmap when it has one.
     fn new_owners(&mut self, out: &mut Parts) -> Result<()> {
         let rel = self.meta.id;
-        let mut pairs = std::mem::take(&mut self.new_owners);
-        // Rows are appended in order, so each unit's rows come out ascending.
-        sort_pairs(&mut pairs);
-        let mut rows: Vec<u32> = Vec::new();
-        for group in pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
-            let unit = (group[0] >> 32) as u32;
-            rows.clear();
-            rows.extend(group.iter().map(|p| *p as u32));
-            if let Some(c) = self.owner_cache.get_mut(&unit) {
+        let (seal, cache) = (self.seal, &mut self.owner_cache);
+        std::mem::take(&mut self.new_owners).each_unit(|unit, rows| {
+            if let Some(c) = cache.get_mut(&unit) {
                 c.bitmap.extend(rows.iter().copied());
                 c.dirty = true;
-                continue;
-            }
-            if !rows.is_sorted_by(|a, b| a < b) {
-                return Err(damaged("appended rows out of order"));
+                return Ok(());
             }
             let bytes = index::seal_owners(
-                self.seal,
+                seal,
                 (rel, unit),
-                index::encode_sorted_set(self.seal.codec, &rows),
+                index::encode_sorted_set(seal.codec, rows),
             );
             out.owners.push(((rel, unit), Some(bytes)));
             out.units.push((unit, true));
+            Ok(())
+        })
+    }
+
+    /// The postings of the appended rows, column by column ([`column_postings`]): on
+    /// threads of their own for a flush that appended enough rows to pay for them.
+    fn appended_postings(&mut self) -> Result<Vec<ColumnPostings>> {
+        let (seal, rel, first) = (self.seal, self.meta.id, self.first_appended);
+        let columns: Vec<(u16, Vec<u32>)> = std::mem::take(&mut self.appended)
+            .into_iter()
+            .enumerate()
+            .map(|(c, terms)| (c as u16, terms))
+            .collect();
+        let rows = columns.first().map_or(0, |(_, t)| t.len());
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(columns.len());
+        let chunks = &self.chunks;
+        let encode = |work: Vec<(u16, Vec<u32>)>| -> Result<Vec<ColumnPostings>> {
+            work.into_iter()
+                .map(|(col, terms)| column_postings(seal, rel, col, terms, first, chunks))
+                .collect()
+        };
+        if threads <= 1 || rows < PARALLEL_APPENDED {
+            return encode(columns);
         }
-        Ok(())
+        // Column `c` to thread `c % threads`; each thread's columns back in order.
+        let mut work: Vec<Vec<(u16, Vec<u32>)>> = (0..threads).map(|_| Vec::new()).collect();
+        for (c, job) in columns.into_iter().enumerate() {
+            work[c % threads].push(job);
+        }
+        let done: Vec<Result<Vec<ColumnPostings>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = work
+                .into_iter()
+                .map(|w| s.spawn(move || encode(w)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut per_thread: Vec<std::vec::IntoIter<ColumnPostings>> = Vec::new();
+        for d in done {
+            per_thread.push(d?.into_iter());
+        }
+        let mut out = Vec::new();
+        for c in 0.. {
+            match per_thread[c % threads].next() {
+                Some(p) => out.push(p),
+                None => break,
+            }
+        }
+        Ok(out)
     }
 
     /// Encodes everything this batch changed, with the updated catalog entry and each unit
@@ -144,59 +187,20 @@ impl Encode {
                 out.blocks.push((key, bytes));
             }
         }
-        // Appended rows: merge each chunk's new rows into its postings.
-        let (mut rows, mut data) = (Vec::new(), Vec::new());
-        let mut terms: Vec<(u8, usize, usize)> = Vec::new();
-        for col in 0..self.arity {
-            let mut pairs = std::mem::take(&mut self.appended[col]);
-            // Rows are appended in order, so each term's rows come out ascending.
-            sort_pairs(&mut pairs);
+        // Owners first: a unit's rows are listed whole while encoding its set.
+        self.new_owners(&mut out)?;
+        // Appended rows: each chunk's new rows, alone or merged into its cached postings.
+        for (col, postings) in self.appended_postings()?.into_iter().enumerate() {
             let c16 = col as u16;
-            let mut i = 0;
-            while i < pairs.len() {
-                let chunk = index::chunk_of((pairs[i] >> 32) as u32).0;
-                let mut j = i;
-                while j < pairs.len() && index::chunk_of((pairs[j] >> 32) as u32).0 == chunk {
-                    j += 1;
+            out.added.extend(postings.added);
+            for (chunk, new) in postings.merge {
+                // Merge, encode and let go of the chunk at once.
+                let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
+                c.dirty = true;
+                for (low, rows) in new {
+                    c.postings.entry(low).or_default().extend(rows);
                 }
-                // Each term's rows, one after another in `rows`: (low byte, start, end).
-                rows.clear();
-                terms.clear();
-                let mut k = i;
-                while k < j {
-                    let term = (pairs[k] >> 32) as u32;
-                    let start = rows.len();
-                    while k < j && (pairs[k] >> 32) as u32 == term {
-                        rows.push(pairs[k] as u32);
-                        k += 1;
-                    }
-                    if !rows[start..].is_sorted_by(|a, b| a < b) {
-                        return Err(damaged("appended rows out of order"));
-                    }
-                    terms.push((index::chunk_of(term).1, start, rows.len()));
-                }
-                let postings = terms.iter().map(|&(low, a, b)| (low, &rows[a..b]));
-                // A chunk this flush only adds to (read for lookups, maybe, but not changed)
-                // gets its new postings alone; one a removal changed, whole.
-                if !self.chunks.get(&(c16, chunk)).is_some_and(|c| c.dirty) {
-                    // Its new postings, to merge with what is stored when written
-                    // ([`Encoded::write`]).
-                    let bytes = index::encode_sorted_chunk(self.seal.codec, postings, &mut data);
-                    let bytes = index::seal_chunk(self.seal, (rel, c16, chunk), bytes);
-                    out.added.push(((rel, c16, chunk), bytes, terms.len()));
-                } else {
-                    // Merge, encode and let go of the chunk at once.
-                    let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
-                    c.dirty = true;
-                    for (low, rows) in postings {
-                        c.postings
-                            .entry(low)
-                            .or_default()
-                            .extend(rows.iter().copied());
-                    }
-                    self.write_chunk(&mut out, c16, chunk, c)?;
-                }
-                i = j;
+                self.write_chunk(&mut out, c16, chunk, c)?;
             }
         }
         for ((col, chunk), c) in std::mem::take(&mut self.chunks) {
@@ -204,7 +208,6 @@ impl Encode {
                 self.write_chunk(&mut out, col, chunk, c)?;
             }
         }
-        self.new_owners(&mut out)?;
         for (unit, mut c) in std::mem::take(&mut self.owner_cache) {
             if !c.dirty {
                 continue;
@@ -454,20 +457,9 @@ impl Encoder {
     }
 }
 
-/// Above this many pairs, they are sorted in place: the radix sort's second buffer (8 bytes a
-/// pair) would add 64 MiB or more to the peak of a large flush.
-const RADIX_PAIRS_MAX: usize = 1 << 23;
-
-/// Sorts pairs `key << 32 | row` whose rows were appended in order: ascending, so each key's
-/// rows come out ascending.
-fn sort_pairs(pairs: &mut Vec<u64>) {
-    if pairs.len() > RADIX_PAIRS_MAX {
-        pairs.sort_unstable();
-    } else {
-        // Stable by key: the rows keep their (ascending) order.
-        strata_eval::internals::radix::sort_by_key(pairs, |p| p >> 32);
-    }
-}
+/// Below this many appended rows, a flush's columns are encoded one after another on the
+/// encoding thread.
+const PARALLEL_APPENDED: usize = 1 << 16;
 
 /// Keeps `meta.distinct[col]` true as chunk `c` is written: its postings now, less those
 /// `postings` held.

@@ -1,0 +1,302 @@
+//! The rows a batch appends to a relation, as its writer gathers them and [`Encode::run`]
+//! turns them into postings: each column's terms in row order ([`Appended`]; the rows are
+//! consecutive, so a row is its place in the list), and the units that state them
+//! ([`NewOwners`]).
+//!
+//! [`Encode::run`]: super::Encode::run
+
+use rustc_hash::FxHashMap;
+
+use super::{ChunkCache, Key3};
+use crate::error::{Result, damaged};
+use crate::index;
+use crate::seal::Seal;
+
+/// The owners of rows appended to a relation that held none before this batch (so no unit
+/// has owners stored), as runs of consecutive rows, `(unit, first row, rows)`: a run grows
+/// while its unit's rows come one after another (a dump without units is one run). Grouped
+/// by unit once, in [`super::Encode::run`], rather than a bitmap looked up for each row.
+#[derive(Default)]
+pub(crate) struct NewOwners {
+    runs: Vec<(u32, u32, u32)>,
+    /// Each unit's last run, by its place in `runs`.
+    last: FxHashMap<u32, usize>,
+}
+
+impl NewOwners {
+    /// Notes that `unit` states `row`, appended after every row noted before.
+    pub(crate) fn push(&mut self, unit: u32, row: u32) {
+        let at = match self.runs.last() {
+            Some(&(u, _, _)) if u == unit => Some(self.runs.len() - 1),
+            _ => self.last.get(&unit).copied(),
+        };
+        if let Some(i) = at {
+            let run = &mut self.runs[i];
+            if u64::from(run.1) + u64::from(run.2) == u64::from(row) {
+                run.2 += 1;
+                return;
+            }
+        }
+        self.last.insert(unit, self.runs.len());
+        self.runs.push((unit, row, 1));
+    }
+
+    /// Each unit with its rows, ascending by unit; `each` takes the unit and its rows
+    /// (ascending).
+    pub(crate) fn each_unit(self, mut each: impl FnMut(u32, &[u32]) -> Result<()>) -> Result<()> {
+        let mut runs = self.runs;
+        // Stable: each unit's runs stay in the order its rows were appended.
+        runs.sort_by_key(|&(u, _, _)| u);
+        let mut rows: Vec<u32> = Vec::new();
+        for group in runs.chunk_by(|a, b| a.0 == b.0) {
+            rows.clear();
+            for &(_, first, n) in group {
+                rows.extend((0..n).map(|i| first + i));
+            }
+            if !rows.is_sorted_by(|a, b| a < b) {
+                return Err(damaged("appended rows out of order"));
+            }
+            each(group[0].0, &rows)?;
+        }
+        Ok(())
+    }
+}
+
+/// One column's appended rows as postings: the new postings of each chunk the flush changed
+/// no other way, encoded, with how many terms each holds; and, for chunks a removal changed
+/// (cached, `dirty`), the new rows of each term, to merge into the cached chunk.
+pub(crate) struct ColumnPostings {
+    pub(crate) added: Vec<(Key3, Vec<u8>, usize)>,
+    pub(crate) merge: Vec<(u32, NewRows)>,
+}
+
+/// A chunk's new rows: each term's, by its low byte.
+pub(crate) type NewRows = Vec<(u8, Vec<u32>)>;
+
+/// The postings of the rows appended to column `col` of relation `rel`: `terms` holds the
+/// column's term of each row, the first row being `first`. `chunks` holds the chunks read or
+/// changed this batch.
+pub(crate) fn column_postings(
+    seal: Seal,
+    rel: u32,
+    col: u16,
+    terms: Vec<u32>,
+    first: u32,
+    chunks: &FxHashMap<(u16, u32), ChunkCache>,
+) -> Result<ColumnPostings> {
+    let row = |i: usize| -> Result<u64> {
+        u32::try_from(i)
+            .ok()
+            .and_then(|i| first.checked_add(i))
+            .map(u64::from)
+            .ok_or_else(|| damaged("an appended row is past the last row id"))
+    };
+    // Each term's rows ascending: the pairs `term << 32 | row` ascending.
+    if terms.is_sorted() {
+        // A clustered column (an edge dump's sources, sorted): in order as it is.
+        let mut i = 0;
+        let next = || {
+            let Some(&t) = terms.get(i) else {
+                return Ok(None);
+            };
+            let p = u64::from(t) << 32 | row(i)?;
+            i += 1;
+            Ok(Some(p))
+        };
+        return postings_of(seal, rel, col, next, chunks);
+    }
+    // Taken from the end, giving memory back as the pairs grow (the terms and their pairs
+    // are never both held whole).
+    let mut terms = terms;
+    let mut pairs = Vec::with_capacity(terms.len());
+    while let Some(t) = terms.pop() {
+        pairs.push(u64::from(t) << 32 | row(terms.len())?);
+        if terms.len().is_multiple_of(FREE_EVERY) {
+            terms.shrink_to_fit();
+        }
+    }
+    drop(terms);
+    // Descending, to be taken from the end (ascending) while the postings grow, giving
+    // memory back as [`FREE_EVERY`] says.
+    sort_pairs_descending(&mut pairs);
+    let next = || {
+        let p = pairs.pop();
+        if pairs.len().is_multiple_of(FREE_EVERY) {
+            pairs.shrink_to_fit();
+        }
+        Ok(p)
+    };
+    postings_of(seal, rel, col, next, chunks)
+}
+
+/// [`column_postings`] of the pairs `next` hands out, `term << 32 | row`, ascending.
+fn postings_of(
+    seal: Seal,
+    rel: u32,
+    col: u16,
+    mut next: impl FnMut() -> Result<Option<u64>>,
+    chunks: &FxHashMap<(u16, u32), ChunkCache>,
+) -> Result<ColumnPostings> {
+    let mut out = ColumnPostings {
+        added: Vec::new(),
+        merge: Vec::new(),
+    };
+    let (mut rows, mut data) = (Vec::new(), Vec::new());
+    let mut terms: Vec<(u8, usize, usize)> = Vec::new();
+    let mut first = next()?;
+    while let Some(p) = first {
+        let chunk = index::chunk_of((p >> 32) as u32).0;
+        // Each term's rows of the chunk, one after another in `rows`: (low byte, start, end).
+        rows.clear();
+        terms.clear();
+        let mut current = Some(p);
+        while let Some(p) = current {
+            let term = (p >> 32) as u32;
+            if index::chunk_of(term).0 != chunk {
+                break;
+            }
+            let start = rows.len();
+            while let Some(q) = current {
+                if (q >> 32) as u32 != term {
+                    break;
+                }
+                rows.push(q as u32);
+                current = next()?;
+            }
+            if !rows[start..].is_sorted_by(|a, b| a < b) {
+                return Err(damaged("appended rows out of order"));
+            }
+            terms.push((index::chunk_of(term).1, start, rows.len()));
+        }
+        first = current;
+        let postings = terms.iter().map(|&(low, a, b)| (low, &rows[a..b]));
+        if chunks.get(&(col, chunk)).is_some_and(|c| c.dirty) {
+            // A chunk a removal changed: merged into it, whole, by the caller.
+            out.merge
+                .push((chunk, postings.map(|(l, r)| (l, r.to_vec())).collect()));
+        } else {
+            // Its new postings, to merge with what is stored when written
+            // ([`super::Encoded::write`]).
+            let bytes = index::encode_sorted_chunk(seal.codec, postings, &mut data);
+            let bytes = index::seal_chunk(seal, (rel, col, chunk), bytes);
+            out.added.push(((rel, col, chunk), bytes, terms.len()));
+        }
+    }
+    Ok(out)
+}
+
+/// How many terms [`column_postings`] takes between giving memory back.
+const FREE_EVERY: usize = 1 << 20;
+
+/// Above this many pairs, they are sorted in place: the radix sort's second buffer (8 bytes a
+/// pair) would add 64 MiB or more to the peak of a large flush.
+const RADIX_PAIRS_MAX: usize = 1 << 23;
+
+/// Sorts pairs `key << 32 | row`, given in descending order of row, descending: so that
+/// taken from the end, the keys ascend and each key's rows ascend.
+fn sort_pairs_descending(pairs: &mut Vec<u64>) {
+    if pairs.len() > RADIX_PAIRS_MAX {
+        pairs.sort_unstable_by(|a, b| b.cmp(a));
+    } else {
+        // Stable, by key descending: each key's rows stay in their (descending) order.
+        strata_eval::internals::radix::sort_by_key(pairs, |p| !p >> 32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::layout::Codec;
+
+    const SEAL: Seal = Seal {
+        on: true,
+        codec: Codec::Compact,
+    };
+
+    /// Each term's rows, from a column's encoded postings.
+    fn decoded(p: &ColumnPostings, col: u16) -> BTreeMap<u32, Vec<u32>> {
+        assert!(p.merge.is_empty());
+        assert!(p.added.is_sorted_by_key(|(k, _, _)| *k));
+        let mut out = BTreeMap::new();
+        for (key, bytes, n) in &p.added {
+            assert_eq!(key.1, col);
+            let view = index::ChunkView::parse(index::open_chunk(SEAL, *key, bytes, "r").unwrap())
+                .unwrap();
+            let mut terms = 0;
+            for (low, posting) in view.iter() {
+                let rows = index::decode_posting(posting).unwrap();
+                out.insert(key.2 << 6 | u32::from(low), rows.iter().collect());
+                terms += 1;
+            }
+            assert_eq!(terms, *n);
+        }
+        out
+    }
+
+    #[test]
+    fn a_columns_postings_are_its_terms_rows_in_order_or_not() {
+        let first = 4090;
+        let mut x = 12345u32;
+        let spread: Vec<u32> = (0..20_000)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                (x >> 8) % 3000
+            })
+            .collect();
+        let mut sorted = spread.clone();
+        sorted.sort_unstable();
+        for terms in [spread, sorted, Vec::new()] {
+            let mut want: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+            for (i, &t) in terms.iter().enumerate() {
+                want.entry(t).or_default().push(first + i as u32);
+            }
+            let got = column_postings(SEAL, 7, 1, terms, first, &FxHashMap::default()).unwrap();
+            assert_eq!(decoded(&got, 1), want);
+        }
+    }
+
+    #[test]
+    fn a_chunk_a_removal_changed_gets_its_new_rows_to_merge() {
+        let mut chunks = FxHashMap::default();
+        let dirty = ChunkCache {
+            dirty: true,
+            ..ChunkCache::default()
+        };
+        chunks.insert((0u16, 1u32), dirty);
+        let terms = vec![64, 3, 65, 64];
+        let got = column_postings(SEAL, 7, 0, terms, 10, &chunks).unwrap();
+        assert_eq!(got.merge, vec![(1, vec![(0, vec![10, 13]), (1, vec![12])])]);
+        assert_eq!(got.added.len(), 1);
+        assert_eq!(got.added[0].0, (7, 0, 0));
+    }
+
+    #[test]
+    fn new_owners_keep_each_units_rows_as_runs() {
+        let mut owners = NewOwners::default();
+        // Unit 0 holds rows 0..1000 and 1500..2000; unit 5 every third row of 1000..1500,
+        // unit 2 the rest of them.
+        for r in 0..1000 {
+            owners.push(0, r);
+        }
+        for r in 1000..1500 {
+            owners.push(if r % 3 == 0 { 5 } else { 2 }, r);
+        }
+        for r in 1500..2000 {
+            owners.push(0, r);
+        }
+        assert!(owners.runs.len() < 700, "{} runs", owners.runs.len());
+        let mut got = Vec::new();
+        owners
+            .each_unit(|u, rows| {
+                got.push((u, rows.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+        let zero: Vec<u32> = (0..1000).chain(1500..2000).collect();
+        let five: Vec<u32> = (1000..1500).filter(|r| r % 3 == 0).collect();
+        let two: Vec<u32> = (1000..1500).filter(|r| r % 3 != 0).collect();
+        assert_eq!(got, vec![(0, zero), (2, two), (5, five)]);
+    }
+}
