@@ -13,6 +13,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
+use smallvec::SmallVec;
 use strata_eval::canonical_number;
 
 use crate::error::IngestError;
@@ -295,7 +296,7 @@ fn read_line(
                 LineRead::Line(consumed)
             });
         }
-        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', buf) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
@@ -611,24 +612,20 @@ impl LineReader<'_> {
     }
 
     fn facts_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
-        // Up to eight fields on the stack: no allocation per line.
-        const STACK: usize = 8;
-        let mut stack: [Field<'_>; STACK] = Default::default();
-        let mut heap: Vec<Field<'_>> = Vec::new();
-        let mut count = 0;
+        // Up to eight fields on the stack: no allocation per line, and only the fields read
+        // are made (and dropped).
+        let mut values: SmallVec<[Field<'_>; 8]> = SmallVec::new();
+        // A line without a backslash has no escape in any field.
+        let plain = memchr::memchr(b'\\', text.as_bytes()).is_none();
         for (i, f) in text.split('\t').enumerate() {
-            let f = unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?;
-            let v = Field::from_tsv(f);
-            if count < STACK {
-                stack[count] = v;
+            let f = if plain {
+                Cow::Borrowed(f)
             } else {
-                if count == STACK {
-                    heap.extend(stack.iter().cloned());
-                }
-                heap.push(v);
-            }
-            count += 1;
+                unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?
+            };
+            values.push(Field::from_tsv(f));
         }
+        let count = values.len();
         let arity = *self.facts_arity.get_or_insert(count);
         if count != arity {
             return Err(self.err(format!(
@@ -638,11 +635,6 @@ impl LineReader<'_> {
         if self.facts_columns.len() != arity {
             self.facts_columns = (1..=arity).map(|i| format!("c{i}")).collect();
         }
-        let values: &[Field<'_>] = if count <= STACK {
-            &stack[..count]
-        } else {
-            &heap
-        };
         let relation = self.spec.relation.as_deref().unwrap_or_default();
         self.facts += 1;
         sink.fact(&Fact {
@@ -651,7 +643,7 @@ impl LineReader<'_> {
             origin: Origin::Facts,
             columns: &self.facts_columns,
             doc: self.facts_doc.as_deref(),
-            fields: values,
+            fields: &values,
             unit: self.spec.unit.as_deref(),
             line: self.line_no,
         })

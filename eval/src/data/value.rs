@@ -126,18 +126,24 @@ pub fn canonical_number(field: &str) -> Option<f64> {
     if digits.is_empty() || field == "-0" {
         return None;
     }
-    // Fast path: a plain integer of at most 15 digits without a leading zero.
-    if digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
-        if digits.len() > 1 && digits[0] == b'0' {
-            return None;
-        }
+    // Fast path: a plain integer of at most 15 digits without a leading zero, read in one
+    // pass (a dump of integer pairs reads two a line).
+    if digits.len() <= 15 {
         let mut n: i64 = 0;
-        for d in digits {
-            n = n * 10 + i64::from(d - b'0');
+        let mut all_digits = true;
+        for &d in digits {
+            let v = d.wrapping_sub(b'0');
+            all_digits &= v < 10;
+            n = n * 10 + i64::from(v);
         }
-        let n = if first == b'-' { -n } else { n };
-        #[allow(clippy::cast_precision_loss)] // at most 15 digits: exact in f64
-        return Some(n as f64);
+        if all_digits {
+            if digits.len() > 1 && digits[0] == b'0' {
+                return None;
+            }
+            let n = if first == b'-' { -n } else { n };
+            #[allow(clippy::cast_precision_loss)] // at most 15 digits: exact in f64
+            return Some(n as f64);
+        }
     }
     let n: f64 = field.parse().ok()?;
     if !n.is_finite() {
