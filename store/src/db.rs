@@ -288,8 +288,10 @@ impl Inner {
             return;
         }
         let db = &mut file.db;
+        // One call: redb's `compact` repeats its passes until nothing moves (another call
+        // would read every page once more to find that out).
         let done = crate::guard::faults(|| {
-            while db.compact()? {}
+            db.compact()?;
             Ok(())
         });
         if done.is_err() {

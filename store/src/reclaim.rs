@@ -361,9 +361,9 @@ impl Store {
         }
         let attempt = || {
             if tier == DEFAULT_TIER {
-                self.quiet_base(p.compact, resize)
+                self.quiet_base(resize)
             } else {
-                self.quiet_tier(tier, p.compact, resize)
+                self.quiet_tier(tier, resize)
             }
         };
         let mut quiet = attempt()?;
@@ -417,7 +417,7 @@ impl Store {
 
     /// Compacts the base file, and opens it again with the page cache its length calls for
     /// (`resize`), when no read is live. Readers that begin meanwhile wait for the file.
-    fn quiet_base(&self, compact: bool, resize: bool) -> Result<Quiet, Fault> {
+    fn quiet_base(&self, resize: bool) -> Result<Quiet, Fault> {
         let mut slot = self
             .inner
             .base
@@ -426,7 +426,7 @@ impl Store {
         let Some(file) = slot.as_mut().and_then(Arc::get_mut) else {
             return Ok(Quiet::Busy);
         };
-        if let Quiet::Busy = compact_quiet(file, compact)? {
+        if let Quiet::Busy = compact_quiet(file)? {
             return Ok(Quiet::Busy);
         }
         if resize {
@@ -449,12 +449,12 @@ impl Store {
     }
 
     /// [`Store::quiet_base`] for a tier's file, which is opened again on its next use.
-    fn quiet_tier(&self, tier: &str, compact: bool, resize: bool) -> Result<Quiet, Fault> {
+    fn quiet_tier(&self, tier: &str, resize: bool) -> Result<Quiet, Fault> {
         let mut tiers = self.lock_tiers();
         let Some(file) = tiers.get_mut(tier).and_then(Arc::get_mut) else {
             return Ok(Quiet::Busy);
         };
-        if let Quiet::Busy = compact_quiet(file, compact)? {
+        if let Quiet::Busy = compact_quiet(file)? {
             return Ok(Quiet::Busy);
         }
         if resize {
@@ -464,25 +464,22 @@ impl Store {
     }
 }
 
-/// Compacts `file` until nothing moves (when `compact`), or only checks that no read is
-/// live: redb refuses to compact while one is, before it writes anything.
-fn compact_quiet(file: &mut File, compact: bool) -> Result<Quiet, Fault> {
+/// Compacts `file` until nothing moves (one call of redb's `compact`, which repeats its
+/// passes until then; a second call would read every page again to find nothing to move),
+/// which also checks that no read is live: redb refuses to compact while one is, before it
+/// writes anything.
+fn compact_quiet(file: &mut File) -> Result<Quiet, Fault> {
     let db = &mut file.db;
-    faults(|| {
-        loop {
-            match db.compact() {
-                Ok(true) if compact => {}
-                Ok(_) => return Ok(Quiet::Done),
-                Err(redb::CompactionError::TransactionInProgress) => return Ok(Quiet::Busy),
-                // A tier's batch in the middle of its commit protocol, or a leftover that
-                // the tier's next opening deletes: not now.
-                Err(
-                    redb::CompactionError::PersistentSavepointExists
-                    | redb::CompactionError::EphemeralSavepointExists,
-                ) => return Ok(Quiet::Busy),
-                Err(e) => return Err(e.into()),
-            }
-        }
+    faults(|| match db.compact() {
+        Ok(_) => Ok(Quiet::Done),
+        Err(redb::CompactionError::TransactionInProgress) => Ok(Quiet::Busy),
+        // A tier's batch in the middle of its commit protocol, or a leftover that the tier's
+        // next opening deletes: not now.
+        Err(
+            redb::CompactionError::PersistentSavepointExists
+            | redb::CompactionError::EphemeralSavepointExists,
+        ) => Ok(Quiet::Busy),
+        Err(e) => Err(e.into()),
     })
 }
 

@@ -217,18 +217,16 @@ pub fn compact(dir: &Path) -> Result<Vec<Compacted>, CompactError> {
             }
             Err(f) => return Err(f.open(&path).into()),
         }
-        loop {
-            match faults(|| Ok(db.compact()?)) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(Fault::Engine(source)) => {
-                    return Err(CompactError::Engine {
-                        path,
-                        source: Box::new(source),
-                    });
-                }
-                Err(f) => return Err(f.open(&path).into()),
+        // One call: redb's `compact` repeats its passes until nothing moves.
+        match faults(|| Ok(db.compact()?)) {
+            Ok(_) => {}
+            Err(Fault::Engine(source)) => {
+                return Err(CompactError::Engine {
+                    path,
+                    source: Box::new(source),
+                });
             }
+            Err(f) => return Err(f.open(&path).into()),
         }
         drop(db);
         // Rewritten by this process from a file it had just verified or found as stamped.
