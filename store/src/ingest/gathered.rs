@@ -8,6 +8,7 @@ use super::BatchSummary;
 use super::bloom::Bloom;
 use crate::error::Result;
 use crate::relwriter::RelWriter;
+use strata_eval::internals::radix::RadixKey;
 
 /// A relation's gathered facts: their terms and the unit of each, in the order read.
 pub(super) struct Gathered {
@@ -106,7 +107,7 @@ impl Sorted {
         } = facts;
         if arity <= 2 {
             if units.len() <= 1 {
-                sort_narrow(&mut narrow);
+                sort_keys(&mut narrow, RADIX_NARROW_MAX);
                 let unit = units.first().map_or(0, |&(u, _)| u);
                 return Sorted::Narrow {
                     arity,
@@ -120,7 +121,7 @@ impl Sorted {
                 .map(|(&k, u)| u128::from(k) << 64 | u128::from(u))
                 .collect();
             drop(narrow);
-            sort_packed(&mut keys);
+            sort_keys(&mut keys, RADIX_STATEMENTS_MAX);
             return Sorted::Packed { arity, keys };
         }
         if arity == 3 {
@@ -135,7 +136,7 @@ impl Sorted {
                 })
                 .collect();
             drop(flat);
-            sort_packed(&mut keys);
+            sort_keys(&mut keys, RADIX_STATEMENTS_MAX);
             return Sorted::Packed { arity, keys };
         }
         let units: Vec<u32> = Gathered::each_unit(&units).collect();
@@ -159,25 +160,17 @@ impl Sorted {
 /// (16 bytes a statement) would add 64 MiB or more to the peak of a large flush.
 const RADIX_STATEMENTS_MAX: usize = 1 << 22;
 
-/// Sorts packed statements ascending: by bytes (`strata_eval`'s radix sort, a pass per byte
-/// that differs among the keys) unless there are too many for its second buffer.
-fn sort_packed(keys: &mut Vec<u128>) {
-    if keys.len() > RADIX_STATEMENTS_MAX {
-        keys.sort_unstable();
-    } else {
-        strata_eval::internals::radix::sort_by_key(keys, |&k| k);
-    }
-}
-
 /// Above this many packed tuples, a comparison sort in place: the radix sort's second buffer
 /// would add 128 MiB or more. Below, it is no more than the tuples themselves, held while
 /// nothing else of the relation is (its rows are not added yet): 10M tuples sort in 80 MB
 /// more, well under the peak of adding and encoding them.
 const RADIX_NARROW_MAX: usize = 1 << 24;
 
-/// Sorts packed tuples ascending, as [`sort_packed`] sorts statements.
-fn sort_narrow(keys: &mut Vec<u64>) {
-    if keys.len() > RADIX_NARROW_MAX {
+/// Sorts packed statements ([`RADIX_STATEMENTS_MAX`]) or tuples ([`RADIX_NARROW_MAX`])
+/// ascending: by bytes (`strata_eval`'s radix sort, a pass per byte that differs among the
+/// keys) unless there are more than `radix_max`, too many for its second buffer.
+fn sort_keys<K: RadixKey + Default>(keys: &mut Vec<K>, radix_max: usize) {
+    if keys.len() > radix_max {
         keys.sort_unstable();
     } else {
         strata_eval::internals::radix::sort_by_key(keys, |&k| k);

@@ -1,0 +1,166 @@
+//! Issue 31: a batch keeps its facts compact (two columns in 8 bytes a fact, units as runs),
+//! lets go of them as their rows go in, and encodes a large flush's columns on threads of
+//! their own. These batches are large enough for that (over 64K rows a relation), in every
+//! form the facts are sorted in: one or two columns without units, three columns, two
+//! columns with many units; then grown by a later batch and partly replaced. What the store
+//! answers is compared with a model, and `check` rebuilds every index from the columns.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
+
+use strata_eval::{FactSource, Term, Value};
+use strata_store::dump::Format;
+use strata_store::{BatchOptions, Store};
+
+mod common;
+
+use common::{create, spec};
+
+/// Every fact of `rel`, as numbers.
+fn facts(store: &Store, rel: &str) -> BTreeSet<Vec<i64>> {
+    let snap = store.snapshot().unwrap();
+    let mut out = BTreeSet::new();
+    snap.scan(rel, &mut |row: &[Term]| {
+        let fact = row
+            .iter()
+            .map(|t| match snap.value(*t).unwrap() {
+                Value::Number(n) => n as i64,
+                v => panic!("{v:?} is not a number"),
+            })
+            .collect();
+        assert!(out.insert(fact), "a fact stored twice");
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    out
+}
+
+/// Checks every value of column `col` of `rel` that `model` holds (a sample of them) by
+/// lookup: the facts found are the model's facts with that value.
+fn lookups(store: &Store, rel: &str, col: usize, model: &BTreeSet<Vec<i64>>) {
+    let snap = store.snapshot().unwrap();
+    let mut by_value: BTreeMap<i64, BTreeSet<Vec<i64>>> = BTreeMap::new();
+    for f in model {
+        by_value.entry(f[col]).or_default().insert(f.clone());
+    }
+    for (v, want) in by_value.iter().step_by(97) {
+        #[allow(clippy::cast_precision_loss)]
+        let term = snap.term(&Value::Number(*v as f64)).unwrap().unwrap();
+        let mut got = BTreeSet::new();
+        snap.lookup(rel, &[(col, term)], &mut |row: &[Term]| {
+            got.insert(
+                row.iter()
+                    .map(|t| match snap.value(*t).unwrap() {
+                        Value::Number(n) => n as i64,
+                        v => panic!("{v:?}"),
+                    })
+                    .collect::<Vec<i64>>(),
+            );
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(&got, want, "{rel}, column {col} = {v}");
+    }
+}
+
+/// A `.facts` dump of `n` facts of `arity` columns from `from`, each column a different
+/// spread (the first clustered), every seventh line repeating one before it.
+fn dump(arity: usize, from: u64, n: u64, model: &mut BTreeSet<Vec<i64>>) -> String {
+    let mut out = String::new();
+    for i in from..from + n {
+        let j = if i % 7 == 6 { i / 2 } else { i };
+        let fact: Vec<i64> = (0..arity as u64)
+            .map(|c| match c {
+                0 => (j / 3) as i64,
+                1 => ((j * 7919) % 50_021) as i64,
+                _ => ((j * 104_729 + c) % 90_001) as i64,
+            })
+            .collect();
+        let line: Vec<String> = fact.iter().map(i64::to_string).collect();
+        out.push_str(&line.join("\t"));
+        out.push('\n');
+        model.insert(fact);
+    }
+    out
+}
+
+fn ingest(store: &Store, label: &str, format: Format, text: &str, replace: bool) {
+    let mut batch = store
+        .batch(BatchOptions {
+            replace,
+            ..BatchOptions::default()
+        })
+        .unwrap();
+    batch
+        .read_dump(text.as_bytes(), &spec(label, format))
+        .unwrap();
+    batch.commit().unwrap();
+}
+
+#[test]
+fn issue31_large_batches_in_every_sorted_form_answer_as_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    let mut models: Vec<(String, usize, BTreeSet<Vec<i64>>)> = Vec::new();
+    // One batch of each: 1, 2 and 3 columns, no units, 100,000 lines each.
+    for arity in 1..=3 {
+        let mut model = BTreeSet::new();
+        let text = dump(arity, 0, 100_000, &mut model);
+        let rel = format!("r{arity}");
+        ingest(&store, &format!("{rel}.facts"), Format::Facts, &text, false);
+        models.push((rel, arity, model));
+    }
+    // A later batch grows each (its first new row not at a block's start).
+    for (rel, arity, model) in &mut models {
+        let text = dump(*arity, 90_000, 80_000, model);
+        ingest(&store, &format!("{rel}.facts"), Format::Facts, &text, false);
+    }
+    for (rel, arity, model) in &models {
+        assert_eq!(&facts(&store, rel), model, "{rel}");
+        for col in 0..*arity {
+            lookups(&store, rel, col, model);
+        }
+    }
+    assert!(store.check().unwrap().ok());
+}
+
+#[test]
+fn issue31_a_large_replacing_batch_merges_into_the_chunks_it_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    // Edges stated by 200 units, 500 lines each; then a replacing batch for every other unit
+    // with 80,000 new lines: the removals change chunks its new rows also reach.
+    let mut model: BTreeMap<u64, BTreeSet<Vec<i64>>> = BTreeMap::new();
+    // Line `i` of the dump, stated by `unit`, into `text` and the model.
+    let mut add = |i: u64, unit: u64, text: &mut String| {
+        let (src, dst) = (i / 4, (i * 7919) % 60_013);
+        text.push_str(&format!("{src}\tCALLS\t{dst}\tu{unit}\n"));
+        let fact = vec![src as i64, dst as i64];
+        model.entry(unit).or_default().insert(fact);
+    };
+    let mut text = String::new();
+    for i in 0..100_000u64 {
+        add(i, i / 500, &mut text);
+    }
+    ingest(&store, "e.edges.tsv", Format::Edges, &text, false);
+    let mut text = String::new();
+    for k in 0..80_000u64 {
+        add(1_000_000 + k * 3, (k % 100) * 2, &mut text);
+    }
+    ingest(&store, "e.edges.tsv", Format::Edges, &text, true);
+    // The replaced units' first facts are gone.
+    for unit in (0..200u64).step_by(2) {
+        let first = (unit * 500..(unit + 1) * 500)
+            .map(|i| vec![(i / 4) as i64, ((i * 7919) % 60_013) as i64])
+            .collect::<BTreeSet<_>>();
+        let facts = model.get_mut(&unit).unwrap();
+        facts.retain(|f| !first.contains(f));
+    }
+    let want: BTreeSet<Vec<i64>> = model.values().flatten().cloned().collect();
+    assert_eq!(facts(&store, "calls"), want);
+    lookups(&store, "calls", 0, &want);
+    lookups(&store, "calls", 1, &want);
+    assert!(store.check().unwrap().ok());
+}
