@@ -107,6 +107,14 @@ pub fn blocks(data: &[u8]) {
                 assert_eq!(chunk.get(low), Some(posting));
                 let _ = index::decode_posting(posting);
             }
+            // A lookup of one term finds what the whole chunk read gives.
+            for low in 0..=u8::MAX {
+                assert_eq!(index::find_posting(p, low).ok(), Some(chunk.get(low)));
+            }
+        } else {
+            for low in 0..=u8::MAX {
+                let _ = index::find_posting(p, low);
+            }
         }
         let _ = intern::decode_text_chunk(p);
     }

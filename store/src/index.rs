@@ -537,6 +537,62 @@ impl<'a> ChunkView<'a> {
     }
 }
 
+/// The encoded posting of the term with low byte `low` in a chunk, if it holds one: what
+/// [`ChunkView::parse`] and then [`ChunkView::get`] give, but stepping over only the
+/// postings before it (none when the chunk lacks the term). A lookup of one term reads no
+/// further; the chunk's checksum covers the rest, and [`ChunkView::parse`] checks it whole
+/// where every posting is read.
+pub fn find_posting<'a>(
+    payload: impl Into<Payload<'a>>,
+    low: u8,
+) -> Result<Option<Posting<'a>>, Damage> {
+    let payload = payload.into();
+    if payload.codec == Codec::Plain {
+        return Ok(ChunkView::parse(payload)?.get(low));
+    }
+    let bad = || Damage::Format("a postings chunk is malformed".to_owned());
+    let (&n, rest) = payload.bytes.split_first().ok_or_else(bad)?;
+    let n = n as usize;
+    if n == 0 || n > CHUNK_TERMS as usize {
+        return Err(bad());
+    }
+    // The term's place among the chunk's, and where the postings begin.
+    let (at, data) = if n < 8 {
+        let lows = rest.get(..n).ok_or_else(bad)?;
+        if lows.windows(2).any(|w| w[0] >= w[1]) || lows[n - 1] >= 64 {
+            return Err(bad());
+        }
+        match lows.binary_search(&low) {
+            Ok(i) => (i, &rest[n..]),
+            Err(_) => return Ok(None),
+        }
+    } else {
+        let m = rest.get(..8).ok_or_else(bad)?;
+        let mask = u64::from_le_bytes([m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7]]);
+        if mask.count_ones() as usize != n {
+            return Err(bad());
+        }
+        if low >= 64 || mask >> low & 1 == 0 {
+            return Ok(None);
+        }
+        (
+            (mask & ((1u64 << low) - 1)).count_ones() as usize,
+            &rest[8..],
+        )
+    };
+    let mut r = Reader::new(data, "a postings chunk");
+    let mut base = 0;
+    for _ in 0..at {
+        base = skip_rows(&mut r, First::From(base))?;
+    }
+    let start = r.position();
+    skip_rows(&mut r, First::From(base))?;
+    Ok(Some(Posting {
+        payload: Payload::new(Codec::Compact, &data[start..r.position()]),
+        first: First::From(base),
+    }))
+}
+
 /// Encodes a chunk in `codec` from its non-empty postings, ascending by low byte.
 pub fn encode_chunk<'b>(
     codec: Codec,
@@ -631,6 +687,41 @@ mod tests {
         let bytes = encode(Codec::Plain, &mut b);
         assert_eq!(decode(&bytes).unwrap(), b);
         assert!(decode(&bytes[..bytes.len() / 2]).is_err());
+    }
+
+    #[test]
+    fn finding_one_posting_gives_what_reading_the_chunk_does() {
+        // Chunks of 1 to 64 terms (the lows listed, then as a mask), postings of every form.
+        for n in [1usize, 5, 7, 8, 30, 64] {
+            let mut sets: Vec<(u8, RoaringBitmap)> = (0..n)
+                .map(|i| {
+                    let low = (i * 64 / n) as u8;
+                    let base = (i as u32) * 1000;
+                    let set: RoaringBitmap = match i % 3 {
+                        0 => [base, base + 7].into_iter().collect(),
+                        1 => (base..base + 300).collect(),
+                        _ => (base..base + 5000).step_by(2).collect(),
+                    };
+                    (low, set)
+                })
+                .collect();
+            for codec in [Codec::Plain, Codec::Compact] {
+                let bytes = encode_chunk(codec, sets.iter_mut().map(|(l, b)| (*l, b)));
+                let p = Payload::new(codec, &bytes);
+                let view = ChunkView::parse(p).unwrap();
+                for low in 0..=u8::MAX {
+                    assert_eq!(
+                        find_posting(p, low).unwrap(),
+                        view.get(low),
+                        "n {n}, low {low}"
+                    );
+                }
+                for (low, set) in &sets {
+                    let found = find_posting(p, *low).unwrap().unwrap();
+                    assert_eq!(&decode_posting(found).unwrap(), set);
+                }
+            }
+        }
     }
 
     #[test]

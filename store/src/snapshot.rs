@@ -274,8 +274,9 @@ impl Snapshot {
                 return Ok(None);
             };
             let bytes = index::open_chunk(tier.seal, key, v.value(), &meta.name)?;
-            let view = index::ChunkView::parse(bytes)?;
-            Ok(view.get(low).map(index::decode_posting).transpose()?)
+            Ok(index::find_posting(bytes, low)?
+                .map(index::decode_posting)
+                .transpose()?)
         };
         faults(read).map_err(|f| tier.err(f))
     }
