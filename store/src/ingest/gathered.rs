@@ -19,7 +19,6 @@ pub(super) struct Gathered {
     flat: Vec<u32>,
     /// The unit of each fact as runs, in order: (unit, facts).
     units: Vec<(u32, u64)>,
-    len: usize,
 }
 
 impl Gathered {
@@ -30,13 +29,15 @@ impl Gathered {
             narrow: Vec::new(),
             flat: Vec::new(),
             units: Vec::new(),
-            len: 0,
         }
     }
 
     /// How many facts it holds.
     pub(super) fn len(&self) -> usize {
-        self.len
+        match self.arity {
+            0..=2 => self.narrow.len(),
+            arity => self.flat.len() / arity,
+        }
     }
 
     /// Adds `n` facts stated by `unit`: `terms` holds their terms one after another, `arity`
@@ -58,7 +59,6 @@ impl Gathered {
             Some((u, count)) if *u == unit => *count += n as u64,
             _ => self.units.push((unit, n as u64)),
         }
-        self.len += n;
     }
 
     /// Takes the facts out, leaving none.
@@ -98,12 +98,12 @@ pub(super) enum Sorted {
 impl Sorted {
     /// Sorts `facts`.
     pub(super) fn of(facts: Gathered) -> Sorted {
+        let len = facts.len();
         let Gathered {
             arity,
             mut narrow,
             flat,
             units,
-            len,
         } = facts;
         if arity <= 2 {
             if units.len() <= 1 {
