@@ -52,6 +52,7 @@ mod regular;
 mod relwriter;
 pub mod scip;
 mod seal;
+mod shrinking;
 mod snapshot;
 mod space;
 mod stamp;

@@ -8,6 +8,7 @@ use super::BatchSummary;
 use super::bloom::Bloom;
 use crate::error::Result;
 use crate::relwriter::RelWriter;
+use crate::shrinking::Shrinking;
 use strata_eval::internals::radix::RadixKey;
 
 /// A relation's gathered facts: their terms and the unit of each, in the order read.
@@ -309,16 +310,15 @@ pub(super) fn add_sorted(
 }
 
 /// Hands `keys` (ascending) to `each` group by group (the runs of keys that `same` puts
-/// together), letting go of them as it goes: they are reversed and taken from the end, and
-/// the list shrunk every [`FREE_EVERY`] keys, so that the keys and the rows they become are
-/// never both held whole (10M two-column facts: 80 MB of keys beside the writer's 80 MB of
-/// terms).
+/// together), letting go of them as it goes ([`Shrinking`]), so that the keys and the rows
+/// they become are never both held whole (10M two-column facts: 80 MB of keys beside the
+/// writer's 80 MB of terms).
 fn each_group<T: Copy>(
-    mut keys: Vec<T>,
+    keys: Vec<T>,
     same: impl Fn(&T, &T) -> bool,
     mut each: impl FnMut(&[T]) -> Result<()>,
 ) -> Result<()> {
-    keys.reverse();
+    let mut keys = Shrinking::in_order(keys);
     let mut group: Vec<T> = Vec::new();
     while let Some(k) = keys.pop() {
         if group.first().is_some_and(|g| !same(g, &k)) {
@@ -326,18 +326,12 @@ fn each_group<T: Copy>(
             group.clear();
         }
         group.push(k);
-        if keys.len().is_multiple_of(FREE_EVERY) {
-            keys.shrink_to_fit();
-        }
     }
     if !group.is_empty() {
         each(&group)?;
     }
     Ok(())
 }
-
-/// How many keys [`each_group`] takes between giving memory back.
-const FREE_EVERY: usize = 1 << 20;
 
 /// Counts a distinct tuple that `occurrences` statements of the batch gave.
 fn record(new: bool, occurrences: u64, summary: &mut BatchSummary) {

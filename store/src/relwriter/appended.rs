@@ -11,6 +11,7 @@ use super::{ChunkCache, Key3};
 use crate::error::{Result, damaged};
 use crate::index;
 use crate::seal::Seal;
+use crate::shrinking::Shrinking;
 
 /// The owners of rows appended to a relation that held none before this batch (so no unit
 /// has owners stored), as runs of consecutive rows, `(unit, first row, rows)`: a run grows
@@ -107,25 +108,17 @@ pub(crate) fn column_postings(
     }
     // Taken from the end, giving memory back as the pairs grow (the terms and their pairs
     // are never both held whole).
-    let mut terms = terms;
+    let mut terms = Shrinking::new(terms);
     let mut pairs = Vec::with_capacity(terms.len());
     while let Some(t) = terms.pop() {
         pairs.push(u64::from(t) << 32 | row(terms.len())?);
-        if terms.len().is_multiple_of(FREE_EVERY) {
-            terms.shrink_to_fit();
-        }
     }
     drop(terms);
     // Descending, to be taken from the end (ascending) while the postings grow, giving
-    // memory back as [`FREE_EVERY`] says.
+    // memory back as they do.
     sort_pairs_descending(&mut pairs);
-    let next = || {
-        let p = pairs.pop();
-        if pairs.len().is_multiple_of(FREE_EVERY) {
-            pairs.shrink_to_fit();
-        }
-        Ok(p)
-    };
+    let mut pairs = Shrinking::new(pairs);
+    let next = || Ok(pairs.pop());
     postings_of(seal, rel, col, next, chunks)
 }
 
@@ -184,9 +177,6 @@ fn postings_of(
     }
     Ok(out)
 }
-
-/// How many terms [`column_postings`] takes between giving memory back.
-const FREE_EVERY: usize = 1 << 20;
 
 /// Above this many pairs, they are sorted in place: the radix sort's second buffer (8 bytes a
 /// pair) would add 64 MiB or more to the peak of a large flush.

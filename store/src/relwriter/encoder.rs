@@ -138,41 +138,40 @@ impl Encode {
             .map_or(1, std::num::NonZero::get)
             .min(columns.len());
         let chunks = &self.chunks;
-        let encode = |work: Vec<(u16, Vec<u32>)>| -> Result<Vec<ColumnPostings>> {
+        let encode = |work: Vec<(u16, Vec<u32>)>| -> Result<Vec<(u16, ColumnPostings)>> {
             work.into_iter()
-                .map(|(col, terms)| column_postings(seal, rel, col, terms, first, chunks))
+                .map(|(col, terms)| {
+                    Ok((col, column_postings(seal, rel, col, terms, first, chunks)?))
+                })
                 .collect()
         };
-        if threads <= 1 || rows < PARALLEL_APPENDED {
-            return encode(columns);
-        }
-        // Column `c` to thread `c % threads`; each thread's columns back in order.
-        let mut work: Vec<Vec<(u16, Vec<u32>)>> = (0..threads).map(|_| Vec::new()).collect();
-        for (c, job) in columns.into_iter().enumerate() {
-            work[c % threads].push(job);
-        }
-        let done: Vec<Result<Vec<ColumnPostings>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = work
-                .into_iter()
-                .map(|w| s.spawn(move || encode(w)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        let mut per_thread: Vec<std::vec::IntoIter<ColumnPostings>> = Vec::new();
-        for d in done {
-            per_thread.push(d?.into_iter());
-        }
-        let mut out = Vec::new();
-        for c in 0.. {
-            match per_thread[c % threads].next() {
-                Some(p) => out.push(p),
-                None => break,
+        let mut done = if threads <= 1 || rows < PARALLEL_APPENDED {
+            encode(columns)?
+        } else {
+            // Column `c` to thread `c % threads`.
+            let mut work: Vec<Vec<(u16, Vec<u32>)>> = (0..threads).map(|_| Vec::new()).collect();
+            for (c, job) in columns.into_iter().enumerate() {
+                work[c % threads].push(job);
             }
-        }
-        Ok(out)
+            let per_thread: Vec<Result<Vec<(u16, ColumnPostings)>>> = std::thread::scope(|s| {
+                let handles: Vec<_> = work
+                    .into_iter()
+                    .map(|w| s.spawn(move || encode(w)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            });
+            let mut done = Vec::new();
+            for d in per_thread {
+                done.extend(d?);
+            }
+            done
+        };
+        // Back in column order.
+        done.sort_unstable_by_key(|(col, _)| *col);
+        Ok(done.into_iter().map(|(_, p)| p).collect())
     }
 
     /// Encodes everything this batch changed, with the updated catalog entry and each unit
