@@ -3,12 +3,14 @@
 
 mod appended;
 mod encoder;
+mod probe;
 
 use std::collections::hash_map::Entry;
 
 use redb::{ReadableTable, Table, WriteTransaction};
 use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::catalog::RelationMeta;
 use crate::error::{Fault, Result, damaged};
@@ -18,8 +20,13 @@ use crate::{column, index};
 
 use appended::NewOwners;
 pub(crate) use encoder::{Encode, Encoded, Encoder};
+use probe::{Probes, Stored};
 
 type Key3 = (u32, u16, u32);
+
+/// The most rows holding a tuple's first term that [`RelWriter::find_row`] checks in their
+/// blocks rather than in the postings of the tuple's other terms.
+const BY_BLOCKS: usize = 16;
 
 /// A column block's terms, and whether the batch changed them.
 type Block = (Vec<u32>, bool);
@@ -73,15 +80,17 @@ struct ChunkCache {
 /// writes, and the changes it gathers ([`Encode`]), which [`RelWriter::prepare`] hands over
 /// to be encoded.
 pub(crate) struct RelWriter<'t> {
-    blocks: Table<'t, Key3, &'static [u8]>,
-    postings: Table<'t, Key3, &'static [u8]>,
+    /// The blocks, postings and runs tables.
+    stored: Stored<'t>,
     owners: Table<'t, (u32, u32), &'static [u8]>,
     shared: Table<'t, (u32, u32), u32>,
     dead_table: Table<'t, u32, &'static [u8]>,
-    /// The table holding the batch's runs, once there are any.
-    run_table: Option<Table<'t, RunKey, &'static [u8]>>,
     /// What the batch changes in the relation.
     changes: Encode,
+    /// The stored postings and blocks last read to look tuples up.
+    probes: Probes,
+    /// The rows of a term no chunk in the batch's cache holds.
+    empty: RoaringBitmap,
 }
 
 impl<'t> RelWriter<'t> {
@@ -89,8 +98,9 @@ impl<'t> RelWriter<'t> {
     /// read here include.
     pub(crate) fn set_runs(&mut self, txn: &'t WriteTransaction, runs: Runs) -> Result<()> {
         if runs.earlier > 0 {
-            self.run_table = Some(txn.open_table(layout::POSTINGS_RUNS)?);
+            self.stored.runs = Some(txn.open_table(layout::POSTINGS_RUNS)?);
         }
+        self.stored.earlier = runs.earlier;
         self.changes.runs = runs;
         Ok(())
     }
@@ -102,12 +112,20 @@ impl<'t> RelWriter<'t> {
     ) -> Result<RelWriter<'t>> {
         let arity = meta.columns.len();
         Ok(RelWriter {
-            blocks: txn.open_table(layout::BLOCKS)?,
-            postings: txn.open_table(layout::POSTINGS)?,
+            stored: Stored {
+                seal,
+                rel: meta.id,
+                name: meta.name.clone(),
+                postings: txn.open_table(layout::POSTINGS)?,
+                blocks: txn.open_table(layout::BLOCKS)?,
+                runs: None,
+                earlier: 0,
+            },
             owners: txn.open_table(layout::OWNERS)?,
             shared: txn.open_table(layout::SHARED)?,
             dead_table: txn.open_table(layout::DEAD)?,
-            run_table: None,
+            probes: Probes::new(arity),
+            empty: RoaringBitmap::new(),
             changes: Encode {
                 seal,
                 had_rows: meta.next_row > 0,
@@ -142,13 +160,13 @@ impl<'t> RelWriter<'t> {
                 let mut c = ChunkCache::default();
                 let key = (self.changes.meta.id, col, chunk);
                 if self.changes.had_rows
-                    && let Some(v) = self.postings.get(key)?
+                    && let Some(v) = self.stored.postings.get(key)?
                 {
                     let (seal, name) = (self.changes.seal, &self.changes.meta.name);
                     merge_chunk(seal, key, v.value(), name, &mut c)?;
                     c.before = c.postings.len();
                 }
-                if let Some(runs) = &self.run_table {
+                if let Some(runs) = &self.stored.runs {
                     for f in 0..self.changes.runs.earlier {
                         if let Some(v) = runs.get((f, key.0, key.1, key.2))? {
                             let (seal, name) = (self.changes.seal, &self.changes.meta.name);
@@ -161,23 +179,30 @@ impl<'t> RelWriter<'t> {
         }
     }
 
-    /// The rows of (column, term) as stored plus this batch's changes so far.
-    fn posting_len(&mut self, col: u16, term: u32) -> Result<u64> {
+    /// The rows of (column, term) as stored plus this batch's changes so far: from the
+    /// batch's chunk cache when it holds the chunk, else read ([`Probes::posting`]).
+    fn posting(&mut self, col: u16, term: u32) -> Result<&RoaringBitmap> {
         let (chunk, low) = index::chunk_of(term);
-        Ok(self
-            .chunk(col, chunk)?
-            .postings
-            .get(&low)
-            .map_or(0, RoaringBitmap::len))
+        if self.changes.chunks.contains_key(&(col, chunk)) {
+            let cached = self.changes.chunks[&(col, chunk)].postings.get(&low);
+            return Ok(cached.unwrap_or(&self.empty));
+        }
+        self.probes.posting(&self.stored, col, term)
     }
 
-    fn posting_contains(&self, col: u16, term: u32, row: u32) -> bool {
-        let (chunk, low) = index::chunk_of(term);
-        self.changes
-            .chunks
-            .get(&(col, chunk))
-            .and_then(|c| c.postings.get(&low))
-            .is_some_and(|b| b.contains(row))
+    /// The term of stored row `row` in column `col`: from the batch's blocks when they
+    /// hold it, else read ([`Probes::term`]).
+    fn stored_term(&mut self, col: u16, row: u32) -> Result<Option<u32>> {
+        let (block, at) = (row / BLOCK_ROWS, (row % BLOCK_ROWS) as usize);
+        if let Some((b, (terms, _))) = &self.changes.tails[col as usize]
+            && *b == block
+        {
+            return Ok(terms.get(at).copied());
+        }
+        if let Some((terms, _)) = self.changes.block_cache.get(&(col, block)) {
+            return Ok(terms.get(at).copied());
+        }
+        self.probes.term(&self.stored, col, row)
     }
 
     /// The posting of (column, term), to change.
@@ -245,7 +270,7 @@ impl<'t> RelWriter<'t> {
                 let key = (self.changes.meta.id, col, block);
                 // A relation that never held a row has no blocks stored.
                 let found = if self.changes.had_rows {
-                    self.blocks.get(key)?
+                    self.stored.blocks.get(key)?
                 } else {
                     None
                 };
@@ -282,38 +307,66 @@ impl<'t> RelWriter<'t> {
         Ok(out)
     }
 
-    /// The live row holding `tuple`, if the relation held it before this batch (or this batch
-    /// re-added it... it never does: batches add each distinct tuple once).
+    /// The live row holding `tuple`, if the relation held it before this batch or an
+    /// earlier flush of the batch added it (a flush adds each distinct tuple once).
+    ///
+    /// The candidates are the rows holding its first term. A few of them, in blocks already
+    /// read or in one more, are checked against the other terms in their blocks (the tuples
+    /// come sorted by their first column, and rows stored together share blocks); else the
+    /// other terms' postings are read and intersected, fewest rows first.
     fn find_row(&mut self, tuple: &[u32]) -> Result<Option<u32>> {
+        let Some(&first) = tuple.first() else {
+            return Ok(None);
+        };
         if !self.changes.had_rows {
             return Ok(None);
         }
-        let mut best: Option<(u64, u16)> = None;
-        for (c, &t) in tuple.iter().enumerate() {
-            let len = self.posting_len(c as u16, t)?;
-            if len == 0 {
+        let candidates: SmallVec<[u32; BY_BLOCKS]> = {
+            let rows = self.posting(0, first)?;
+            if rows.is_empty() {
                 return Ok(None);
             }
-            if best.is_none_or(|(l, _)| len < l) {
-                best = Some((len, c as u16));
+            if tuple.len() == 1 {
+                return Ok(rows.min());
             }
-        }
-        let Some((_, bc)) = best else {
-            return Ok(None);
+            if rows.len() > BY_BLOCKS as u64 {
+                SmallVec::new()
+            } else {
+                rows.iter().collect()
+            }
         };
-        let (chunk, low) = index::chunk_of(tuple[bc as usize]);
-        let candidates: Vec<u32> = self.changes.chunks[&(bc, chunk)].postings[&low]
+        if !candidates.is_empty() && self.probes.blocks_to_read(&candidates) <= 1 {
+            'rows: for r in candidates {
+                for (c, &t) in tuple.iter().enumerate().skip(1) {
+                    if self.stored_term(c as u16, r)? != Some(t) {
+                        continue 'rows;
+                    }
+                }
+                return Ok(Some(r));
+            }
+            return Ok(None);
+        }
+        let mut lens: SmallVec<[(u64, u16); 4]> = SmallVec::new();
+        for (c, &t) in tuple.iter().enumerate() {
+            let n = self.posting(c as u16, t)?.len();
+            if n == 0 {
+                return Ok(None);
+            }
+            lens.push((n, c as u16));
+        }
+        lens.sort_unstable();
+        let mut rows: Vec<u32> = self
+            .posting(lens[0].1, tuple[lens[0].1 as usize])?
             .iter()
             .collect();
-        'rows: for r in candidates {
-            for (c, &t) in tuple.iter().enumerate() {
-                if c as u16 != bc && !self.posting_contains(c as u16, t, r) {
-                    continue 'rows;
-                }
+        for &(_, c) in &lens[1..] {
+            let other = self.posting(c, tuple[c as usize])?;
+            rows.retain(|r| other.contains(*r));
+            if rows.is_empty() {
+                return Ok(None);
             }
-            return Ok(Some(r));
         }
-        Ok(None)
+        Ok(rows.first().copied())
     }
 
     /// Removes `unit` as an owner of each row it states; rows no other owner states die.
@@ -400,7 +453,7 @@ impl<'t> RelWriter<'t> {
                         let key = (rel, c as u16, block);
                         let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
                         self.changes.tails[c] = None;
-                        self.blocks.insert(key, bytes.as_slice())?;
+                        self.stored.blocks.insert(key, bytes.as_slice())?;
                     }
                 }
                 for &u in units {

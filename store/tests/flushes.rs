@@ -13,7 +13,7 @@ use strata_store::{BatchOptions, BatchSummary, OpenOptions, Store};
 
 mod common;
 
-use common::{create_as, spec};
+use common::{commit_dump, create_as};
 
 /// An edge dump of `n` lines from line `from`: sources clustered (50 lines each), targets
 /// spread over about 30,000 terms, two kinds, a unit per 500 lines; every tenth line
@@ -36,16 +36,11 @@ fn dump(from: usize, n: usize) -> String {
 /// Commits `text` into the database in `dir` as one batch flushing every `buffer` facts.
 fn ingest(dir: &Path, version: u32, buffer: usize, text: &str) -> BatchSummary {
     let store = create_as(dir, version);
-    let mut batch = store
-        .batch(BatchOptions {
-            buffer_facts: buffer,
-            ..BatchOptions::default()
-        })
-        .unwrap();
-    batch
-        .read_dump(text.as_bytes(), &spec("e.edges.tsv", Format::Edges))
-        .unwrap();
-    batch.commit().unwrap()
+    let options = BatchOptions {
+        buffer_facts: buffer,
+        ..BatchOptions::default()
+    };
+    commit_dump(&store, options, "e.edges.tsv", Format::Edges, text)
 }
 
 /// Every row of every relation, as values, sorted, with each relation's distinct counts.

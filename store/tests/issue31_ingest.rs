@@ -3,7 +3,8 @@
 //! their own. These batches are large enough for that (over 64K rows a relation), in every
 //! form the facts are sorted in: one or two columns without units, three columns, two
 //! columns with many units; then grown by a later batch and partly replaced. What the store
-//! answers is compared with a model, and `check` rebuilds every index from the columns.
+//! answers is compared with a model, and `check` rebuilds every index from the columns. A
+//! later batch that restates stored tuples finds each (and nothing it should not).
 
 #![allow(clippy::unwrap_used)]
 
@@ -16,7 +17,7 @@ use strata_store::{BatchOptions, Store};
 
 mod common;
 
-use common::{create, spec};
+use common::{commit_dump, create};
 
 /// Every fact of `rel`, as numbers.
 fn facts(store: &Store, rel: &str) -> BTreeSet<Vec<i64>> {
@@ -87,16 +88,11 @@ fn dump(arity: usize, from: u64, n: u64, model: &mut BTreeSet<Vec<i64>>) -> Stri
 }
 
 fn ingest(store: &Store, label: &str, format: Format, text: &str, replace: bool) {
-    let mut batch = store
-        .batch(BatchOptions {
-            replace,
-            ..BatchOptions::default()
-        })
-        .unwrap();
-    batch
-        .read_dump(text.as_bytes(), &spec(label, format))
-        .unwrap();
-    batch.commit().unwrap();
+    let options = BatchOptions {
+        replace,
+        ..BatchOptions::default()
+    };
+    commit_dump(store, options, label, format, text);
 }
 
 #[test]
@@ -162,5 +158,79 @@ fn issue31_a_large_replacing_batch_merges_into_the_chunks_it_changed() {
     assert_eq!(facts(&store, "calls"), want);
     lookups(&store, "calls", 0, &want);
     lookups(&store, "calls", 1, &want);
+    assert!(store.check().unwrap().ok());
+}
+
+/// The fact of line `i` of [`restated`]'s dumps: a third of the lines are of one hub term
+/// (whose rows grow by each batch, so they span many blocks), the rest of terms with 2 rows.
+fn hub_fact(arity: usize, i: u64) -> Vec<i64> {
+    let (first, second) = if i.is_multiple_of(3) {
+        (0, i as i64)
+    } else {
+        ((i / 2 + 1) as i64, ((i * 7919) % 70_001) as i64)
+    };
+    let mut fact = vec![first, second];
+    if arity == 3 {
+        fact.push(second % 11);
+    }
+    fact
+}
+
+/// Ingests lines `lines` of [`hub_fact`] as one batch of `buffer` facts a flush; checks
+/// the batch's counts of new and restated facts against the model.
+fn restated(
+    store: &Store,
+    arity: usize,
+    lines: &[u64],
+    buffer: usize,
+    model: &mut BTreeSet<Vec<i64>>,
+) {
+    let mut text = String::new();
+    let mut new = 0;
+    for &i in lines {
+        let fact = hub_fact(arity, i);
+        let line: Vec<String> = fact.iter().map(i64::to_string).collect();
+        text.push_str(&line.join("\t"));
+        text.push('\n');
+        if model.insert(fact) {
+            new += 1;
+        }
+    }
+    let options = BatchOptions {
+        buffer_facts: buffer,
+        ..BatchOptions::default()
+    };
+    let label = format!("h{arity}.facts");
+    let summary = commit_dump(store, options, &label, Format::Facts, &text);
+    assert_eq!(summary.new, new, "new facts, arity {arity}");
+    assert_eq!(summary.facts_read, lines.len() as u64);
+}
+
+#[test]
+fn issue31_a_later_batch_finds_the_tuples_it_restates() {
+    // A later batch looks each tuple up: by the rows of its first term checked in their
+    // blocks when they are few, else by the postings of its other terms. The hub term's
+    // rows are many and span batches; the other terms' are two, side by side.
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    for arity in [2, 3] {
+        let mut model = BTreeSet::new();
+        let first: Vec<u64> = (0..60_000).collect();
+        restated(&store, arity, &first, 1 << 20, &mut model);
+        let second: Vec<u64> = (60_000..90_000).collect();
+        restated(&store, arity, &second, 1 << 20, &mut model);
+        // Stored lines from both batches, new ones, and lines repeated within the batch,
+        // over several flushes (so later flushes find what earlier ones added).
+        let mut third: Vec<u64> = (40_000..75_000).step_by(3).collect();
+        third.extend((88_000..130_000).step_by(2));
+        third.extend((100_000..110_000).step_by(5));
+        third.extend((0..5_000).step_by(7));
+        restated(&store, arity, &third, 20_000, &mut model);
+        let rel = format!("h{arity}");
+        assert_eq!(facts(&store, &rel), model, "{rel}");
+        for col in 0..arity {
+            lookups(&store, &rel, col, &model);
+        }
+    }
     assert!(store.check().unwrap().ok());
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use strata_eval::FactSource;
 
 use strata_store::dump::{DumpSpec, Format};
-use strata_store::{Batch, BatchOptions, OpenOptions, Reclaim, Store};
+use strata_store::{Batch, BatchOptions, BatchSummary, OpenOptions, Reclaim, Store};
 
 /// Opens the database in `dir`, creating it.
 pub fn create(dir: &Path) -> Store {
@@ -69,6 +69,21 @@ pub fn read_into<'s>(
         .unwrap();
     batch.read_dump(text, &spec(label, format)).unwrap();
     batch
+}
+
+/// Commits the dump `text` (named `label`) as one batch with `options`.
+pub fn commit_dump(
+    store: &Store,
+    options: BatchOptions,
+    label: &str,
+    format: Format,
+    text: &str,
+) -> BatchSummary {
+    let mut batch = store.batch(options).unwrap();
+    batch
+        .read_dump(text.as_bytes(), &spec(label, format))
+        .unwrap();
+    batch.commit().unwrap()
 }
 
 /// A small database: two edge kinds in the base file, one attribute in tier `big`, units.
