@@ -19,6 +19,7 @@ use strata_eval::canonical_number;
 use crate::error::IngestError;
 
 mod group;
+mod recorded;
 pub use group::{Cell, FactGroup, GroupRelation};
 
 type Result<T, E = IngestError> = std::result::Result<T, E>;
@@ -317,13 +318,16 @@ fn read_line(
 /// Stops at the first malformed line with [`IngestError::Malformed`] naming the file and line.
 /// A line is at most [`MAX_LINE_BYTES`] long; a UTF-8 byte order mark opening the input is
 /// skipped.
-pub fn read(input: impl BufRead, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
+///
+/// The lines of a text dump are read and parsed on a thread of their own, and handed to
+/// `sink` on this one.
+pub fn read(input: impl BufRead + Send, spec: &DumpSpec, sink: &mut dyn FactSink) -> Result<u64> {
     read_limited(input, spec, sink, MAX_LINE_BYTES)
 }
 
 /// [`read`] with another limit on the length of a line, in bytes.
 pub fn read_limited(
-    mut input: impl BufRead,
+    input: impl BufRead + Send,
     spec: &DumpSpec,
     sink: &mut dyn FactSink,
     max_line: usize,
@@ -332,6 +336,16 @@ pub fn read_limited(
     if spec.format == Format::Scip {
         return crate::scip::read(input, spec, sink);
     }
+    recorded::read_on_thread(sink, |sink| read_lines(input, spec, sink, max_line))
+}
+
+/// Reads every line of a text dump into `sink`.
+fn read_lines(
+    mut input: impl BufRead,
+    spec: &DumpSpec,
+    sink: &mut dyn FactSink,
+    max_line: usize,
+) -> Result<u64> {
     let mut reader = LineReader {
         spec,
         line_no: 0,

@@ -276,7 +276,7 @@ impl<'s> Batch<'s> {
     /// Reads a whole dump into the batch.
     pub fn read_dump(
         &mut self,
-        input: impl std::io::BufRead,
+        input: impl std::io::BufRead + Send,
         spec: &DumpSpec,
     ) -> Result<u64, IngestError> {
         self.label = spec.label.clone();
