@@ -355,21 +355,22 @@ mod tests {
         assert_eq!(sink.progress.len(), 2);
     }
 
-    #[test]
-    fn a_malformed_line_is_reported_after_every_fact_before_it() {
+    /// Reads `lines` pairs and then a malformed line as `e.facts` into `sink`; answers the
+    /// error.
+    fn read_then_malformed(lines: u64, sink: &mut Lines) -> String {
         let mut text = String::new();
-        for i in 0..20_000 {
+        for i in 0..lines {
             text.push_str(&format!("{i}\t{}\n", i + 1));
         }
         text.push_str("1\t2\t3\n");
+        let spec = spec("e.facts", Format::Facts, Some("e"));
+        read(text.as_bytes(), &spec, sink).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_malformed_line_is_reported_after_every_fact_before_it() {
         let mut sink = Lines::default();
-        let err = read(
-            text.as_bytes(),
-            &spec("e.facts", Format::Facts, Some("e")),
-            &mut sink,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = read_then_malformed(20_000, &mut sink);
         assert!(err.contains("e.facts:20001"), "{err}");
         assert_eq!(sink.seen.len(), 20_000);
         assert!(sink.seen[19_999].starts_with("20000:e"));
@@ -377,22 +378,11 @@ mod tests {
 
     #[test]
     fn the_sink_s_refusal_wins_over_a_later_malformed_line() {
-        let mut text = String::new();
-        for i in 0..30_000 {
-            text.push_str(&format!("{i}\t{}\n", i + 1));
-        }
-        text.push_str("1\t2\t3\n");
         let mut sink = Lines {
             refuse: 9_000,
             ..Lines::default()
         };
-        let err = read(
-            text.as_bytes(),
-            &spec("e.facts", Format::Facts, Some("e")),
-            &mut sink,
-        )
-        .unwrap_err()
-        .to_string();
+        let err = read_then_malformed(30_000, &mut sink);
         assert_eq!(err, "refused line 9000");
         assert_eq!(sink.seen.len(), 8_999);
         // Progress was reported once, at line 8,192, before the refusal.
