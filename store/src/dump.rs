@@ -17,8 +17,12 @@ use smallvec::SmallVec;
 use strata_eval::canonical_number;
 
 use crate::error::IngestError;
+use json::{JsonObject, json_number};
+use lines::Line;
 
 mod group;
+mod json;
+mod lines;
 mod recorded;
 pub use group::{Cell, FactGroup, GroupRelation};
 
@@ -266,53 +270,6 @@ pub fn reserved_name(name: &str) -> bool {
     RESERVED_NAMES.iter().any(|r| r.eq_ignore_ascii_case(name))
 }
 
-/// What [`read_line`] found.
-enum LineRead {
-    /// The end of the input.
-    End,
-    /// A line of this many bytes of input (its line break included).
-    Line(usize),
-    /// A line longer than the limit, left unread past it.
-    TooLong,
-}
-
-/// Reads one line into `line` (appending, its line break included when it has one), but never
-/// more than `max` bytes of it before its line break.
-fn read_line(
-    input: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<LineRead> {
-    let mut consumed = 0;
-    loop {
-        let buf = match input.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            return Ok(if consumed == 0 {
-                LineRead::End
-            } else {
-                LineRead::Line(consumed)
-            });
-        }
-        let (take, done) = match memchr::memchr(b'\n', buf) {
-            Some(i) => (i + 1, true),
-            None => (buf.len(), false),
-        };
-        if line.len() + take - usize::from(done) > max {
-            return Ok(LineRead::TooLong);
-        }
-        line.extend_from_slice(&buf[..take]);
-        input.consume(take);
-        consumed += take;
-        if done {
-            return Ok(LineRead::Line(consumed));
-        }
-    }
-}
-
 /// Reads every fact of a dump into `sink`; returns the number of facts read.
 ///
 /// Stops at the first malformed line with [`IngestError::Malformed`] naming the file and line.
@@ -358,46 +315,65 @@ fn read_lines(
         fixed_columns: fixed_columns(),
         names: rustc_hash::FxHashMap::default(),
     };
-    let mut line = Vec::with_capacity(256);
-    loop {
-        line.clear();
-        let read =
-            read_line(&mut input, &mut line, max_line).map_err(|source| IngestError::Read {
-                file: spec.label.clone(),
-                line: reader.line_no + 1,
-                source,
-            })?;
-        reader.line_no += 1;
-        let n = match read {
-            LineRead::End => break,
-            LineRead::Line(n) => n,
-            LineRead::TooLong => {
+    let label = &spec.label;
+    lines::each_line(
+        &mut input,
+        max_line,
+        |line| {
+            reader.line_no += 1;
+            let Line::Text(mut line) = line else {
                 return Err(reader.err(format!("line longer than {max_line} bytes")));
+            };
+            reader.bytes += line.len() as u64;
+            if reader.line_no == 1 && line.starts_with(BOM) {
+                line = &line[BOM.len()..];
             }
-        };
-        reader.bytes += n as u64;
-        if reader.line_no == 1 && line.starts_with(BOM) {
-            line.drain(..BOM.len());
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
+            if let Some(l) = line.strip_suffix(b"\n") {
+                line = l.strip_suffix(b"\r").unwrap_or(l);
             }
-        }
-        let text = std::str::from_utf8(&line).map_err(|e| {
-            reader.err(format!(
-                "invalid UTF-8 at byte {} of the line",
-                e.valid_up_to() + 1
-            ))
-        })?;
-        reader.line(text, sink)?;
-        if reader.line_no.is_multiple_of(8192) {
-            sink.progress(reader.bytes, reader.facts);
-        }
-    }
+            let text = std::str::from_utf8(line).map_err(|e| {
+                reader.err(format!(
+                    "invalid UTF-8 at byte {} of the line",
+                    e.valid_up_to() + 1
+                ))
+            })?;
+            reader.line(text, sink)?;
+            if reader.line_no.is_multiple_of(8192) {
+                sink.progress(reader.bytes, reader.facts);
+            }
+            Ok(())
+        },
+        |source, lines| IngestError::Read {
+            file: label.clone(),
+            line: lines + 1,
+            source,
+        },
+    )?;
     sink.progress(reader.bytes, reader.facts);
     Ok(reader.facts)
+}
+
+/// The tab-separated fields of a line: what `text.split('\t')` gives, found by the byte in
+/// a plain loop (`str::split` by a char compares its encoding with `memcmp` at each
+/// candidate, and `memchr` costs more to start than a field of a few bytes takes to scan).
+/// A tab is one byte that no other character's encoding holds, so every cut is at a
+/// character boundary and `get` always answers.
+fn tab_fields(text: &str) -> impl Iterator<Item = &str> {
+    let mut from = Some(0);
+    std::iter::from_fn(move || {
+        let start = from?;
+        let rest = &text.as_bytes()[start..];
+        match rest.iter().position(|&b| b == b'\t') {
+            Some(i) => {
+                from = Some(start + i + 1);
+                text.get(start..start + i)
+            }
+            None => {
+                from = None;
+                text.get(start..)
+            }
+        }
+    })
 }
 
 /// The UTF-8 byte order mark, skipped where it opens a dump.
@@ -541,7 +517,7 @@ impl LineReader<'_> {
         let n = names.len();
         let mut raw = [""; MAX_FIXED_FIELDS];
         let mut count = 0;
-        for f in text.split('\t') {
+        for f in tab_fields(text) {
             if count < MAX_FIXED_FIELDS {
                 raw[count] = f;
             }
@@ -631,7 +607,7 @@ impl LineReader<'_> {
         let mut values: SmallVec<[Field<'_>; 8]> = SmallVec::new();
         // A line without a backslash has no escape in any field.
         let plain = memchr::memchr(b'\\', text.as_bytes()).is_none();
-        for (i, f) in text.split('\t').enumerate() {
+        for (i, f) in tab_fields(text).enumerate() {
             let f = if plain {
                 Cow::Borrowed(f)
             } else {
@@ -754,63 +730,6 @@ impl LineReader<'_> {
             line: self.line_no,
         })
     }
-}
-
-/// A JSON object read with its keys checked: a key given twice is an error (serde_json's
-/// own map keeps the last value silently).
-struct JsonObject(serde_json::Map<String, serde_json::Value>);
-
-impl<'de> serde::Deserialize<'de> for JsonObject {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = JsonObject;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<JsonObject, A::Error> {
-                let mut out = serde_json::Map::new();
-                while let Some(k) = map.next_key::<String>()? {
-                    let v: serde_json::Value = map.next_value()?;
-                    if out.contains_key(&k) {
-                        return Err(serde::de::Error::custom(format!(
-                            "key \"{k}\" is given twice"
-                        )));
-                    }
-                    out.insert(k, v);
-                }
-                Ok(JsonObject(out))
-            }
-        }
-        d.deserialize_map(Visitor)
-    }
-}
-
-/// A JSON number as a field: a number when a double holds it exactly, else (an integer past
-/// 2^53 a double would round) the text of its digits, as the tab-separated formats keep a
-/// field that is not the shortest printing of a double. `None` when it is not finite.
-fn json_number(n: &serde_json::Number) -> Option<Field<'static>> {
-    let exact = |x: f64| Field::Number(if x == 0.0 { 0.0 } else { x });
-    if let Some(i) = n.as_u64() {
-        let x = i as f64;
-        return Some(if x as u64 == i && x < u64::MAX as f64 {
-            exact(x)
-        } else {
-            Field::Text(Cow::Owned(i.to_string()))
-        });
-    }
-    if let Some(i) = n.as_i64() {
-        let x = i as f64;
-        return Some(if x as i64 == i {
-            exact(x)
-        } else {
-            Field::Text(Cow::Owned(i.to_string()))
-        });
-    }
-    n.as_f64().filter(|x| x.is_finite()).map(exact)
 }
 
 /// Whether `s` may name a relation or a column: letters, digits, `_` and `-`, starting with
