@@ -533,8 +533,14 @@ impl LineReader<'_> {
             )));
         }
         let mut fields: [Cow<'_, str>; MAX_FIXED_FIELDS] = Default::default();
+        // A line without a backslash has no escape in any field.
+        let plain = memchr::memchr(b'\\', text.as_bytes()).is_none();
         for i in 0..count {
-            fields[i] = unescape(raw[i]).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?;
+            fields[i] = if plain {
+                Cow::Borrowed(raw[i])
+            } else {
+                unescape(raw[i]).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?
+            };
         }
         for (i, name) in names.iter().enumerate() {
             if fields[i].is_empty() && *name != "value" {

@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn the_sink_gets_every_fact_as_read_in_order() {
-        let text = "a\tCALLS\tb\nb\tcalls\t7\tu1\n\nc\tIMPORTS\td\n";
+        let text = "a\\tz\tCALLS\tb\nb\tcalls\t7\tu1\n\nc\tIMPORTS\td\n";
         let mut sink = Lines::default();
         let n = read(
             text.as_bytes(),
@@ -350,7 +350,7 @@ mod tests {
         assert_eq!(
             sink.seen,
             [
-                "1:CALLS calls(src,dst) None Text(\"a\") Text(\"b\") None",
+                "1:CALLS calls(src,dst) None Text(\"a\\tz\") Text(\"b\") None",
                 "2:calls calls(src,dst) None Text(\"b\") Number(7.0) Some(\"u1\")",
                 "4:IMPORTS imports(src,dst) None Text(\"c\") Text(\"d\") None",
                 "3:p p(x,y) Some(\"pairs\") Number(1.0) Text(\"b\\tc\") None",
