@@ -280,12 +280,99 @@ fn skip_rows(r: &mut Reader<'_>, first: First) -> Result<u32, Damage> {
     }
 }
 
+/// What a posting's rows are decoded into: a bitmap, or a list rows are appended to.
+pub(crate) trait RowSet {
+    /// Adds `rows`, ascending; `Err` when they do not all come after the rows it holds.
+    fn add_sorted(&mut self, rows: Vec<u32>) -> Result<(), ()>;
+    /// Adds the rows `first..=last`, as [`RowSet::add_sorted`].
+    fn add_range(&mut self, first: u32, last: u32) -> Result<(), ()>;
+    /// Adds the rows of `set`, as [`RowSet::add_sorted`].
+    fn add_set(&mut self, set: RoaringBitmap) -> Result<(), ()>;
+}
+
+impl RowSet for RoaringBitmap {
+    fn add_sorted(&mut self, rows: Vec<u32>) -> Result<(), ()> {
+        if self.is_empty() {
+            *self = RoaringBitmap::from_sorted_iter(rows).map_err(|_| ())?;
+            return Ok(());
+        }
+        self.append(rows).map(|_| ()).map_err(|_| ())
+    }
+
+    fn add_range(&mut self, first: u32, last: u32) -> Result<(), ()> {
+        if self.max().is_some_and(|m| m >= first) {
+            return Err(());
+        }
+        self.insert_range(first..=last);
+        Ok(())
+    }
+
+    fn add_set(&mut self, set: RoaringBitmap) -> Result<(), ()> {
+        if self.is_empty() {
+            *self = set;
+            return Ok(());
+        }
+        if let (Some(m), Some(f)) = (self.max(), set.min())
+            && m >= f
+        {
+            return Err(());
+        }
+        *self |= set;
+        Ok(())
+    }
+}
+
+impl RowSet for Vec<u32> {
+    fn add_sorted(&mut self, rows: Vec<u32>) -> Result<(), ()> {
+        if !rows.is_sorted_by(|a, b| a < b) {
+            return Err(());
+        }
+        if let (Some(&m), Some(&f)) = (self.last(), rows.first())
+            && m >= f
+        {
+            return Err(());
+        }
+        if self.is_empty() {
+            *self = rows;
+        } else {
+            self.extend_from_slice(&rows);
+        }
+        Ok(())
+    }
+
+    fn add_range(&mut self, first: u32, last: u32) -> Result<(), ()> {
+        if self.last().is_some_and(|&m| m >= first) || first > last {
+            return Err(());
+        }
+        self.extend(first..=last);
+        Ok(())
+    }
+
+    fn add_set(&mut self, set: RoaringBitmap) -> Result<(), ()> {
+        if let (Some(&m), Some(f)) = (self.last(), set.min())
+            && m >= f
+        {
+            return Err(());
+        }
+        self.extend(set.iter());
+        Ok(())
+    }
+}
+
 /// Decodes one compact posting, which must take all of `bytes`.
 fn decode_rows(bytes: &[u8], first: First) -> Result<RoaringBitmap, Damage> {
+    let mut out = RoaringBitmap::new();
+    decode_rows_into(bytes, first, &mut out)?;
+    Ok(out)
+}
+
+/// Decodes one compact posting, which must take all of `bytes`, into `out`, whose rows it
+/// must come after.
+fn decode_rows_into(bytes: &[u8], first: First, out: &mut impl RowSet) -> Result<(), Damage> {
     let mut r = Reader::new(bytes, "a set of rows");
     let h = r.varint()?;
     let count = h >> 2;
-    let out = match h & 3 {
+    match h & 3 {
         0 => {
             let mut rows = Vec::with_capacity((count as usize).min(bytes.len()));
             let mut next = 0u32;
@@ -302,10 +389,9 @@ fn decode_rows(bytes: &[u8], first: First) -> Result<RoaringBitmap, Damage> {
                     return Err(r.bad());
                 }
             }
-            RoaringBitmap::from_sorted_iter(rows).map_err(|_| r.bad())?
+            out.add_sorted(rows).map_err(|()| r.bad())?;
         }
         1 => {
-            let mut out = RoaringBitmap::new();
             let mut end = 0u64;
             for i in 0..count {
                 let start = if i == 0 {
@@ -317,21 +403,22 @@ fn decode_rows(bytes: &[u8], first: First) -> Result<RoaringBitmap, Damage> {
                 if last > u64::from(u32::MAX) {
                     return Err(r.bad());
                 }
-                out.insert_range(start as u32..=last as u32);
+                out.add_range(start as u32, last as u32)
+                    .map_err(|()| r.bad())?;
                 end = last + 2;
             }
-            out
         }
         2 => {
             let n = usize::try_from(count).map_err(|_| r.bad())?;
-            decode_roaring(r.take(n)?)?
+            out.add_set(decode_roaring(r.take(n)?)?)
+                .map_err(|()| r.bad())?;
         }
         _ => return Err(r.bad()),
-    };
+    }
     if !r.is_done() {
         return Err(r.bad());
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One posting's bytes as a chunk holds them: its payload, and for a compact chunk the row
@@ -382,6 +469,22 @@ pub fn decode_posting<'a>(posting: impl Into<Posting<'a>>) -> Result<RoaringBitm
             "a posting has an unknown encoding".to_owned(),
         )),
     }
+}
+
+/// Decodes one posting (as [`decode_posting`]) onto the end of `rows`, whose rows it must
+/// all come after: what merging a chunk with the rows a batch appended needs, without a
+/// bitmap for each posting.
+pub(crate) fn decode_posting_onto<'a>(
+    posting: impl Into<Posting<'a>>,
+    rows: &mut Vec<u32>,
+) -> Result<(), Damage> {
+    let Posting { payload, first } = posting.into();
+    if payload.codec == Codec::Compact {
+        return decode_rows_into(payload.bytes, first, rows);
+    }
+    let set = decode_posting(Posting { payload, first })?;
+    rows.add_set(set)
+        .map_err(|()| Damage::Format("a posting's rows are out of order".to_owned()))
 }
 
 /// Encodes a set of rows on its own (dead rows, owners) in `codec`.
@@ -746,6 +849,35 @@ mod tests {
             assert!(bytes.len() <= plain.len() + 4, "{want:?}");
             for cut in 0..bytes.len() {
                 assert!(decode(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn postings_decode_onto_the_rows_before_them_in_every_form() {
+        // Each form (a list, ranges, roaring) after rows already held, in both codecs; a
+        // posting whose rows do not all come after them is refused.
+        let shapes: Vec<RoaringBitmap> = vec![
+            [7000, 7009, 9000].into_iter().collect(),
+            (10_000..15_000).chain(19_000..19_100).collect(),
+            (20_000..220_000).step_by(2).collect(),
+        ];
+        for codec in [Codec::Plain, Codec::Compact] {
+            for set in &shapes {
+                let mut chunk = vec![(3u8, set.clone())];
+                let bytes = encode_chunk(codec, chunk.iter_mut().map(|(l, b)| (*l, b)));
+                let posting = find_posting(Payload::new(codec, &bytes), 3)
+                    .unwrap()
+                    .unwrap();
+                let mut rows = vec![1, 5, 6999];
+                decode_posting_onto(posting, &mut rows).unwrap();
+                let want: Vec<u32> = [1, 5, 6999].into_iter().chain(set.iter()).collect();
+                assert_eq!(rows, want, "{codec:?}");
+                let mut after = vec![set.max().unwrap()];
+                assert!(
+                    decode_posting_onto(posting, &mut after).is_err(),
+                    "{codec:?}"
+                );
             }
         }
     }

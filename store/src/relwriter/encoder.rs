@@ -9,7 +9,7 @@ use redb::{ReadableTable, Table, WriteTransaction};
 use rustc_hash::FxHashMap;
 
 use super::appended::{ColumnPostings, NewOwners, column_postings};
-use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs, merge_chunk};
+use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs};
 use crate::ascending::insert_ascending;
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
@@ -87,7 +87,7 @@ impl Encode {
     ) -> Result<()> {
         let rel = self.meta.id;
         c.postings.retain(|_, b| !b.is_empty());
-        recount(&mut self.meta, col, &c)?;
+        recount(&mut self.meta, col, c.postings.len(), c.before)?;
         if c.postings.is_empty() {
             // (An empty chunk read with runs drops them.)
             if c.before > 0 || self.runs.earlier > 0 {
@@ -338,21 +338,24 @@ impl Encoded {
         let mut added = added.into_iter().peekable();
         // The chunks to write, ascending: written at once when every chunk is read.
         let mut writes: Vec<(Key3, Vec<u8>)> = Vec::with_capacity(keys.len());
+        // Reused for each chunk: its postings' rows, and its encoding's scratch.
+        let mut rows = ChunkRows::default();
+        let mut data = Vec::new();
         for (col, chunk) in keys {
             let key = (rel, col, chunk);
             let new = added.next_if(|(k, _, _)| *k == key);
-            let mut c = ChunkCache::default();
+            rows.clear();
             if self.had_rows
                 && let Some(v) = postings.get(key)?
             {
-                merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
-                c.before = c.postings.len();
+                rows.add_chunk(self.seal, key, v.value(), &self.meta.name)?;
             }
-            let mut merged = c.before > 0;
+            let before = rows.terms();
+            let mut merged = before > 0;
             if let Some(runs) = runs.as_deref() {
                 for f in 0..earlier {
                     if let Some(v) = runs.get((f, rel, col, chunk))? {
-                        merge_chunk(self.seal, key, v.value(), &self.meta.name, &mut c)?;
+                        rows.add_chunk(self.seal, key, v.value(), &self.meta.name)?;
                         merged = true;
                     }
                 }
@@ -364,13 +367,11 @@ impl Encoded {
                 }
                 new => {
                     if let Some((_, bytes, _)) = new {
-                        merge_chunk(self.seal, key, &bytes, &self.meta.name, &mut c)?;
+                        rows.add_chunk(self.seal, key, &bytes, &self.meta.name)?;
                     }
-                    recount(&mut self.meta, col, &c)?;
-                    let bytes = index::encode_chunk(
-                        self.seal.codec,
-                        c.postings.iter_mut().map(|(l, b)| (*l, b)),
-                    );
+                    recount(&mut self.meta, col, rows.terms(), before)?;
+                    let bytes =
+                        index::encode_sorted_chunk(self.seal.codec, rows.postings(), &mut data);
                     writes.push((key, index::seal_chunk(self.seal, key, bytes)));
                 }
             }
@@ -460,12 +461,68 @@ impl Encoder {
 /// encoding thread.
 const PARALLEL_APPENDED: usize = 1 << 16;
 
-/// Keeps `meta.distinct[col]` true as chunk `c` is written: its postings now, less those
-/// `postings` held.
-fn recount(meta: &mut RelationMeta, col: u16, c: &ChunkCache) -> Result<()> {
+/// Keeps `meta.distinct[col]` true as a chunk is written: it holds `now` postings, where
+/// `postings` held `before`.
+fn recount(meta: &mut RelationMeta, col: u16, now: usize, before: usize) -> Result<()> {
     let d = &mut meta.distinct[col as usize];
-    *d = (*d + c.postings.len() as u64)
-        .checked_sub(c.before as u64)
+    *d = (*d + now as u64)
+        .checked_sub(before as u64)
         .ok_or_else(|| damaged(format!("relation {}: distinct count underflow", meta.name)))?;
     Ok(())
+}
+
+/// A postings chunk as lists of rows by low byte, for a merge in which each part's rows come
+/// after the parts' before it (the stored chunk, then each earlier flush's run, then this
+/// flush's new rows: rows are appended in that order), so that each posting is decoded onto
+/// the end of its list, with no bitmap.
+struct ChunkRows {
+    /// Each low byte's rows (`CHUNK_TERMS` lists).
+    rows: Vec<Vec<u32>>,
+    /// Which lows hold rows.
+    held: u64,
+}
+
+impl Default for ChunkRows {
+    fn default() -> ChunkRows {
+        ChunkRows {
+            rows: vec![Vec::new(); index::CHUNK_TERMS as usize],
+            held: 0,
+        }
+    }
+}
+
+impl ChunkRows {
+    fn clear(&mut self) {
+        for low in 0..index::CHUNK_TERMS as usize {
+            if self.held >> low & 1 == 1 {
+                self.rows[low].clear();
+            }
+        }
+        self.held = 0;
+    }
+
+    /// How many terms hold rows.
+    fn terms(&self) -> usize {
+        self.held.count_ones() as usize
+    }
+
+    /// Adds the postings of the stored chunk `bytes` (at `postings` key `key`).
+    fn add_chunk(&mut self, seal: Seal, key: Key3, bytes: &[u8], name: &str) -> Result<()> {
+        let view = index::ChunkView::parse(index::open_chunk(seal, key, bytes, name)?)?;
+        for (low, p) in view.iter() {
+            let rows = self.rows.get_mut(low as usize).ok_or_else(|| {
+                damaged(format!("relation {name}: a posting's low byte is {low}"))
+            })?;
+            index::decode_posting_onto(p, rows)?;
+            self.held |= 1 << low;
+        }
+        Ok(())
+    }
+
+    /// Each term's rows, ascending by low byte.
+    fn postings(&self) -> impl Iterator<Item = (u8, &[u32])> {
+        (0..index::CHUNK_TERMS as u8)
+            .filter(|&low| self.held >> low & 1 == 1)
+            .map(|low| (low, self.rows[low as usize].as_slice()))
+    }
 }
