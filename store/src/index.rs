@@ -864,7 +864,7 @@ mod tests {
         ];
         for codec in [Codec::Plain, Codec::Compact] {
             for set in &shapes {
-                let mut chunk = vec![(3u8, set.clone())];
+                let mut chunk = [(3u8, set.clone())];
                 let bytes = encode_chunk(codec, chunk.iter_mut().map(|(l, b)| (*l, b)));
                 let posting = find_posting(Payload::new(codec, &bytes), 3)
                     .unwrap()
