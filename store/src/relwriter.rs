@@ -14,13 +14,13 @@ use smallvec::SmallVec;
 
 use crate::catalog::RelationMeta;
 use crate::error::{Fault, Result, damaged};
-use crate::layout::{self, BLOCK_ROWS};
+use crate::layout::{self, BLOCK_ROWS, Payload};
 use crate::seal::Seal;
 use crate::{column, index};
 
 use appended::NewOwners;
 pub(crate) use encoder::{Encode, Encoded, Encoder};
-use probe::{Probes, Stored};
+use probe::{Part, Probes, Stored};
 
 type Key3 = (u32, u16, u32);
 
@@ -158,20 +158,15 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let mut c = ChunkCache::default();
-                let key = (self.changes.meta.id, col, chunk);
-                if self.changes.had_rows
-                    && let Some(v) = self.stored.postings.get(key)?
-                {
-                    let (seal, name) = (self.changes.seal, &self.changes.meta.name);
-                    merge_chunk(seal, key, v.value(), name, &mut c)?;
-                    c.before = c.postings.len();
-                }
-                if let Some(runs) = &self.stored.runs {
-                    for f in 0..self.changes.runs.earlier {
-                        if let Some(v) = runs.get((f, key.0, key.1, key.2))? {
-                            let (seal, name) = (self.changes.seal, &self.changes.meta.name);
-                            merge_chunk(seal, key, v.value(), name, &mut c)?;
-                        }
+                // A relation that never held a row has nothing stored, nor runs.
+                if self.changes.had_rows {
+                    let (stored, runs) = self.stored.chunk_parts(col, chunk)?;
+                    if let Some(part) = stored {
+                        merge_part(&part, &mut c)?;
+                        c.before = c.postings.len();
+                    }
+                    for part in &runs {
+                        merge_part(part, &mut c)?;
                     }
                 }
                 Ok(e.insert(c))
@@ -514,9 +509,9 @@ impl<'t> RelWriter<'t> {
     }
 }
 
-/// Adds the postings of the stored chunk `bytes` (at `postings` key `key`) to `c`.
-fn merge_chunk(seal: Seal, key: Key3, bytes: &[u8], name: &str, c: &mut ChunkCache) -> Result<()> {
-    let view = index::ChunkView::parse(index::open_chunk(seal, key, bytes, name)?)?;
+/// Adds the postings of a chunk's stored part (its verified payload) to `c`.
+fn merge_part((codec, bytes): &Part, c: &mut ChunkCache) -> Result<()> {
+    let view = index::ChunkView::parse(Payload::new(*codec, bytes))?;
     for (low, p) in view.iter() {
         *c.postings.entry(low).or_default() |= index::decode_posting(p)?;
     }

@@ -24,7 +24,7 @@ pub(super) struct Probes {
 }
 
 /// One stored part of a postings chunk: its verified payload, copied out of the page.
-type Part = (Codec, Vec<u8>);
+pub(super) type Part = (Codec, Vec<u8>);
 
 /// One column's last reads.
 #[derive(Default)]
@@ -52,6 +52,31 @@ pub(super) struct Stored<'t> {
     pub(super) earlier: u32,
 }
 
+impl Stored<'_> {
+    /// The verified payloads of chunk `chunk` of column `col`: `postings`' value, and each
+    /// earlier flush's run.
+    pub(super) fn chunk_parts(&self, col: u16, chunk: u32) -> Result<(Option<Part>, Vec<Part>)> {
+        let key = (self.rel, col, chunk);
+        let open = |stored: &[u8]| -> Result<Part> {
+            let payload = index::open_chunk(self.seal, key, stored, &self.name)?;
+            Ok((payload.codec, payload.bytes.to_vec()))
+        };
+        let stored = match self.postings.get(key)? {
+            Some(v) => Some(open(v.value())?),
+            None => None,
+        };
+        let mut runs = Vec::new();
+        if let Some(table) = &self.runs {
+            for f in 0..self.earlier {
+                if let Some(v) = table.get((f, key.0, key.1, key.2))? {
+                    runs.push(open(v.value())?);
+                }
+            }
+        }
+        Ok((stored, runs))
+    }
+}
+
 impl Probes {
     /// Nothing read yet, for a relation of `arity` columns.
     pub(super) fn new(arity: usize) -> Probes {
@@ -72,7 +97,8 @@ impl Probes {
         if p.posting.as_ref().is_none_or(|(t, _)| *t != term) {
             let (chunk, low) = index::chunk_of(term);
             if p.chunk.as_ref().is_none_or(|(c, _)| *c != chunk) {
-                p.chunk = Some((chunk, read_chunk(from, col, chunk)?));
+                let (stored, runs) = from.chunk_parts(col, chunk)?;
+                p.chunk = Some((chunk, stored.into_iter().chain(runs).collect()));
             }
             let mut rows = RoaringBitmap::new();
             if let Some((_, parts)) = &p.chunk {
@@ -128,24 +154,4 @@ impl Probes {
             .as_ref()
             .and_then(|(_, terms)| terms.get((row % BLOCK_ROWS) as usize).copied()))
     }
-}
-
-/// The verified payloads of chunk `chunk` of column `col`: `postings`' value, then each
-/// earlier flush's run.
-fn read_chunk(from: &Stored<'_>, col: u16, chunk: u32) -> Result<Vec<Part>> {
-    let key = (from.rel, col, chunk);
-    let mut parts = Vec::new();
-    if let Some(v) = from.postings.get(key)? {
-        let payload = index::open_chunk(from.seal, key, v.value(), &from.name)?;
-        parts.push((payload.codec, payload.bytes.to_vec()));
-    }
-    if let Some(runs) = &from.runs {
-        for f in 0..from.earlier {
-            if let Some(v) = runs.get((f, key.0, key.1, key.2))? {
-                let payload = index::open_chunk(from.seal, key, v.value(), &from.name)?;
-                parts.push((payload.codec, payload.bytes.to_vec()));
-            }
-        }
-    }
-    Ok(parts)
 }
