@@ -272,8 +272,10 @@ impl Inner {
     /// verified when next opened.
     fn compact_new_file(&mut self) {
         let path = self.dir.join(layout::BASE_FILE);
-        let small = std::fs::metadata(&path).is_ok_and(|m| m.len() <= COMPACT_NEW_FILE_BYTES);
-        if !small || self.options.backends.is_some() {
+        let Ok(len) = std::fs::metadata(&path).map(|m| m.len()) else {
+            return;
+        };
+        if len > COMPACT_NEW_FILE_BYTES || self.options.backends.is_some() {
             return;
         }
         let slot = self
@@ -287,16 +289,33 @@ impl Inner {
         if !first {
             return;
         }
-        let db = &mut file.db;
-        // One call: redb's `compact` repeats its passes until nothing moves (another call
-        // would read every page once more to find that out).
+        let Some(file) = slot.take().and_then(Arc::into_inner) else {
+            return;
+        };
+        let File { db, stamper, .. } = file;
+        // redb's compaction walks every page of every table in each of its passes (it repeats
+        // them until nothing moves). Through the ingest's small page cache each pass reads the
+        // whole file again; reopened with a cache the file's size, only the first does (10M
+        // integer pairs' 142.6 MB file: 0.58-0.63 s with 8 MiB, 0.31-0.33 s with its size).
+        // The cache's pages are the file's, so the peak stays under the ingest's own.
+        let options = OpenOptions {
+            cache_bytes: Some(usize::try_from(len).unwrap_or(usize::MAX)),
+            ..self.options.clone()
+        };
         let done = crate::guard::faults(|| {
+            db.close()?;
+            let mut db = open_redb(&path, &options, false, false)?;
+            // One call: redb's `compact` repeats its passes until nothing moves (another call
+            // would read every page once more to find that out).
             db.compact()?;
+            db.close()?;
             Ok(())
         });
         if done.is_err() {
-            file.stamper.distrust();
+            stamper.distrust();
         }
+        // Dropped last: the stamp records the file as the last close left it.
+        drop(stamper);
     }
 }
 

@@ -2,13 +2,14 @@
 //! the bytes to write ([`Encoded`]), on a thread of its own ([`Encoder`]) while the batch
 //! gathers the next relation.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender};
 
 use redb::{ReadableTable, Table, WriteTransaction};
 use rustc_hash::FxHashMap;
 
-use super::appended::{ColumnPostings, NewOwners, column_postings};
+use super::appended::{AddedChunks, ColumnPostings, NewOwners, column_postings};
 use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs};
 use crate::ascending::insert_ascending;
 use crate::catalog::RelationMeta;
@@ -56,7 +57,7 @@ pub(crate) struct Encoded {
     /// The new rows of chunks not read: each chunk's sealed bytes and how many postings it
     /// holds, ascending by key, to merge with what is stored and the runs, or to write as a
     /// run.
-    added: Vec<(Key3, Vec<u8>, usize)>,
+    added: Vec<AddedChunks>,
     had_rows: bool,
     seal: Seal,
     runs: Runs,
@@ -70,7 +71,7 @@ pub(crate) struct Encoded {
 struct Parts {
     blocks: Vec<(Key3, Vec<u8>)>,
     postings: Vec<Change<Key3>>,
-    added: Vec<(Key3, Vec<u8>, usize)>,
+    added: Vec<AddedChunks>,
     owners: Vec<Change<(u32, u32)>>,
     dead: Option<Vec<u8>>,
     units: Vec<(u32, bool)>,
@@ -191,7 +192,7 @@ impl Encode {
         // Appended rows: each chunk's new rows, alone or merged into its cached postings.
         for (col, postings) in self.appended_postings()?.into_iter().enumerate() {
             let c16 = col as u16;
-            out.added.extend(postings.added);
+            out.added.push(postings.added);
             for (chunk, new) in postings.merge {
                 // Merge, encode and let go of the chunk at once.
                 let mut c = self.chunks.remove(&(c16, chunk)).unwrap_or_default();
@@ -313,18 +314,20 @@ impl Encoded {
         runs: Option<&mut Table<'_, RunKey, &'static [u8]>>,
     ) -> Result<()> {
         let added = std::mem::take(&mut self.added);
+        // Ascending by key: the columns' chunks, column by column.
+        let each_added = || added.iter().flat_map(AddedChunks::iter);
         if self.runs.spill {
             let runs = runs.ok_or_else(|| damaged("a batch's runs table vanished"))?;
             let f = self.runs.earlier;
-            for (key, bytes, _) in &added {
-                runs.insert((f, key.0, key.1, key.2), bytes.as_slice())?;
+            for (key, bytes, _) in each_added() {
+                runs.insert((f, key.0, key.1, key.2), bytes)?;
             }
             return Ok(());
         }
         let rel = self.meta.id;
         let earlier = self.runs.earlier;
         // Every chunk the runs or this flush add to, ascending.
-        let mut keys: Vec<(u16, u32)> = added.iter().map(|(k, _, _)| (k.1, k.2)).collect();
+        let mut keys: Vec<(u16, u32)> = each_added().map(|(k, _, _)| (k.1, k.2)).collect();
         if let Some(runs) = runs.as_deref() {
             for f in 0..earlier {
                 for entry in runs.range((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX))? {
@@ -335,15 +338,16 @@ impl Encoded {
         }
         keys.sort_unstable();
         keys.dedup();
-        let mut added = added.into_iter().peekable();
-        // The chunks to write, ascending: written at once when every chunk is read.
-        let mut writes: Vec<(Key3, Vec<u8>)> = Vec::with_capacity(keys.len());
+        let mut new_chunks = each_added().peekable();
+        // The chunks to write, ascending: written at once when every chunk is read (a new
+        // chunk nothing else holds as it was encoded, a merged one anew).
+        let mut writes: Vec<(Key3, Cow<'_, [u8]>)> = Vec::with_capacity(keys.len());
         // Reused for each chunk: its postings' rows, and its encoding's scratch.
         let mut rows = ChunkRows::default();
         let mut data = Vec::new();
         for (col, chunk) in keys {
             let key = (rel, col, chunk);
-            let new = added.next_if(|(k, _, _)| *k == key);
+            let new = new_chunks.next_if(|(k, _, _)| *k == key);
             rows.clear();
             if self.had_rows
                 && let Some(v) = postings.get(key)?
@@ -363,20 +367,20 @@ impl Encoded {
             match new {
                 Some((_, bytes, n)) if !merged => {
                     self.meta.distinct[col as usize] += n as u64;
-                    writes.push((key, bytes));
+                    writes.push((key, Cow::Borrowed(bytes)));
                 }
                 new => {
                     if let Some((_, bytes, _)) = new {
-                        rows.add_chunk(self.seal, key, &bytes, &self.meta.name)?;
+                        rows.add_chunk(self.seal, key, bytes, &self.meta.name)?;
                     }
                     recount(&mut self.meta, col, rows.terms(), before)?;
                     let bytes =
                         index::encode_sorted_chunk(self.seal.codec, rows.postings(), &mut data);
-                    writes.push((key, index::seal_chunk(self.seal, key, bytes)));
+                    writes.push((key, Cow::Owned(index::seal_chunk(self.seal, key, bytes))));
                 }
             }
         }
-        insert_ascending(postings, writes.iter().map(|(k, b)| (*k, b.as_slice())))?;
+        insert_ascending(postings, writes.iter().map(|(k, b)| (*k, b.as_ref())))?;
         if let Some(runs) = runs {
             for f in 0..earlier {
                 runs.retain_in((f, rel, 0, 0)..=(f, rel, u16::MAX, u32::MAX), |_, _| false)?;
