@@ -517,3 +517,19 @@ fn merge_part((codec, bytes): &Part, c: &mut ChunkCache) -> Result<()> {
     }
     Ok(())
 }
+
+/// Runs each of `jobs` on a thread of its own, answering their results in order (a panic in
+/// one is resumed here).
+fn on_threads<J: Send, R: Send>(jobs: Vec<J>, run: impl Fn(J) -> R + Sync) -> Vec<R> {
+    let run = &run;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .into_iter()
+            .map(|job| s.spawn(move || run(job)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}

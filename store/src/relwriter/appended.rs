@@ -64,10 +64,11 @@ impl NewOwners {
 }
 
 /// One column's appended rows as postings: the new postings of each chunk the flush changed
-/// no other way, encoded, with how many terms each holds; and, for chunks a removal changed
-/// (cached, `dirty`), the new rows of each term, to merge into the cached chunk.
+/// no other way, encoded, with how many terms each holds, in pieces ascending by key; and,
+/// for chunks a removal changed (cached, `dirty`), the new rows of each term, to merge into
+/// the cached chunk, ascending by chunk.
 pub(crate) struct ColumnPostings {
-    pub(crate) added: AddedChunks,
+    pub(crate) added: Vec<AddedChunks>,
     pub(crate) merge: Vec<(u32, NewRows)>,
 }
 
@@ -106,14 +107,15 @@ pub(crate) type NewRows = Vec<(u8, Vec<u32>)>;
 
 /// The postings of the rows appended to column `col` of relation `rel`: `terms` holds the
 /// column's term of each row, the first row being `first`. `chunks` holds the chunks read or
-/// changed this batch.
+/// changed this batch. A column out of order is sorted and encoded in `parts` ranges of
+/// chunks, a thread each when more than one.
 pub(crate) fn column_postings(
     seal: Seal,
-    rel: u32,
-    col: u16,
+    (rel, col): (u32, u16),
     terms: Vec<u32>,
     first: u32,
     chunks: &FxHashMap<(u16, u32), ChunkCache>,
+    parts: usize,
 ) -> Result<ColumnPostings> {
     let row = |i: usize| -> Result<u64> {
         u32::try_from(i)
@@ -136,20 +138,59 @@ pub(crate) fn column_postings(
         };
         return postings_of(seal, rel, col, next, chunks);
     }
+    let parts = parts.max(1);
+    // Each part's first term (a chunk's first), for parts 1 ..
+    let bounds = split_terms(&terms, parts);
     // Taken from the end, giving memory back as the pairs grow (the terms and their pairs
     // are never both held whole).
+    let mut pieces: Vec<Vec<u64>> = (0..parts)
+        .map(|_| Vec::with_capacity(terms.len() / parts + terms.len() / 16))
+        .collect();
     let mut terms = Shrinking::new(terms);
-    let mut pairs = Vec::with_capacity(terms.len());
     while let Some(t) = terms.pop() {
-        pairs.push(u64::from(t) << 32 | row(terms.len())?);
+        let part = bounds.partition_point(|&b| b <= t);
+        pieces[part].push(u64::from(t) << 32 | row(terms.len())?);
     }
     drop(terms);
-    // Descending, to be taken from the end (ascending) while the postings grow, giving
-    // memory back as they do.
-    sort_pairs_descending(&mut pairs);
-    let mut pairs = Shrinking::new(pairs);
-    let next = || Ok(pairs.pop());
-    postings_of(seal, rel, col, next, chunks)
+    let one = |mut pairs: Vec<u64>| {
+        // Descending, to be taken from the end (ascending) while the postings grow, giving
+        // memory back as they do.
+        sort_pairs_descending(&mut pairs, parts);
+        let mut pairs = Shrinking::new(pairs);
+        let next = || Ok(pairs.pop());
+        postings_of(seal, rel, col, next, chunks)
+    };
+    let done: Vec<Result<ColumnPostings>> = if parts == 1 {
+        pieces.into_iter().map(one).collect()
+    } else {
+        super::on_threads(pieces, one)
+    };
+    let mut out = ColumnPostings {
+        added: Vec::new(),
+        merge: Vec::new(),
+    };
+    for piece in done {
+        let piece = piece?;
+        out.added.extend(piece.added);
+        out.merge.extend(piece.merge);
+    }
+    Ok(out)
+}
+
+/// Where to split `terms` into `parts` ranges of about as many rows, each of whole chunks:
+/// the first term of each range after the first, ascending (from a sample of the terms).
+fn split_terms(terms: &[u32], parts: usize) -> Vec<u32> {
+    if parts <= 1 || terms.is_empty() {
+        return Vec::new();
+    }
+    let step = (terms.len() / 4096).max(1);
+    let mut sample: Vec<u32> = terms.iter().step_by(step).copied().collect();
+    sample.sort_unstable();
+    let mut bounds: Vec<u32> = (1..parts)
+        .map(|k| sample[k * sample.len() / parts] & !(index::CHUNK_TERMS - 1))
+        .collect();
+    bounds.dedup();
+    bounds
 }
 
 /// [`column_postings`] of the pairs `next` hands out, `term << 32 | row`, ascending.
@@ -160,10 +201,8 @@ fn postings_of(
     mut next: impl FnMut() -> Result<Option<u64>>,
     chunks: &FxHashMap<(u16, u32), ChunkCache>,
 ) -> Result<ColumnPostings> {
-    let mut out = ColumnPostings {
-        added: AddedChunks::default(),
-        merge: Vec::new(),
-    };
+    let mut added = AddedChunks::default();
+    let mut merge = Vec::new();
     let (mut rows, mut data) = (Vec::new(), Vec::new());
     let mut terms: Vec<(u8, usize, usize)> = Vec::new();
     let mut first = next()?;
@@ -195,27 +234,30 @@ fn postings_of(
         let postings = terms.iter().map(|&(low, a, b)| (low, &rows[a..b]));
         if chunks.get(&(col, chunk)).is_some_and(|c| c.dirty) {
             // A chunk a removal changed: merged into it, whole, by the caller.
-            out.merge
-                .push((chunk, postings.map(|(l, r)| (l, r.to_vec())).collect()));
+            merge.push((chunk, postings.map(|(l, r)| (l, r.to_vec())).collect()));
         } else {
             // Its new postings, to merge with what is stored when written
             // ([`super::Encoded::write`]).
             let bytes = index::encode_sorted_chunk(seal.codec, postings, &mut data);
             let bytes = index::seal_chunk(seal, (rel, col, chunk), bytes);
-            out.added.push((rel, col, chunk), &bytes, terms.len());
+            added.push((rel, col, chunk), &bytes, terms.len());
         }
     }
-    Ok(out)
+    Ok(ColumnPostings {
+        added: vec![added],
+        merge,
+    })
 }
 
-/// Above this many pairs, they are sorted in place: the radix sort's second buffer (8 bytes a
-/// pair) would add 64 MiB or more to the peak of a large flush.
+/// Above this many pairs in all, they are sorted in place: the radix sort's second buffer (8
+/// bytes a pair) would add 64 MiB or more to the peak of a large flush.
 const RADIX_PAIRS_MAX: usize = 1 << 23;
 
 /// Sorts pairs `key << 32 | row`, given in descending order of row, descending: so that
-/// taken from the end, the keys ascend and each key's rows ascend.
-fn sort_pairs_descending(pairs: &mut Vec<u64>) {
-    if pairs.len() > RADIX_PAIRS_MAX {
+/// taken from the end, the keys ascend and each key's rows ascend. `pairs` is one of `parts`
+/// sorted at once, of about as many pairs each.
+fn sort_pairs_descending(pairs: &mut Vec<u64>, parts: usize) {
+    if pairs.len().saturating_mul(parts) > RADIX_PAIRS_MAX {
         pairs.sort_unstable_by(|a, b| b.cmp(a));
     } else {
         // Stable, by key descending: each key's rows stay in their (descending) order.
@@ -238,9 +280,10 @@ mod tests {
     /// Each term's rows, from a column's encoded postings.
     fn decoded(p: &ColumnPostings, col: u16) -> BTreeMap<u32, Vec<u32>> {
         assert!(p.merge.is_empty());
-        assert!(p.added.iter().is_sorted_by_key(|(k, _, _)| k));
+        let added = || p.added.iter().flat_map(AddedChunks::iter);
+        assert!(added().is_sorted_by_key(|(k, _, _)| k));
         let mut out = BTreeMap::new();
-        for (key, bytes, n) in p.added.iter() {
+        for (key, bytes, n) in added() {
             assert_eq!(key.1, col);
             let view =
                 index::ChunkView::parse(index::open_chunk(SEAL, key, bytes, "r").unwrap()).unwrap();
@@ -255,16 +298,20 @@ mod tests {
         out
     }
 
+    /// `n` terms below `modulo`, in no order.
+    fn spread(n: usize, modulo: u32, mut x: u32) -> Vec<u32> {
+        (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                (x >> 6) % modulo
+            })
+            .collect()
+    }
+
     #[test]
     fn a_columns_postings_are_its_terms_rows_in_order_or_not() {
         let first = 4090;
-        let mut x = 12345u32;
-        let spread: Vec<u32> = (0..20_000)
-            .map(|_| {
-                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                (x >> 8) % 3000
-            })
-            .collect();
+        let spread = spread(20_000, 3000, 12345);
         let mut sorted = spread.clone();
         sorted.sort_unstable();
         for terms in [spread, sorted, Vec::new()] {
@@ -272,8 +319,31 @@ mod tests {
             for (i, &t) in terms.iter().enumerate() {
                 want.entry(t).or_default().push(first + i as u32);
             }
-            let got = column_postings(SEAL, 7, 1, terms, first, &FxHashMap::default()).unwrap();
-            assert_eq!(decoded(&got, 1), want);
+            let got = column_postings(SEAL, (7, 1), terms, first, &FxHashMap::default(), 2);
+            assert_eq!(decoded(&got.unwrap(), 1), want);
+        }
+    }
+
+    #[test]
+    fn a_column_encoded_in_parts_gives_the_chunks_it_does_whole() {
+        let terms = spread(200_000, 70_000, 99);
+        let none = FxHashMap::default();
+        let whole = column_postings(SEAL, (7, 1), terms.clone(), 3, &none, 1).unwrap();
+        let chunks = |p: &ColumnPostings| -> Vec<(Key3, Vec<u8>, usize)> {
+            let added = p.added.iter().flat_map(AddedChunks::iter);
+            added.map(|(k, b, n)| (k, b.to_vec(), n)).collect()
+        };
+        assert_eq!(whole.added.len(), 1);
+        for parts in [2, 3] {
+            let split = column_postings(SEAL, (7, 1), terms.clone(), 3, &none, parts).unwrap();
+            assert_eq!(split.added.len(), parts);
+            assert_eq!(chunks(&split), chunks(&whole));
+        }
+        // A term that splits lies on a chunk's first term: no chunk is in two parts.
+        for parts in 2..6 {
+            let bounds = split_terms(&terms, parts);
+            assert!(bounds.iter().all(|b| b % index::CHUNK_TERMS == 0));
+            assert!(bounds.is_sorted_by(|a, b| a < b));
         }
     }
 
@@ -286,9 +356,14 @@ mod tests {
         };
         chunks.insert((0u16, 1u32), dirty);
         let terms = vec![64, 3, 65, 64];
-        let got = column_postings(SEAL, 7, 0, terms, 10, &chunks).unwrap();
+        let got = column_postings(SEAL, (7, 0), terms, 10, &chunks, 2).unwrap();
         assert_eq!(got.merge, vec![(1, vec![(0, vec![10, 13]), (1, vec![12])])]);
-        let added: Vec<Key3> = got.added.iter().map(|(k, _, _)| k).collect();
+        let added: Vec<Key3> = got
+            .added
+            .iter()
+            .flat_map(AddedChunks::iter)
+            .map(|(k, _, _)| k)
+            .collect();
         assert_eq!(added, vec![(7, 0, 0)]);
     }
 
