@@ -321,22 +321,37 @@ fn read_lines(
         max_line,
         |line| {
             reader.line_no += 1;
-            let Line::Text(mut line) = line else {
-                return Err(reader.err(format!("line longer than {max_line} bytes")));
+            let first = reader.line_no == 1;
+            let text = match line {
+                Line::TooLong => {
+                    return Err(reader.err(format!("line longer than {max_line} bytes")));
+                }
+                Line::Valid(mut text) => {
+                    reader.bytes += text.len() as u64;
+                    if first && let Some(t) = text.strip_prefix('\u{feff}') {
+                        text = t;
+                    }
+                    if let Some(t) = text.strip_suffix('\n') {
+                        text = t.strip_suffix('\r').unwrap_or(t);
+                    }
+                    text
+                }
+                Line::Text(mut line) => {
+                    reader.bytes += line.len() as u64;
+                    if first && line.starts_with(BOM) {
+                        line = &line[BOM.len()..];
+                    }
+                    if let Some(l) = line.strip_suffix(b"\n") {
+                        line = l.strip_suffix(b"\r").unwrap_or(l);
+                    }
+                    std::str::from_utf8(line).map_err(|e| {
+                        reader.err(format!(
+                            "invalid UTF-8 at byte {} of the line",
+                            e.valid_up_to() + 1
+                        ))
+                    })?
+                }
             };
-            reader.bytes += line.len() as u64;
-            if reader.line_no == 1 && line.starts_with(BOM) {
-                line = &line[BOM.len()..];
-            }
-            if let Some(l) = line.strip_suffix(b"\n") {
-                line = l.strip_suffix(b"\r").unwrap_or(l);
-            }
-            let text = std::str::from_utf8(line).map_err(|e| {
-                reader.err(format!(
-                    "invalid UTF-8 at byte {} of the line",
-                    e.valid_up_to() + 1
-                ))
-            })?;
             reader.line(text, sink)?;
             if reader.line_no.is_multiple_of(8192) {
                 sink.progress(reader.bytes, reader.facts);

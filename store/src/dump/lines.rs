@@ -8,6 +8,8 @@ use std::io::BufRead;
 pub(super) enum Line<'a> {
     /// A line, its line break included when it has one.
     Text(&'a [u8]),
+    /// A line found valid UTF-8 with the lines around it, its line break included.
+    Valid(&'a str),
     /// A line longer than the limit before its line break (the walk ends with it).
     TooLong,
 }
@@ -58,13 +60,22 @@ pub(super) fn each_line<E>(
             pos = i + 1;
         }
         let from = pos;
+        // The whole lines of this read, checked as UTF-8 at once when they all are: a line's
+        // own check costs more to start than its few bytes take (a tenth of reading 10M
+        // pairs). A line break is a byte no other character's encoding holds, so each line
+        // is a slice of them at character boundaries.
+        let valid = memchr::memrchr(b'\n', &buf[from..])
+            .and_then(|i| std::str::from_utf8(&buf[from..=from + i]).ok());
         for i in memchr::memchr_iter(b'\n', &buf[from..]) {
             let end = from + i + 1;
             if end - pos - 1 > max {
                 return f(Line::TooLong);
             }
             lines += 1;
-            f(Line::Text(&buf[pos..end]))?;
+            let line = valid
+                .and_then(|v| v.get(pos - from..end - from))
+                .map_or(Line::Text(&buf[pos..end]), Line::Valid);
+            f(line)?;
             pos = end;
         }
         if buf.len() - pos > max {
@@ -96,6 +107,7 @@ mod tests {
             |l| {
                 match l {
                     Line::Text(t) => lines.push(t.to_vec()),
+                    Line::Valid(t) => lines.push(t.as_bytes().to_vec()),
                     Line::TooLong => too_long = true,
                 }
                 Ok::<(), String>(())
@@ -121,6 +133,46 @@ mod tests {
             );
         }
         assert_eq!(walk(b"", 4, 100), (Vec::new(), false));
+    }
+
+    #[test]
+    fn lines_come_checked_as_utf8_unless_their_read_holds_a_bad_byte() {
+        let mut data = "é\tb\n".as_bytes().to_vec();
+        data.extend_from_slice(b"x\xff\ny\n");
+        data.extend_from_slice("\u{feff}z\n".as_bytes());
+        for capacity in 1..=data.len() + 1 {
+            let mut input = BufReader::with_capacity(capacity, data.as_slice());
+            let (mut got, mut checked) = (Vec::new(), 0);
+            each_line(
+                &mut input,
+                100,
+                |l| {
+                    match l {
+                        Line::Text(t) => got.push(t.to_vec()),
+                        Line::Valid(t) => {
+                            checked += 1;
+                            got.push(t.as_bytes().to_vec());
+                        }
+                        Line::TooLong => unreachable!(),
+                    }
+                    Ok::<(), String>(())
+                },
+                |e, _| e.to_string(),
+            )
+            .unwrap();
+            let want: Vec<Vec<u8>> = data
+                .split_inclusive(|&b| b == b'\n')
+                .map(<[u8]>::to_vec)
+                .collect();
+            assert_eq!(got, want, "{capacity}");
+            // Read whole, every line shares the bad byte's read; read 8 bytes at a time, the
+            // two lines after it come in a read of their own, checked.
+            if capacity > data.len() {
+                assert_eq!(checked, 0);
+            } else if capacity == 8 {
+                assert_eq!(checked, 2);
+            }
+        }
     }
 
     #[test]
