@@ -431,25 +431,10 @@ impl<'t> RelWriter<'t> {
                 Ok(false)
             }
             None => {
-                let r = self.changes.meta.next_row;
-                self.changes.meta.next_row = r.checked_add(1).ok_or_else(|| {
-                    Fault::Full(format!("relation \"{}\"", self.changes.meta.name))
-                })?;
-                self.changes.meta.rows += 1;
-                let (rel, seal) = (self.changes.meta.id, self.changes.seal);
-                let block = r / BLOCK_ROWS;
+                let r = self.next_rows(1)?;
                 for (c, &t) in tuple.iter().enumerate() {
                     self.changes.appended[c].push(t);
-                    let entry = self.tail(c, block)?;
-                    entry.0.push(t);
-                    entry.1 = true;
-                    if entry.0.len() == BLOCK_ROWS as usize {
-                        // A full block is final for this batch: write it and free it.
-                        let key = (rel, c as u16, block);
-                        let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
-                        self.changes.tails[c] = None;
-                        self.stored.blocks.insert(key, bytes.as_slice())?;
-                    }
+                    self.put_terms(c, r, &[t])?;
                 }
                 for &u in units {
                     if self.changes.had_rows || self.changes.owner_cache.contains_key(&u) {
@@ -466,6 +451,76 @@ impl<'t> RelWriter<'t> {
                 Ok(true)
             }
         }
+    }
+
+    /// Whether the relation held no row when the flush began: then every distinct tuple it
+    /// is given is new, and [`RelWriter::append_new`] may add them.
+    pub(crate) fn was_empty(&self) -> bool {
+        !self.changes.had_rows
+    }
+
+    /// Appends distinct tuples none of which is stored, in rows one after another, stated by
+    /// `unit` (0 = no unit): `columns[c]` holds column `c`'s terms, a tuple a place. What
+    /// [`RelWriter::add`] does for each, a block at a time rather than a row: for a relation
+    /// that held no row before the flush ([`RelWriter::was_empty`]), whose tuples need no
+    /// lookup.
+    pub(crate) fn append_new(&mut self, columns: &[&[u32]], unit: u32) -> Result<()> {
+        let n = columns.first().map_or(0, |c| c.len());
+        if columns.len() != self.changes.arity || columns.iter().any(|c| c.len() != n) {
+            return Err(damaged("tuples to append of unequal columns"));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let first = self.next_rows(n)?;
+        for (c, terms) in columns.iter().enumerate() {
+            self.changes.appended[c].extend_from_slice(terms);
+            let mut at = 0;
+            while at < n {
+                let r = first + at as u32;
+                let room = (BLOCK_ROWS - r % BLOCK_ROWS) as usize;
+                let take = room.min(n - at);
+                self.put_terms(c, r, &terms[at..at + take])?;
+                at += take;
+            }
+        }
+        if self.changes.had_rows || self.changes.owner_cache.contains_key(&unit) {
+            let o = self.owner(unit)?;
+            o.bitmap.insert_range(first..first + n as u32);
+            o.dirty = true;
+        } else {
+            self.changes.new_owners.push_run(unit, first, n as u32);
+        }
+        Ok(())
+    }
+
+    /// Takes the next `n` row ids for new rows; answers the first.
+    fn next_rows(&mut self, n: usize) -> Result<u32> {
+        let meta = &mut self.changes.meta;
+        let first = meta.next_row;
+        meta.next_row = u32::try_from(n)
+            .ok()
+            .and_then(|n| first.checked_add(n))
+            .ok_or_else(|| Fault::Full(format!("relation \"{}\"", meta.name)))?;
+        meta.rows += n as u64;
+        Ok(first)
+    }
+
+    /// Puts `terms` into column `c` at rows `first ..`, all in one block; a block they fill
+    /// is final for this batch: it is written and freed.
+    fn put_terms(&mut self, c: usize, first: u32, terms: &[u32]) -> Result<()> {
+        let (rel, seal) = (self.changes.meta.id, self.changes.seal);
+        let block = first / BLOCK_ROWS;
+        let entry = self.tail(c, block)?;
+        entry.0.extend_from_slice(terms);
+        entry.1 = true;
+        if entry.0.len() >= BLOCK_ROWS as usize {
+            let key = (rel, c as u16, block);
+            let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
+            self.changes.tails[c] = None;
+            self.stored.blocks.insert(key, bytes.as_slice())?;
+        }
+        Ok(())
     }
 
     /// Ends the relation's writing in the transaction and hands its changes to an

@@ -42,6 +42,18 @@ impl NewOwners {
         self.runs.push((unit, row, 1));
     }
 
+    /// Notes that `unit` states the `n` rows from `first` on, appended after every row noted
+    /// before.
+    pub(crate) fn push_run(&mut self, unit: u32, first: u32, n: u32) {
+        if n == 0 {
+            return;
+        }
+        self.push(unit, first);
+        if let Some(i) = self.last.get(&unit).copied() {
+            self.runs[i].2 += n - 1;
+        }
+    }
+
     /// Each unit with its rows, ascending by unit; `each` takes the unit and its rows
     /// (ascending).
     pub(crate) fn each_unit(self, mut each: impl FnMut(u32, &[u32]) -> Result<()>) -> Result<()> {
@@ -382,6 +394,11 @@ mod tests {
             owners.push(0, r);
         }
         assert!(owners.runs.len() < 700, "{} runs", owners.runs.len());
+        // Runs noted whole join the run they follow.
+        owners.push_run(0, 2000, 100);
+        owners.push_run(5, 2100, 0);
+        owners.push_run(0, 2100, 50);
+        assert_eq!(owners.runs.last(), Some(&(0, 1500, 650)));
         let mut got = Vec::new();
         owners
             .each_unit(|u, rows| {
@@ -389,7 +406,7 @@ mod tests {
                 Ok(())
             })
             .unwrap();
-        let zero: Vec<u32> = (0..1000).chain(1500..2000).collect();
+        let zero: Vec<u32> = (0..1000).chain(1500..2150).collect();
         let five: Vec<u32> = (1000..1500).filter(|r| r % 3 == 0).collect();
         let two: Vec<u32> = (1000..1500).filter(|r| r % 3 != 0).collect();
         assert_eq!(got, vec![(0, zero), (2, two), (5, five)]);
