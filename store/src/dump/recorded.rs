@@ -76,9 +76,18 @@ impl Chunk {
         &self.text[a as usize..b as usize]
     }
 
+    /// Empties the chunk, keeping its allocations for the next.
+    fn clear(&mut self) {
+        self.relations.clear();
+        self.facts.clear();
+        self.fields.clear();
+        self.text.clear();
+        self.progress = None;
+    }
+
     /// Hands the chunk's facts to `sink`, then its progress; `relations` are those of the
     /// chunks before, and gain this chunk's.
-    fn replay(mut self, relations: &mut Vec<Relation>, sink: &mut dyn FactSink) -> Result<()> {
+    fn replay(&mut self, relations: &mut Vec<Relation>, sink: &mut dyn FactSink) -> Result<()> {
         relations.append(&mut self.relations);
         let mut fields: SmallVec<[Field<'_>; 8]> = SmallVec::new();
         for f in &self.facts {
@@ -120,6 +129,9 @@ struct Recorder {
     by_spelling: FxHashMap<String, SmallVec<[u32; 1]>>,
     last: Option<u32>,
     send: SyncSender<Chunk>,
+    /// Chunks the sink's side has replayed, emptied, to fill again: a chunk's lists are
+    /// grown once, not for each 8,192 lines, and freed by the thread that made them.
+    spare: Receiver<Chunk>,
     /// Set once a send failed: the sink's side stopped.
     stopped: bool,
 }
@@ -179,7 +191,8 @@ impl Recorder {
 
     /// Sends the chunk; an error when the sink's side has stopped.
     fn send(&mut self) -> Result<()> {
-        let chunk = std::mem::take(&mut self.chunk);
+        let next = self.spare.try_recv().unwrap_or_default();
+        let chunk = std::mem::replace(&mut self.chunk, next);
         self.send.send(chunk).map_err(|_| stopped())
     }
 }
@@ -244,6 +257,7 @@ pub(super) fn read_on_thread(
     read: impl FnOnce(&mut dyn FactSink) -> Result<u64> + Send,
 ) -> Result<u64> {
     let (send, receive) = sync_channel::<Chunk>(CHUNKS_AHEAD);
+    let (give_back, spare) = sync_channel::<Chunk>(2);
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
             let mut recorder = Recorder {
@@ -252,6 +266,7 @@ pub(super) fn read_on_thread(
                 by_spelling: FxHashMap::default(),
                 last: None,
                 send,
+                spare,
                 stopped: false,
             };
             let read = read(&mut recorder);
@@ -259,7 +274,7 @@ pub(super) fn read_on_thread(
             let sent = recorder.send();
             read.and_then(|n| sent.map(|()| n))
         });
-        let refused = hand_over(&receive, sink);
+        let refused = hand_over(&receive, &give_back, sink);
         // The reader sees the sink's side gone at its next send.
         drop(receive);
         let read = reader
@@ -272,11 +287,19 @@ pub(super) fn read_on_thread(
     })
 }
 
-/// Hands every chunk received to `sink`, until the reader stops or the sink refuses a fact.
-fn hand_over(receive: &Receiver<Chunk>, sink: &mut dyn FactSink) -> Result<()> {
+/// Hands every chunk received to `sink`, until the reader stops or the sink refuses a fact;
+/// gives each back to the reader, emptied, while it has room for one.
+fn hand_over(
+    receive: &Receiver<Chunk>,
+    spare: &SyncSender<Chunk>,
+    sink: &mut dyn FactSink,
+) -> Result<()> {
     let mut relations = Vec::new();
-    for chunk in receive {
+    for mut chunk in receive {
         chunk.replay(&mut relations, sink)?;
+        chunk.clear();
+        // A full or closed channel: the chunk is dropped here instead.
+        let _ = spare.try_send(chunk);
     }
     Ok(())
 }
@@ -359,6 +382,36 @@ mod tests {
         );
         // Each read reports its progress once at its end.
         assert_eq!(sink.progress.len(), 2);
+    }
+
+    #[test]
+    fn facts_come_right_from_chunks_filled_again() {
+        // Five chunks and a part: each after the first the reader fills again once the sink
+        // has replayed it; nothing of a chunk's facts, texts or relations stays in the next.
+        let kinds = ["CALLS", "IMPORTS", "defines"];
+        let n = 5 * 8192 + 100;
+        let mut text = String::new();
+        let mut want = Vec::new();
+        for i in 0..n {
+            let kind = kinds[(i / 5000) % 3];
+            text.push_str(&format!("s{i}\t{kind}\t{}\tu{}\n", i * 7, i % 4));
+            want.push(format!(
+                "{}:{kind} {}(src,dst) None Text(\"s{i}\") Number({}.0) Some(\"u{}\")",
+                i + 1,
+                kind.to_lowercase(),
+                i * 7,
+                i % 4
+            ));
+        }
+        let mut sink = Lines::default();
+        let read = read(
+            text.as_bytes(),
+            &spec("e.edges.tsv", Format::Edges, None),
+            &mut sink,
+        );
+        assert_eq!(read.unwrap(), n as u64);
+        assert_eq!(sink.seen, want);
+        assert_eq!(sink.progress.len(), 6);
     }
 
     /// Reads `lines` pairs and then a malformed line as `e.facts` into `sink`; answers the
