@@ -155,9 +155,12 @@ pub(crate) fn column_postings(
     let bounds = split_terms(&terms, parts);
     // Taken from the end, giving memory back as the pairs grow (the terms and their pairs
     // are never both held whole).
-    let mut pieces: Vec<Vec<u64>> = (0..parts)
-        .map(|_| Vec::with_capacity(terms.len() / parts + terms.len() / 16))
-        .collect();
+    // Room for each part's share, and a sixteenth more where a sample set the shares.
+    let room = match parts {
+        1 => terms.len(),
+        _ => terms.len() / parts + terms.len() / 16,
+    };
+    let mut pieces: Vec<Vec<u64>> = (0..parts).map(|_| Vec::with_capacity(room)).collect();
     let mut terms = Shrinking::new(terms);
     while let Some(t) = terms.pop() {
         let part = bounds.partition_point(|&b| b <= t);
