@@ -135,13 +135,13 @@ impl Encode {
             .map(|(c, terms)| (c as u16, terms))
             .collect();
         let rows = columns.first().map_or(0, |(_, t)| t.len());
-        let parts = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-        let threads = parts.min(columns.len());
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        let threads = cores.min(columns.len());
         let chunks = &self.chunks;
         let encode = |work: Vec<(u16, Vec<u32>)>| -> Result<Vec<(u16, ColumnPostings)>> {
             work.into_iter()
                 .map(|(col, terms)| {
-                    let parts = if terms.len() < SPLIT_PAIRS { 1 } else { parts };
+                    let parts = if terms.len() < SPLIT_PAIRS { 1 } else { cores };
                     let postings = column_postings(seal, (rel, col), terms, first, chunks, parts)?;
                     Ok((col, postings))
                 })
