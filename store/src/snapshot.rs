@@ -328,14 +328,22 @@ impl Snapshot {
                 rows.next();
             }
             for &c in &free {
-                let guard = faults(|| Ok(tier.blocks.get((meta.id, c as u16, b))?))
-                    .map_err(|f| tier.err(f))?
-                    .ok_or_else(|| {
-                        tier.err(damaged(format!(
-                            "relation {}: block {b} of column {c} is missing",
-                            meta.name
-                        )))
-                    })?;
+                // The value is sliced under the guard too: a damaged page's lengths can make
+                // redb's slicing panic.
+                let guard = faults(|| {
+                    let g = tier.blocks.get((meta.id, c as u16, b))?;
+                    if let Some(g) = &g {
+                        std::hint::black_box(g.value());
+                    }
+                    Ok(g)
+                })
+                .map_err(|f| tier.err(f))?
+                .ok_or_else(|| {
+                    tier.err(damaged(format!(
+                        "relation {}: block {b} of column {c} is missing",
+                        meta.name
+                    )))
+                })?;
                 let key = (meta.id, c as u16, b);
                 let block = column::open(tier.seal, key, guard.value(), &meta.name)
                     .and_then(column::view)
@@ -454,7 +462,13 @@ impl Snapshot {
         let mut expect = lo;
         let mut range = faults(|| Ok(self.text_by_id.range(lo..=hi)?))?;
         // Each step of the walk reads redb under the guard; `visit` runs outside it.
-        while let Some((k, v)) = faults(|| Ok(range.next().transpose()?))? {
+        while let Some((k, v)) = faults(|| {
+            let item = range.next().transpose()?;
+            if let Some((k, v)) = &item {
+                std::hint::black_box((k.value(), v.value()));
+            }
+            Ok(item)
+        })? {
             let chunk = k.value();
             if chunk != expect {
                 return Err(damaged(format!("dictionary chunk {expect} is missing")));
