@@ -132,6 +132,7 @@ impl<'t> RelWriter<'t> {
                 arity,
                 block_cache: FxHashMap::default(),
                 tails: vec![None; arity],
+                filled: Vec::new(),
                 chunks: FxHashMap::default(),
                 owner_cache: FxHashMap::default(),
                 new_owners: NewOwners::default(),
@@ -507,18 +508,30 @@ impl<'t> RelWriter<'t> {
     }
 
     /// Puts `terms` into column `c` at rows `first ..`, all in one block; a block they fill
-    /// is final for this batch: it is written and freed.
+    /// is final for this batch: it is encoded, to be written with the rest, and freed.
     fn put_terms(&mut self, c: usize, first: u32, terms: &[u32]) -> Result<()> {
         let (rel, seal) = (self.changes.meta.id, self.changes.seal);
+        let from_appended = first / BLOCK_ROWS * BLOCK_ROWS >= self.changes.first_appended;
         let block = first / BLOCK_ROWS;
         let entry = self.tail(c, block)?;
         entry.0.extend_from_slice(terms);
         entry.1 = true;
         if entry.0.len() >= BLOCK_ROWS as usize {
             let key = (rel, c as u16, block);
-            let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
-            self.changes.tails[c] = None;
-            self.stored.blocks.insert(key, bytes.as_slice())?;
+            if c == 0 || !from_appended {
+                // The first column's blocks go in at once, after the relation's others.
+                let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
+                self.changes.tails[c] = None;
+                if c == 0 {
+                    self.stored.blocks.insert(key, bytes.as_slice())?;
+                } else {
+                    self.changes.filled.push((key, Some(bytes)));
+                }
+            } else {
+                // Encoded from the appended rows when written.
+                self.changes.tails[c] = None;
+                self.changes.filled.push((key, None));
+            }
         }
         Ok(())
     }
@@ -529,6 +542,24 @@ impl<'t> RelWriter<'t> {
     /// chunks and the batch's runs.
     pub(crate) fn prepare(mut self) -> Result<Encode> {
         self.park_tails();
+        // The later columns' filled blocks, after the first's.
+        let mut filled = std::mem::take(&mut self.changes.filled);
+        filled.sort_unstable_by_key(|(key, _)| *key);
+        let seal = self.changes.seal;
+        for (key, bytes) in filled {
+            let bytes = match bytes {
+                Some(b) => b,
+                None => {
+                    let appended = &self.changes.appended[key.1 as usize];
+                    let from = (key.2 * BLOCK_ROWS - self.changes.first_appended) as usize;
+                    let terms = appended
+                        .get(from..from + BLOCK_ROWS as usize)
+                        .ok_or_else(|| damaged("a filled block's rows were not appended"))?;
+                    column::seal(seal, key, column::encode(seal.codec, terms)?)
+                }
+            };
+            self.stored.blocks.insert(key, bytes.as_slice())?;
+        }
         Ok(self.changes)
     }
 

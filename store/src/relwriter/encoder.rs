@@ -29,6 +29,12 @@ pub(crate) struct Encode {
     /// Per column, the block rows are appended to (out of `block_cache` while rows are
     /// added; put back by [`RelWriter::prepare`]).
     pub(super) tails: Vec<Option<(u32, Block)>>,
+    /// Blocks of the second and later columns that appended rows filled, written in key
+    /// order by [`RelWriter::prepare`]: sealed already (a block that held rows before the
+    /// batch), or `None`, to encode then from [`Encode::appended`]. The first column's go
+    /// in as they fill, at the end of the relation's keys; a column's blocks inserted among
+    /// another's would each split a leaf and keep a page of their own.
+    pub(super) filled: Vec<(Key3, Option<Vec<u8>>)>,
     /// Postings chunks read or changed this batch, by (column, chunk).
     pub(super) chunks: FxHashMap<(u16, u32), ChunkCache>,
     pub(super) owner_cache: FxHashMap<u32, Cached>,
@@ -179,6 +185,8 @@ impl Encode {
                 out.blocks.push((key, bytes));
             }
         }
+        // In key order: redb fills each leaf before the next.
+        out.blocks.sort_unstable_by_key(|(key, _)| *key);
         // Owners first: a unit's rows are listed whole while encoding its set.
         self.new_owners(&mut out)?;
         // Appended rows: each chunk's new rows, alone or merged into its cached postings.
