@@ -16,6 +16,17 @@
 //! ```
 //!
 //! A run is a stretch of rows holding the same term (a clustered column's runs are long).
+//!
+//! Format version 4 ([`Codec::Compact4`]) adds a third form, for terms that grow along the
+//! rows (a sorted column's: each row's term is its predecessor's or a little more):
+//!
+//! ```text
+//! form 2, on a line: base: u32 | slope: u32 | width: u8
+//!                  | n × (term - base - (i × slope >> 16)), width bits each, wrapping
+//! ```
+//!
+//! `slope` is the line's rise per row in 16.16 fixed point; the term of row `i` is
+//! `base + (i × slope >> 16) + residual(i)`, all modulo 2^32, still a shift and a mask.
 
 use rkyv::rancor;
 use rkyv::vec::ArchivedVec;
@@ -37,11 +48,36 @@ pub fn encode(codec: Codec, terms: &[u32]) -> Result<Vec<u8>, Damage> {
                 .map_err(|e| Damage::Format(format!("cannot archive a column block: {e}")))?;
             Ok(bytes.into_vec())
         }
-        Codec::Compact => encode_compact(terms),
+        Codec::Compact => encode_compact(terms, false),
+        Codec::Compact4 => encode_compact(terms, true),
     }
 }
 
-fn encode_compact(terms: &[u32]) -> Result<Vec<u8>, Damage> {
+/// The line through a block's first and last terms, as (slope, base, residual width), when
+/// they ascend by less than 2^16 a row.
+fn line_of(terms: &[u32]) -> Option<(u32, u32, u8)> {
+    let (&first, &last) = (terms.first()?, terms.last()?);
+    if terms.len() < 2 || last < first {
+        return None;
+    }
+    let slope = u32::try_from((u64::from(last - first) << 16) / (terms.len() as u64 - 1)).ok()?;
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for (i, &t) in terms.iter().enumerate() {
+        let r = i64::from(t) - i64::from(on_line(slope, i));
+        lo = lo.min(r);
+        hi = hi.max(r);
+    }
+    let span = u32::try_from(hi - lo).ok()?;
+    // The base is the smallest residual, modulo 2^32 (it may be below 0).
+    Some((slope, lo as u32, bits::width(span)))
+}
+
+/// The rise of a line of slope `slope` (16.16 fixed point) at row `i` of a block.
+fn on_line(slope: u32, i: usize) -> u32 {
+    ((i as u64 * u64::from(slope)) >> 16) as u32
+}
+
+fn encode_compact(terms: &[u32], line: bool) -> Result<Vec<u8>, Damage> {
     let n = u16::try_from(terms.len())
         .ok()
         .filter(|&n| u32::from(n) <= BLOCK_ROWS)
@@ -57,9 +93,23 @@ fn encode_compact(terms: &[u32]) -> Result<Vec<u8>, Damage> {
     let sw = bits::width(u32::from(n).saturating_sub(1));
     let for_len = 8 + bits::packed_len(terms.len(), w);
     let runs_len = 10 + bits::packed_len(runs, w) + bits::packed_len(starts.len(), sw);
+    let line = if line { line_of(terms) } else { None }
+        .map(|(slope, base, lw)| (slope, base, lw, 12 + bits::packed_len(terms.len(), lw)))
+        .filter(|l| l.3 < for_len.min(runs_len));
     let mut out = Vec::with_capacity(for_len.min(runs_len));
     out.extend_from_slice(&n.to_le_bytes());
-    if runs_len < for_len {
+    if let Some((slope, base, lw, _)) = line {
+        out.push(2);
+        out.extend_from_slice(&base.to_le_bytes());
+        out.extend_from_slice(&slope.to_le_bytes());
+        out.push(lw);
+        let residuals = terms.iter().enumerate();
+        bits::pack(
+            &mut out,
+            residuals.map(|(i, t)| t.wrapping_sub(base).wrapping_sub(on_line(slope, i))),
+            lw,
+        );
+    } else if runs_len < for_len {
         out.push(1);
         out.extend_from_slice(&(runs as u16).to_le_bytes());
         out.extend_from_slice(&base.to_le_bytes());
@@ -128,6 +178,13 @@ pub enum BlockView<'a> {
     Plain(&'a ArchivedBlock),
     /// A compact block, frame of reference: each row's term.
     Frame(Packed<'a>),
+    /// A version 4 block on a line: each row's residual from it.
+    Line {
+        /// Each row's term less its rise on the line.
+        residuals: Packed<'a>,
+        /// The line's rise per row, 16.16 fixed point.
+        slope: u32,
+    },
     /// A compact block, runs.
     Runs {
         /// Rows.
@@ -145,6 +202,7 @@ impl BlockView<'_> {
         match self {
             BlockView::Plain(a) => a.len(),
             BlockView::Frame(p) => p.n,
+            BlockView::Line { residuals, .. } => residuals.n,
             BlockView::Runs { rows, .. } => *rows,
         }
     }
@@ -154,6 +212,9 @@ impl BlockView<'_> {
         match self {
             BlockView::Plain(a) => a.get(i).map(|t| t.to_native()),
             BlockView::Frame(p) => (i < p.n).then(|| p.get(i)),
+            BlockView::Line { residuals, slope } => {
+                (i < residuals.n).then(|| residuals.get(i).wrapping_add(on_line(*slope, i)))
+            }
             BlockView::Runs {
                 rows,
                 terms,
@@ -190,6 +251,16 @@ impl BlockView<'_> {
         match self {
             BlockView::Plain(a) => out.extend(a.iter().map(|t| t.to_native())),
             BlockView::Frame(p) => bits::unpack_all(p.bytes, p.width, p.n, p.base, out),
+            BlockView::Line {
+                residuals: p,
+                slope,
+            } => {
+                let from = out.len();
+                bits::unpack_all(p.bytes, p.width, p.n, p.base, out);
+                for (i, t) in out[from..].iter_mut().enumerate() {
+                    *t = t.wrapping_add(on_line(*slope, i));
+                }
+            }
             BlockView::Runs {
                 rows,
                 terms,
@@ -223,11 +294,13 @@ pub fn view<'a>(payload: impl Into<Payload<'a>>) -> Result<BlockView<'a>, Damage
         Codec::Plain => rkyv::access::<ArchivedBlock, rancor::Error>(payload.bytes)
             .map(BlockView::Plain)
             .map_err(|e| Damage::Format(format!("a column block does not validate: {e}"))),
-        Codec::Compact => view_compact(payload.bytes),
+        Codec::Compact => view_compact(payload.bytes, false),
+        Codec::Compact4 => view_compact(payload.bytes, true),
     }
 }
 
-fn view_compact(bytes: &[u8]) -> Result<BlockView<'_>, Damage> {
+/// Views a compact block; `line` says whether the file's version has the form on a line.
+fn view_compact(bytes: &[u8], line: bool) -> Result<BlockView<'_>, Damage> {
     let mut r = Reader::new(bytes, "a column block");
     let n = usize::from(r.u16()?);
     if n > BLOCK_ROWS as usize {
@@ -273,6 +346,24 @@ fn view_compact(bytes: &[u8]) -> Result<BlockView<'_>, Damage> {
                 rows: n,
                 terms,
                 starts,
+            }
+        }
+        2 if line => {
+            let base = r.u32()?;
+            let slope = r.u32()?;
+            let width = r.u8()?;
+            if width > 32 || n == 0 {
+                return Err(r.bad());
+            }
+            let bytes = r.take(bits::packed_len(n, width))?;
+            BlockView::Line {
+                residuals: Packed {
+                    n,
+                    base,
+                    width,
+                    bytes,
+                },
+                slope,
             }
         }
         _ => return Err(r.bad()),
@@ -330,6 +421,64 @@ mod tests {
         assert!(packed.len() * 10 < plain, "{} vs {plain}", packed.len());
         assert_eq!(encode(Codec::Compact, &spread).unwrap()[2], 0);
         assert!(encode(Codec::Compact, &spread).unwrap().len() * 3 / 2 < plain);
+    }
+
+    #[test]
+    fn version_4_blocks_on_a_line_round_trip_and_version_3_refuses_them() {
+        let int = 0xC000_0000u32;
+        // A sorted column two rows a term (the integer pairs' sources), one with noise, one
+        // climbing steeply, one that dips below its line's start, a descending one, one
+        // whose slope overflows 16.16, and a spread one.
+        let halves: Vec<u32> = (0..4096).map(|i| int + 1_000_000 + i / 2).collect();
+        let noisy: Vec<u32> = (0..4096).map(|i| int + i * 3 + (i * 7919) % 5).collect();
+        let steep: Vec<u32> = (0..4096).map(|i| i * 60_000).collect();
+        let dips: Vec<u32> = (0..100).map(|i| if i == 50 { 0 } else { 10 + i }).collect();
+        let down: Vec<u32> = (0..4096).map(|i| int + 5000 - i).collect();
+        let wide: Vec<u32> = vec![0, 5, u32::MAX];
+        let spread: Vec<u32> = (0..4096).map(|i| int + i * 7919 % 100_003).collect();
+        let cases: [(&[u32], bool); 9] = [
+            (&halves, true),
+            (&noisy, true),
+            (&steep, true),
+            (&dips, true),
+            (&down, false),
+            (&wide, false),
+            (&spread, false),
+            (&[], false),
+            (&[u32::MAX, u32::MAX], false),
+        ];
+        for (terms, on_line) in cases {
+            let bytes = encode(Codec::Compact4, terms).unwrap();
+            assert_eq!(
+                bytes.get(2) == Some(&2),
+                on_line,
+                "{:?}",
+                &terms[..terms.len().min(4)]
+            );
+            let p = Payload::new(Codec::Compact4, &bytes);
+            let v = view(p).unwrap();
+            assert_eq!(v.len(), terms.len());
+            assert_eq!(v.to_vec().unwrap(), terms);
+            for (i, &t) in terms.iter().enumerate() {
+                assert_eq!(v.get(i), Some(t));
+            }
+            assert_eq!(v.get(terms.len()), None);
+            for cut in 0..bytes.len() {
+                assert!(view(Payload::new(Codec::Compact4, &bytes[..cut])).is_err());
+            }
+            // A version 3 file never gets the form, and refuses it as damage.
+            assert_ne!(encode(Codec::Compact, terms).unwrap().get(2), Some(&2));
+            if on_line {
+                assert!(view(Payload::new(Codec::Compact, &bytes)).is_err());
+            }
+        }
+        // The sorted column two rows a term: a bit a row, against 11 in version 3.
+        let v4 = encode(Codec::Compact4, &halves).unwrap().len();
+        let v3 = encode(Codec::Compact, &halves).unwrap().len();
+        assert!(
+            v4 <= 12 + 4096 / 8 && v3 >= 4096 * 11 / 8,
+            "{v4} against {v3}"
+        );
     }
 
     #[test]

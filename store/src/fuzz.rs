@@ -81,7 +81,7 @@ pub fn scip(data: &[u8]) {
 /// and a dictionary chunk. Whatever decodes as a block encodes back to the same terms, and
 /// reads the same row by row.
 pub fn blocks(data: &[u8]) {
-    for codec in [Codec::Plain, Codec::Compact] {
+    for codec in [Codec::Plain, Codec::Compact, Codec::Compact4] {
         let p = Payload::new(codec, data);
         if let Ok(view) = column::view(p) {
             // Rows read one by one never panic; a block that decodes whole reads the same.
@@ -123,7 +123,8 @@ pub fn blocks(data: &[u8]) {
 
 /// Valid encodings, the seeds of [`blocks`]' runs, plain (format versions 1 and 2): a column block, raw and bitmap
 /// postings, a row bitmap and a chunk; then compact (version 3): blocks of both forms,
-/// postings of each form, a chunk and a dictionary chunk.
+/// postings of each form, a chunk and a dictionary chunk; then version 4's forms: a block
+/// on a line, a chunk of postings that follow on and a packed chunk.
 pub fn block_seeds() -> Vec<Vec<u8>> {
     let mut small: RoaringBitmap = [1, 5, 9].into_iter().collect();
     let mut large: RoaringBitmap = (0..5000).step_by(3).collect();
@@ -135,6 +136,18 @@ pub fn block_seeds() -> Vec<Vec<u8>> {
     let mut b = large.clone();
     let (mut c, mut d) = (small.clone(), runs.clone());
     let texts = ["file:a/b.rs", "sym:a/b.rs#f", "", "ünï"];
+    let sorted: Vec<u32> = (0..40).map(|i| 0xC000_0000 + i / 2 + i % 3).collect();
+    let (mut e, mut f, mut g) = (
+        (4..6).collect::<RoaringBitmap>(),
+        (6..9).collect::<RoaringBitmap>(),
+        (9..10).collect::<RoaringBitmap>(),
+    );
+    let mut spread: Vec<(u8, RoaringBitmap)> = (0..8u32)
+        .map(|i| {
+            let rows = (0..3).map(|k| (i * 1_234_567 + k * 3_333_331) % 10_000_000);
+            (i as u8 * 3, rows.collect())
+        })
+        .collect();
     vec![
         column::encode(Codec::Plain, &[3, 1, 4, 1, 5, 0x8000_0009]).unwrap_or_default(),
         column::stored((1, 0, 0), &[7, 7, 7]).unwrap_or_default(),
@@ -149,6 +162,12 @@ pub fn block_seeds() -> Vec<Vec<u8>> {
         index::encode(Codec::Compact, &mut large),
         index::encode_chunk(Codec::Compact, [(2u8, &mut c), (7u8, &mut d)].into_iter()),
         intern::encode_text_chunk(Codec::Compact, texts.into_iter()),
+        column::encode(Codec::Compact4, &sorted).unwrap_or_default(),
+        index::encode_chunk(
+            Codec::Compact4,
+            [(0u8, &mut e), (1u8, &mut f), (5u8, &mut g)].into_iter(),
+        ),
+        index::encode_chunk(Codec::Compact4, spread.iter_mut().map(|(l, b)| (*l, b))),
     ]
 }
 
@@ -511,5 +530,25 @@ mod tests {
         assert_eq!(index::decode(compact(10)).unwrap().len(), 1667);
         assert_eq!(index::ChunkView::parse(compact(11)).unwrap().len(), 2);
         assert_eq!(intern::decode_text_chunk(compact(12)).unwrap().len(), 4);
+        // Version 4's seeds take its forms, which a version 3 file may not hold.
+        let v4 = |i: usize| Payload::new(Codec::Compact4, &seeds[i]);
+        assert_eq!(seeds[13][2], 2, "a block on a line");
+        assert_eq!(column::decode(v4(13)).unwrap().len(), 40);
+        assert!(column::decode(compact(13)).is_err());
+        let chunk = index::ChunkView::parse(v4(14)).unwrap();
+        let rows: Vec<Vec<u32>> = chunk
+            .iter()
+            .map(|(_, p)| index::decode_posting(p).unwrap().iter().collect())
+            .collect();
+        assert_eq!(rows, [vec![4, 5], vec![6, 7, 8], vec![9]]);
+        assert!(index::ChunkView::parse(compact(14)).is_err());
+        assert_eq!(seeds[15][0], 0x80 | 8, "a packed chunk");
+        let chunk = index::ChunkView::parse(v4(15)).unwrap();
+        let rows: usize = chunk
+            .iter()
+            .map(|(_, p)| index::decode_posting(p).unwrap().len() as usize)
+            .sum();
+        assert_eq!(rows, 24);
+        assert!(index::ChunkView::parse(compact(15)).is_err());
     }
 }

@@ -22,6 +22,18 @@
 //! zigzag-coded difference from the first row of the posting before (from 0 for the chunk's
 //! first posting; a roaring posting passes on the row it was written against); in `dead`
 //! and `owners`, the row as it is.
+//!
+//! [`Codec::Compact4`] (format version 4) adds, in chunks only, form 3: the rows
+//! `after .. after + count`, where `after` is the row right after the last row of the
+//! posting before (a sorted column's postings are such runs, one after the other: a byte
+//! each). There is no `after` for a chunk's first posting, nor after an empty posting or a
+//! roaring one, and a form 3 posting passes on `after` as its first row.
+//!
+//! A version 4 chunk may instead be packed, when that is smaller (rows spread over the
+//! relation, whose varints take 3 or 4 bytes each): its first byte is `0x80 | n`, then the
+//! low bytes as above, then `base` (varint), `width` (u8), each posting's row count
+//! (`n` varints, each at least 1), then every posting's rows, posting by posting, each
+//! ascending, as `row - base` at `width` bits (see `crate::bits`).
 
 use roaring::RoaringBitmap;
 
@@ -116,8 +128,8 @@ pub fn encode_posting(codec: Codec, bitmap: &mut RoaringBitmap, out: &mut Vec<u8
             // Writing into a Vec cannot fail.
             let _ = bitmap.serialize_into(&mut *out);
         }
-        Codec::Compact => {
-            encode_rows(bitmap, out, First::Plain);
+        Codec::Compact | Codec::Compact4 => {
+            encode_rows(bitmap, out, First::Plain, false);
         }
     }
 }
@@ -134,15 +146,64 @@ fn varint_len(v: u64) -> usize {
 pub(crate) enum First {
     /// As it is.
     Plain,
-    /// Relative to this row.
-    From(u32),
+    /// In a chunk, after the posting [`Prior`] describes.
+    From(Prior),
+    /// In a packed chunk (version 4): `count` rows from value `from` of the chunk's packed
+    /// rows, each `base` plus its `width` bits.
+    Packed {
+        /// Added to each packed value.
+        base: u32,
+        /// Bits a row.
+        width: u8,
+        /// The posting's first value among the chunk's.
+        from: u32,
+        /// How many rows the posting holds.
+        count: u32,
+    },
+}
+
+/// What the posting before a compact chunk's posting passes on to it: its first row (the
+/// chunk's first posting gets 0) and, in version 4, the row right after its last, where a
+/// posting of form 3 starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Prior {
+    first: u32,
+    after: Option<u32>,
+}
+
+impl Prior {
+    /// What a posting whose rows run from `first` to `last` passes on: `after` only where
+    /// the chunk's codec has form 3 (`follow`) and a row follows `last`.
+    fn of(first: u32, last: u32, follow: bool) -> Prior {
+        Prior {
+            first,
+            after: if follow { last.checked_add(1) } else { None },
+        }
+    }
+
+    /// What a posting that writes no first row of its own (an empty or a roaring one)
+    /// passes on.
+    fn kept(self) -> Prior {
+        Prior {
+            first: self.first,
+            after: None,
+        }
+    }
 }
 
 impl First {
+    /// The prior of a posting written as `self` says, or the default one on its own.
+    fn prior(self) -> Prior {
+        match self {
+            First::Plain | First::Packed { .. } => Prior::default(),
+            First::From(p) => p,
+        }
+    }
+
     fn put(self, row: u32) -> u64 {
         match self {
-            First::Plain => u64::from(row),
-            First::From(base) => {
+            First::Plain | First::Packed { .. } => u64::from(row),
+            First::From(Prior { first: base, .. }) => {
                 let d = i64::from(row) - i64::from(base);
                 ((d << 1) ^ (d >> 63)) as u64
             }
@@ -151,8 +212,8 @@ impl First {
 
     fn get(self, v: u64) -> Option<u32> {
         match self {
-            First::Plain => u32::try_from(v).ok(),
-            First::From(base) => {
+            First::Plain | First::Packed { .. } => u32::try_from(v).ok(),
+            First::From(Prior { first: base, .. }) => {
                 let d = (v >> 1) as i64 ^ -((v & 1) as i64);
                 u32::try_from(i64::from(base).checked_add(d)?).ok()
             }
@@ -160,17 +221,25 @@ impl First {
     }
 }
 
-/// The compact encoding of a set of rows: the smallest of a list, runs and roaring. Returns
-/// the set's first row as the next posting of a chunk is written against (`first`'s own
-/// row for a roaring set, which writes none).
-fn encode_rows(bitmap: &RoaringBitmap, out: &mut Vec<u8>, first: First) -> u32 {
+/// The compact encoding of a set of rows: the smallest of a list, runs and roaring (and,
+/// where `first` gives an `after` and the rows are one run starting there, form 3). Returns
+/// what it passes on to the next posting of a chunk (`after` only when `follow`).
+fn encode_rows(bitmap: &RoaringBitmap, out: &mut Vec<u8>, first: First, follow: bool) -> Prior {
     let rows: Vec<u32> = bitmap.iter().collect();
-    encode_sorted(&rows, out, first)
+    encode_sorted(&rows, out, first, follow)
 }
 
 /// [`encode_rows`] of the rows `rows` (ascending, distinct), with no bitmap unless roaring
 /// may be the smallest form.
-fn encode_sorted(rows: &[u32], out: &mut Vec<u8>, first: First) -> u32 {
+fn encode_sorted(rows: &[u32], out: &mut Vec<u8>, first: First, follow: bool) -> Prior {
+    let prior = first.prior();
+    if let (Some(after), Some(&head), Some(&last)) = (prior.after, rows.first(), rows.last())
+        && head == after
+        && (last - head) as usize == rows.len() - 1
+    {
+        bits::put_varint(out, (rows.len() as u64) << 2 | 3);
+        return Prior::of(head, last, follow);
+    }
     let lead = |r: u32| varint_len(first.put(r));
     // Sizes of the list and of the runs, in one pass.
     let (mut list, mut runs_len, mut nruns) = (0usize, 0usize, 0u64);
@@ -213,10 +282,7 @@ fn encode_sorted(rows: &[u32], out: &mut Vec<u8>, first: First) -> u32 {
             bits::put_varint(out, (size as u64) << 2 | 2);
             // Writing into a Vec cannot fail.
             let _ = bitmap.serialize_into(&mut *out);
-            return match first {
-                First::Plain => 0,
-                First::From(base) => base,
-            };
+            return prior.kept();
         }
     }
     let put_first = |out: &mut Vec<u8>, r: u32| bits::put_varint(out, first.put(r));
@@ -246,24 +312,22 @@ fn encode_sorted(rows: &[u32], out: &mut Vec<u8>, first: First) -> u32 {
             }
         }
     }
-    rows.first().copied().unwrap_or(match first {
-        First::Plain => 0,
-        First::From(base) => base,
-    })
+    match (rows.first(), rows.last()) {
+        (Some(&head), Some(&last)) => Prior::of(head, last, follow),
+        _ => prior.kept(),
+    }
 }
 
-/// Steps over one compact posting whose first row is written as `first` says; returns the
-/// first row the next posting is written against.
-fn skip_rows(r: &mut Reader<'_>, first: First) -> Result<u32, Damage> {
+/// Steps over one compact posting whose first row is written as `first` says; returns what
+/// it passes on to the next posting (`after` only when `follow`, which reads every row of
+/// a list or runs to find its last).
+fn skip_rows(r: &mut Reader<'_>, first: First, follow: bool) -> Result<Prior, Damage> {
     let h = r.varint()?;
     let count = h >> 2;
-    let keep = match first {
-        First::Plain => 0,
-        First::From(base) => base,
-    };
+    let prior = first.prior();
     match h & 3 {
-        0 | 1 if count == 0 => Ok(keep),
-        0 | 1 => {
+        0 | 1 if count == 0 => Ok(prior.kept()),
+        0 | 1 if !follow => {
             let row = first.get(r.varint()?).ok_or_else(|| r.bad())?;
             let rest = if h & 3 == 0 {
                 count - 1
@@ -271,12 +335,39 @@ fn skip_rows(r: &mut Reader<'_>, first: First) -> Result<u32, Damage> {
                 count.checked_mul(2).ok_or_else(|| r.bad())? - 1
             };
             r.skip_varints(rest)?;
-            Ok(row)
+            Ok(Prior::of(row, row, false))
+        }
+        form @ (0 | 1) => {
+            let head = first.get(r.varint()?).ok_or_else(|| r.bad())?;
+            let mut last = u64::from(head);
+            for i in 0..count {
+                if form == 0 {
+                    if i > 0 {
+                        last += 1 + u64::from(r.varint_u32()?);
+                    }
+                } else {
+                    if i > 0 {
+                        last += 2 + u64::from(r.varint_u32()?);
+                    }
+                    last += u64::from(r.varint_u32()?);
+                }
+                if last > u64::from(u32::MAX) {
+                    return Err(r.bad());
+                }
+            }
+            Ok(Prior::of(head, last as u32, true))
         }
         2 => r
             .take(usize::try_from(count).map_err(|_| r.bad())?)
-            .map(|_| keep),
-        _ => Err(r.bad()),
+            .map(|_| prior.kept()),
+        _ => {
+            let start = prior.after.ok_or_else(|| r.bad())?;
+            let last = u32::try_from(count.checked_sub(1).ok_or_else(|| r.bad())?)
+                .ok()
+                .and_then(|n| start.checked_add(n))
+                .ok_or_else(|| r.bad())?;
+            Ok(Prior::of(start, last, true))
+        }
     }
 }
 
@@ -369,6 +460,15 @@ fn decode_rows(bytes: &[u8], first: First) -> Result<RoaringBitmap, Damage> {
 /// Decodes one compact posting, which must take all of `bytes`, into `out`, whose rows it
 /// must come after.
 fn decode_rows_into(bytes: &[u8], first: First, out: &mut impl RowSet) -> Result<(), Damage> {
+    if let First::Packed {
+        base,
+        width,
+        from,
+        count,
+    } = first
+    {
+        return decode_packed(bytes, base, width, from, count, out);
+    }
     let mut r = Reader::new(bytes, "a set of rows");
     let h = r.varint()?;
     let count = h >> 2;
@@ -413,12 +513,109 @@ fn decode_rows_into(bytes: &[u8], first: First, out: &mut impl RowSet) -> Result
             out.add_set(decode_roaring(r.take(n)?)?)
                 .map_err(|()| r.bad())?;
         }
-        _ => return Err(r.bad()),
+        _ => {
+            let start = first.prior().after.ok_or_else(|| r.bad())?;
+            let last = u32::try_from(count.checked_sub(1).ok_or_else(|| r.bad())?)
+                .ok()
+                .and_then(|n| start.checked_add(n))
+                .ok_or_else(|| r.bad())?;
+            out.add_range(start, last).map_err(|()| r.bad())?;
+        }
     }
     if !r.is_done() {
         return Err(r.bad());
     }
     Ok(())
+}
+
+/// Decodes the posting of a packed chunk whose rows are values `from .. from + count` of
+/// `packed` (each `base` plus `width` bits) into `out`, whose rows they must come after.
+fn decode_packed(
+    packed: &[u8],
+    base: u32,
+    width: u8,
+    from: u32,
+    count: u32,
+    out: &mut impl RowSet,
+) -> Result<(), Damage> {
+    let bad = || Damage::Format("a packed postings chunk is malformed".to_owned());
+    let end = from.checked_add(count).ok_or_else(bad)? as usize;
+    if width > 32 || bits::packed_len(end, width) > packed.len() {
+        return Err(bad());
+    }
+    let mut rows = Vec::with_capacity(count as usize);
+    for i in from as usize..end {
+        let row = base
+            .checked_add(bits::unpack(packed, width, i))
+            .ok_or_else(bad)?;
+        if rows.last().is_some_and(|&r| r >= row) {
+            return Err(bad());
+        }
+        rows.push(row);
+    }
+    out.add_sorted(rows).map_err(|()| bad())
+}
+
+/// The head of a packed chunk's data (after its low bytes): `base`, `width`, and each
+/// posting's first value among the packed rows (`starts[..=n]`, the last the total); then
+/// the packed rows, checked to be all there is.
+fn packed_head<'a>(
+    data: &'a [u8],
+    n: usize,
+    starts: &mut [u32; CHUNK_TERMS as usize + 1],
+) -> Result<(u32, u8, &'a [u8]), Damage> {
+    let mut r = Reader::new(data, "a packed postings chunk");
+    let base = r.varint_u32()?;
+    let width = r.u8()?;
+    if width > 32 {
+        return Err(r.bad());
+    }
+    starts[0] = 0;
+    for i in 0..n {
+        let count = r.varint_u32()?;
+        if count == 0 {
+            return Err(r.bad());
+        }
+        starts[i + 1] = starts[i].checked_add(count).ok_or_else(|| r.bad())?;
+    }
+    let packed = r.take(bits::packed_len(starts[n] as usize, width))?;
+    if !r.is_done() {
+        return Err(r.bad());
+    }
+    Ok((base, width, packed))
+}
+
+/// The packed form of a version 4 chunk of `lows` and their postings (each not empty), if
+/// it is smaller than `than` bytes (the chunk with varint postings): see the module's docs.
+fn packed_chunk(lows: &[u8], postings: &[&[u32]], than: usize) -> Option<Vec<u8>> {
+    if postings.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    let base = postings.iter().filter_map(|p| p.first()).min().copied()?;
+    let max = postings.iter().filter_map(|p| p.last()).max().copied()?;
+    let width = bits::width(max - base);
+    let total: usize = postings.iter().map(|p| p.len()).sum();
+    let head = if lows.len() < 8 { lows.len() } else { 8 };
+    let counts: usize = postings.iter().map(|p| varint_len(p.len() as u64)).sum();
+    let size = 1 + head + varint_len(u64::from(base)) + 1 + counts + bits::packed_len(total, width);
+    if size >= than {
+        return None;
+    }
+    let mut out = Vec::with_capacity(size);
+    compact_head(lows, &mut out);
+    out[0] |= 0x80;
+    bits::put_varint(&mut out, u64::from(base));
+    out.push(width);
+    for p in postings {
+        bits::put_varint(&mut out, p.len() as u64);
+    }
+    bits::pack(
+        &mut out,
+        postings.iter().flat_map(|p| p.iter().map(|&r| r - base)),
+        width,
+    );
+    debug_assert_eq!(out.len(), size);
+    Some(out)
 }
 
 /// One posting's bytes as a chunk holds them: its payload, and for a compact chunk the row
@@ -453,7 +650,7 @@ impl<'a> From<&'a Vec<u8>> for Posting<'a> {
 /// Decodes one posting (a posting's bytes on their own: a compact one's first row as it is).
 pub fn decode_posting<'a>(posting: impl Into<Posting<'a>>) -> Result<RoaringBitmap, Damage> {
     let Posting { payload, first } = posting.into();
-    if payload.codec == Codec::Compact {
+    if payload.codec.is_compact() {
         return decode_rows(payload.bytes, first);
     }
     match payload.bytes.split_first() {
@@ -479,7 +676,7 @@ pub(crate) fn decode_posting_onto<'a>(
     rows: &mut Vec<u32>,
 ) -> Result<(), Damage> {
     let Posting { payload, first } = posting.into();
-    if payload.codec == Codec::Compact {
+    if payload.codec.is_compact() {
         return decode_rows_into(payload.bytes, first, rows);
     }
     let set = decode_posting(Posting { payload, first })?;
@@ -497,8 +694,8 @@ pub fn encode(codec: Codec, bitmap: &mut RoaringBitmap) -> Vec<u8> {
             // Writing into a Vec cannot fail.
             let _ = bitmap.serialize_into(&mut out);
         }
-        Codec::Compact => {
-            encode_rows(bitmap, &mut out, First::Plain);
+        Codec::Compact | Codec::Compact4 => {
+            encode_rows(bitmap, &mut out, First::Plain, false);
         }
     }
     out
@@ -509,7 +706,7 @@ pub fn decode<'a>(payload: impl Into<Payload<'a>>) -> Result<RoaringBitmap, Dama
     let payload = payload.into();
     match payload.codec {
         Codec::Plain => decode_roaring(payload.bytes),
-        Codec::Compact => decode_rows(payload.bytes, First::Plain),
+        Codec::Compact | Codec::Compact4 => decode_rows(payload.bytes, First::Plain),
     }
 }
 
@@ -523,11 +720,22 @@ pub struct ChunkView<'a> {
     codec: Codec,
     n: usize,
     lows: [u8; CHUNK_TERMS as usize],
-    /// Where each posting starts in `data`, and where the last ends.
+    /// Where each posting starts in `data`, and where the last ends (in a packed chunk, the
+    /// value each starts at among the packed rows).
     starts: [u32; CHUNK_TERMS as usize + 1],
-    /// The row each compact posting's first row is written against.
-    bases: [u32; CHUNK_TERMS as usize],
+    /// What each compact posting is written against.
+    priors: [Prior; CHUNK_TERMS as usize],
+    /// A packed chunk's `base` and `width`.
+    packed: Option<(u32, u8)>,
     data: &'a [u8],
+}
+
+/// A chunk's count of postings from its first byte, and whether it is packed (a version 4
+/// chunk's first byte may be `0x80 | n`).
+fn chunk_count(first: u8, codec: Codec) -> Option<(usize, bool)> {
+    let packed = codec.has_version_4_forms() && first & 0x80 != 0;
+    let n = usize::from(if packed { first & 0x7f } else { first });
+    (n != 0 && n <= CHUNK_TERMS as usize).then_some((n, packed))
 }
 
 impl<'a> ChunkView<'a> {
@@ -537,16 +745,14 @@ impl<'a> ChunkView<'a> {
         let bad = || Damage::Format("a postings chunk is malformed".to_owned());
         let bytes = payload.bytes;
         let (&n, rest) = bytes.split_first().ok_or_else(bad)?;
-        let n = n as usize;
-        if n == 0 || n > CHUNK_TERMS as usize {
-            return Err(bad());
-        }
+        let (n, packed) = chunk_count(n, payload.codec).ok_or_else(bad)?;
         let mut view = ChunkView {
             codec: payload.codec,
             n,
             lows: [0; CHUNK_TERMS as usize],
             starts: [0; CHUNK_TERMS as usize + 1],
-            bases: [0; CHUNK_TERMS as usize],
+            priors: [Prior::default(); CHUNK_TERMS as usize],
+            packed: None,
             data: &[],
         };
         match payload.codec {
@@ -570,7 +776,7 @@ impl<'a> ChunkView<'a> {
                     view.starts[i + 1] = end;
                 }
             }
-            Codec::Compact => {
+            Codec::Compact | Codec::Compact4 => {
                 let data = if n < 8 {
                     let lows = rest.get(..n).ok_or_else(bad)?;
                     if lows.windows(2).any(|w| w[0] >= w[1]) || lows[n - 1] >= 64 {
@@ -593,12 +799,19 @@ impl<'a> ChunkView<'a> {
                     }
                     &rest[8..]
                 };
+                if packed {
+                    let (base, width, rows) = packed_head(data, n, &mut view.starts)?;
+                    view.packed = Some((base, width));
+                    view.data = rows;
+                    return Ok(view);
+                }
                 view.data = data;
                 let mut r = Reader::new(data, "a postings chunk");
-                let mut base = 0;
+                let follow = payload.codec.has_version_4_forms();
+                let mut prior = Prior::default();
                 for i in 0..n {
-                    view.bases[i] = base;
-                    base = skip_rows(&mut r, First::From(base))?;
+                    view.priors[i] = prior;
+                    prior = skip_rows(&mut r, First::From(prior), follow)?;
                     view.starts[i + 1] = r.position() as u32;
                 }
                 if !r.is_done() {
@@ -610,12 +823,23 @@ impl<'a> ChunkView<'a> {
     }
 
     fn posting(&self, i: usize) -> Posting<'a> {
+        if let Some((base, width)) = self.packed {
+            return Posting {
+                payload: Payload::new(self.codec, self.data),
+                first: First::Packed {
+                    base,
+                    width,
+                    from: self.starts[i],
+                    count: self.starts[i + 1] - self.starts[i],
+                },
+            };
+        }
         let bytes = &self.data[self.starts[i] as usize..self.starts[i + 1] as usize];
         Posting {
             payload: Payload::new(self.codec, bytes),
             first: match self.codec {
                 Codec::Plain => First::Plain,
-                Codec::Compact => First::From(self.bases[i]),
+                Codec::Compact | Codec::Compact4 => First::From(self.priors[i]),
             },
         }
     }
@@ -655,10 +879,7 @@ pub fn find_posting<'a>(
     }
     let bad = || Damage::Format("a postings chunk is malformed".to_owned());
     let (&n, rest) = payload.bytes.split_first().ok_or_else(bad)?;
-    let n = n as usize;
-    if n == 0 || n > CHUNK_TERMS as usize {
-        return Err(bad());
-    }
+    let (n, packed) = chunk_count(n, payload.codec).ok_or_else(bad)?;
     // The term's place among the chunk's, and where the postings begin.
     let (at, data) = if n < 8 {
         let lows = rest.get(..n).ok_or_else(bad)?;
@@ -683,16 +904,30 @@ pub fn find_posting<'a>(
             &rest[8..],
         )
     };
+    if packed {
+        let mut starts = [0; CHUNK_TERMS as usize + 1];
+        let (base, width, rows) = packed_head(data, n, &mut starts)?;
+        return Ok(Some(Posting {
+            payload: Payload::new(payload.codec, rows),
+            first: First::Packed {
+                base,
+                width,
+                from: starts[at],
+                count: starts[at + 1] - starts[at],
+            },
+        }));
+    }
     let mut r = Reader::new(data, "a postings chunk");
-    let mut base = 0;
+    let follow = payload.codec.has_version_4_forms();
+    let mut prior = Prior::default();
     for _ in 0..at {
-        base = skip_rows(&mut r, First::From(base))?;
+        prior = skip_rows(&mut r, First::From(prior), follow)?;
     }
     let start = r.position();
-    skip_rows(&mut r, First::From(base))?;
+    skip_rows(&mut r, First::From(prior), follow)?;
     Ok(Some(Posting {
-        payload: Payload::new(Codec::Compact, &data[start..r.position()]),
-        first: First::From(base),
+        payload: Payload::new(payload.codec, &data[start..r.position()]),
+        first: First::From(prior),
     }))
 }
 
@@ -701,15 +936,24 @@ pub fn encode_chunk<'b>(
     codec: Codec,
     entries: impl Iterator<Item = (u8, &'b mut RoaringBitmap)>,
 ) -> Vec<u8> {
+    if codec.has_version_4_forms() {
+        let sets: Vec<(u8, Vec<u32>)> = entries.map(|(l, b)| (l, b.iter().collect())).collect();
+        let lows: Vec<u8> = sets.iter().map(|(l, _)| *l).collect();
+        let rows: Vec<&[u32]> = sets.iter().map(|(_, r)| r.as_slice()).collect();
+        return encode_compact_chunk(codec, &lows, &rows, &mut Vec::new());
+    }
     let mut lows = Vec::new();
     let mut ends = Vec::new();
     let mut data = Vec::new();
-    let mut base = 0;
+    let follow = codec.has_version_4_forms();
+    let mut prior = Prior::default();
     for (low, bitmap) in entries {
         lows.push(low);
         match codec {
             Codec::Plain => encode_posting(codec, bitmap, &mut data),
-            Codec::Compact => base = encode_rows(bitmap, &mut data, First::From(base)),
+            Codec::Compact | Codec::Compact4 => {
+                prior = encode_rows(bitmap, &mut data, First::From(prior), follow);
+            }
         }
         ends.extend_from_slice(&(data.len() as u32).to_le_bytes());
     }
@@ -720,7 +964,7 @@ pub fn encode_chunk<'b>(
             out.extend_from_slice(&lows);
             out.extend_from_slice(&ends);
         }
-        Codec::Compact => compact_head(&lows, &mut out),
+        Codec::Compact | Codec::Compact4 => compact_head(&lows, &mut out),
     }
     out.extend_from_slice(&data);
     out
@@ -743,9 +987,9 @@ fn compact_head(lows: &[u8], out: &mut Vec<u8>) {
 pub(crate) fn encode_sorted_set(codec: Codec, rows: &[u32]) -> Vec<u8> {
     match codec {
         Codec::Plain => encode(codec, &mut rows.iter().copied().collect()),
-        Codec::Compact => {
+        Codec::Compact | Codec::Compact4 => {
             let mut out = Vec::new();
-            encode_sorted(rows, &mut out, First::Plain);
+            encode_sorted(rows, &mut out, First::Plain, false);
             out
         }
     }
@@ -765,18 +1009,32 @@ pub(crate) fn encode_sorted_chunk<'r>(
             .collect();
         return encode_chunk(codec, sets.iter_mut().map(|(l, b)| (*l, b)));
     }
-    data.clear();
     let mut lows = [0u8; CHUNK_TERMS as usize];
+    let mut sets = [&[][..]; CHUNK_TERMS as usize];
     let mut n = 0;
-    let mut base = 0;
     for (low, rows) in entries {
         lows[n] = low;
+        sets[n] = rows;
         n += 1;
-        base = encode_sorted(rows, data, First::From(base));
+    }
+    encode_compact_chunk(codec, &lows[..n], &sets[..n], data)
+}
+
+/// A compact chunk of the postings `sets` of the terms with low bytes `lows` (ascending;
+/// each posting ascending, distinct, not empty); `data` is scratch.
+fn encode_compact_chunk(codec: Codec, lows: &[u8], sets: &[&[u32]], data: &mut Vec<u8>) -> Vec<u8> {
+    data.clear();
+    let follow = codec.has_version_4_forms();
+    let mut prior = Prior::default();
+    for rows in sets {
+        prior = encode_sorted(rows, data, First::From(prior), follow);
     }
     let mut out = Vec::with_capacity(9 + data.len());
-    compact_head(&lows[..n], &mut out);
+    compact_head(lows, &mut out);
     out.extend_from_slice(data);
+    if follow && let Some(packed) = packed_chunk(lows, sets, out.len()) {
+        return packed;
+    }
     out
 }
 
@@ -808,7 +1066,7 @@ mod tests {
                     (low, set)
                 })
                 .collect();
-            for codec in [Codec::Plain, Codec::Compact] {
+            for codec in [Codec::Plain, Codec::Compact, Codec::Compact4] {
                 let bytes = encode_chunk(codec, sets.iter_mut().map(|(l, b)| (*l, b)));
                 let p = Payload::new(codec, &bytes);
                 let view = ChunkView::parse(p).unwrap();
@@ -862,7 +1120,7 @@ mod tests {
             (10_000..15_000).chain(19_000..19_100).collect(),
             (20_000..220_000).step_by(2).collect(),
         ];
-        for codec in [Codec::Plain, Codec::Compact] {
+        for codec in [Codec::Plain, Codec::Compact, Codec::Compact4] {
             for set in &shapes {
                 let mut chunk = [(3u8, set.clone())];
                 let bytes = encode_chunk(codec, chunk.iter_mut().map(|(l, b)| (*l, b)));
@@ -901,6 +1159,143 @@ mod tests {
                 assert!(ChunkView::parse(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
             }
         }
+    }
+
+    #[test]
+    fn version_4_postings_follow_on_in_a_byte_and_version_3_refuses_them() {
+        // A sorted column's chunk: each term's rows are one run right after the term
+        // before's. Then runs that do not follow on, a list, a roaring posting, and runs
+        // after each.
+        let mut follows: Vec<(u8, RoaringBitmap)> = (0..64u32)
+            .map(|i| (i as u8, (1000 + i * 2..1000 + i * 2 + 2).collect()))
+            .collect();
+        let mut mixed: Vec<(u8, RoaringBitmap)> = vec![
+            (0, (7..9).collect()),
+            (1, (9..10).collect()),
+            (2, [12, 40].into_iter().collect()),
+            (3, (41..50).collect()),
+            (4, (50..200_050).step_by(2).collect()),
+            (5, (200_050..200_060).collect()),
+            (6, (200_060..200_061).collect()),
+            (7, [u32::MAX].into_iter().collect()),
+            (8, (5..6).collect()),
+        ];
+        for (sets, form3) in [(&mut follows, 63), (&mut mixed, 3)] {
+            let want = sets.clone();
+            let bytes = encode_chunk(Codec::Compact4, sets.iter_mut().map(|(l, b)| (*l, b)));
+            let p = Payload::new(Codec::Compact4, &bytes);
+            let view = ChunkView::parse(p).unwrap();
+            let mut found = 0;
+            for (low, set) in &want {
+                let posting = view.get(*low).unwrap();
+                assert_eq!(find_posting(p, *low).unwrap(), Some(posting));
+                assert_eq!(&decode_posting(posting).unwrap(), set, "low {low}");
+                let mut onto = vec![0];
+                decode_posting_onto(posting, &mut onto).unwrap();
+                assert_eq!(onto[1..], set.iter().collect::<Vec<_>>());
+                found += usize::from(posting.payload.bytes[0] & 3 == 3);
+            }
+            assert_eq!(found, form3);
+            for cut in 0..bytes.len() {
+                assert!(ChunkView::parse(Payload::new(Codec::Compact4, &bytes[..cut])).is_err());
+            }
+            // A version 3 file may not hold form 3, and writes the chunk without it.
+            assert!(ChunkView::parse(Payload::new(Codec::Compact, &bytes)).is_err());
+            let mut again = want.clone();
+            let v3 = encode_chunk(Codec::Compact, again.iter_mut().map(|(l, b)| (*l, b)));
+            let v3 = ChunkView::parse(Payload::new(Codec::Compact, &v3)).unwrap();
+            assert!(v3.iter().all(|(_, p)| p.payload.bytes[0] & 3 != 3));
+        }
+        // 64 postings that follow on: the mask, the first posting (3 bytes), then a byte each.
+        let bytes = encode_chunk(Codec::Compact4, follows.iter_mut().map(|(l, b)| (*l, b)));
+        assert_eq!(bytes.len(), 1 + 8 + 4 + 63);
+        // The sorted encoder gives the same bytes.
+        let rows: Vec<(u8, Vec<u32>)> = follows
+            .iter()
+            .map(|(l, b)| (*l, b.iter().collect()))
+            .collect();
+        let sorted = encode_sorted_chunk(
+            Codec::Compact4,
+            rows.iter().map(|(l, r)| (*l, r.as_slice())),
+            &mut Vec::new(),
+        );
+        assert_eq!(sorted, bytes);
+        // Form 3 needs a posting before it: on its own, or first in a chunk, it is damage.
+        assert!(decode(Payload::new(Codec::Compact4, &[2 << 2 | 3])).is_err());
+        assert!(ChunkView::parse(Payload::new(Codec::Compact4, &[1, 0, 2 << 2 | 3])).is_err());
+    }
+
+    #[test]
+    fn version_4_chunks_of_spread_rows_are_packed_and_read_as_the_varints_would_be() {
+        // 64 terms, each in 1 to 4 rows spread over 10M (the integer pairs' targets).
+        let mut sets: Vec<(u8, RoaringBitmap)> = (0..64u32)
+            .map(|i| {
+                let rows = (0..1 + i % 4).map(|k| (i * 7_919 + k * 2_750_159) % 10_000_000);
+                (i as u8, rows.collect())
+            })
+            .collect();
+        let want = sets.clone();
+        let bytes = encode_chunk(Codec::Compact4, sets.iter_mut().map(|(l, b)| (*l, b)));
+        assert_eq!(bytes[0], 0x80 | 64, "packed");
+        let v3 = encode_chunk(Codec::Compact, sets.iter_mut().map(|(l, b)| (*l, b)));
+        assert!(
+            bytes.len() < v3.len(),
+            "{} against {}",
+            bytes.len(),
+            v3.len()
+        );
+        let rows: Vec<(u8, Vec<u32>)> =
+            want.iter().map(|(l, b)| (*l, b.iter().collect())).collect();
+        let sorted = encode_sorted_chunk(
+            Codec::Compact4,
+            rows.iter().map(|(l, r)| (*l, r.as_slice())),
+            &mut Vec::new(),
+        );
+        assert_eq!(sorted, bytes);
+        let p = Payload::new(Codec::Compact4, &bytes);
+        let view = ChunkView::parse(p).unwrap();
+        assert_eq!(view.len(), 64);
+        for low in 0..=u8::MAX {
+            assert_eq!(find_posting(p, low).unwrap(), view.get(low), "low {low}");
+        }
+        for (low, set) in &want {
+            let posting = view.get(*low).unwrap();
+            assert_eq!(&decode_posting(posting).unwrap(), set);
+            let mut onto = Vec::new();
+            decode_posting_onto(posting, &mut onto).unwrap();
+            assert_eq!(onto, set.iter().collect::<Vec<_>>());
+        }
+        for cut in 0..bytes.len() {
+            assert!(ChunkView::parse(Payload::new(Codec::Compact4, &bytes[..cut])).is_err());
+        }
+        // A version 3 file may not hold a packed chunk.
+        assert!(ChunkView::parse(Payload::new(Codec::Compact, &bytes)).is_err());
+        // Rows out of order within a posting, or a count of 0, are damage, never a panic.
+        let mut bad = bytes.clone();
+        let at = 1 + 8 + 4;
+        bad[at] = 0;
+        assert!(ChunkView::parse(Payload::new(Codec::Compact4, &bad)).is_err());
+        // One posting (low 0), base 0, 8 bits a row, 2 rows: 5 then 3.
+        let swapped = [0x80 | 1, 0, 0, 8, 2, 5, 3];
+        let view = ChunkView::parse(Payload::new(Codec::Compact4, &swapped)).unwrap();
+        assert!(decode_posting(view.get(0).unwrap()).is_err());
+        let sorted = [0x80 | 1, 0, 0, 8, 2, 3, 5];
+        let view = ChunkView::parse(Payload::new(Codec::Compact4, &sorted)).unwrap();
+        let rows: Vec<u32> = decode_posting(view.get(0).unwrap())
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(rows, [3, 5]);
+        // A base that overflows with its rows.
+        let high = [0x80 | 1, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 8, 1, 9];
+        let view = ChunkView::parse(Payload::new(Codec::Compact4, &high)).unwrap();
+        assert!(decode_posting(view.get(0).unwrap()).is_err());
+        // Runs stay varints: a chunk packs only where that is smaller.
+        let mut runs: Vec<(u8, RoaringBitmap)> = (0..64u32)
+            .map(|i| (i as u8, (i * 10..i * 10 + 9).collect()))
+            .collect();
+        let bytes = encode_chunk(Codec::Compact4, runs.iter_mut().map(|(l, b)| (*l, b)));
+        assert_eq!(bytes[0], 64);
     }
 
     #[test]

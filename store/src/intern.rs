@@ -55,7 +55,7 @@ pub fn encode_text_chunk<'a>(
             }
             out
         }
-        Codec::Compact => {
+        Codec::Compact | Codec::Compact4 => {
             let texts: Vec<&str> = texts.collect();
             let mut dir = Vec::new();
             let mut frames = Vec::new();
@@ -127,7 +127,7 @@ impl<'a> TextChunk<'a> {
                 let (ends, data) = bytes[2..].split_at(n * 4);
                 Body::Plain { ends, data }
             }
-            Codec::Compact => {
+            Codec::Compact | Codec::Compact4 => {
                 let mut r = Reader::new(&bytes[2..], "a dictionary chunk");
                 let mut sizes = Vec::new();
                 for _ in 0..n.div_ceil(TEXT_FRAME) {

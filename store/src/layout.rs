@@ -6,7 +6,7 @@
 use redb::TableDefinition;
 
 /// The format version this build writes into new files and the newest it reads.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The oldest format version this build reads (and writes into files of that version).
 pub const OLDEST_VERSION: u32 = 1;
@@ -16,6 +16,10 @@ pub const SEALED_VERSION: u32 = 2;
 
 /// The first format version whose values use the compact encodings (see [`Codec`]).
 pub const COMPACT_VERSION: u32 = 3;
+
+/// The first format version whose blocks may lie on a line and whose postings may follow on
+/// (see [`Codec::Compact4`]).
+pub const COMPACT4_VERSION: u32 = 4;
 
 /// How a file encodes the values of `blocks`, `postings`, `dead`, `owners` and `text_by_id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,16 +31,33 @@ pub enum Codec {
     /// sets as delta-coded varints or runs (roaring where it is smaller), texts front-coded in
     /// frames of 16.
     Compact,
+    /// Format version 4: version 3's encodings and three more forms, which only a file of
+    /// version 4 or later may hold: a block whose terms lie near a line through its rows
+    /// (`crate::column`), a posting that is one run starting right after the previous
+    /// posting of its chunk, and a chunk whose rows are bit-packed (`crate::index`).
+    Compact4,
 }
 
 impl Codec {
     /// The encoding of a file of format version `version`.
     pub fn of_version(version: u32) -> Codec {
-        if version >= COMPACT_VERSION {
+        if version >= COMPACT4_VERSION {
+            Codec::Compact4
+        } else if version >= COMPACT_VERSION {
             Codec::Compact
         } else {
             Codec::Plain
         }
+    }
+
+    /// Whether the codec is version 3's or a later one built on it.
+    pub fn is_compact(self) -> bool {
+        self != Codec::Plain
+    }
+
+    /// Whether the codec has version 4's forms.
+    pub fn has_version_4_forms(self) -> bool {
+        self == Codec::Compact4
     }
 }
 

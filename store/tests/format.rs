@@ -1,6 +1,7 @@
 //! Format versions: databases of version 1 (values without checksums) and 2 (plain
-//! encodings) still open, answer and take batches, in their own format; version 2 and 3 files
-//! verify what they read; version 3 files are smaller.
+//! encodings) still open, answer and take batches, in their own format; version 2 and later
+//! files verify what they read; version 3 files are smaller, and version 4 files smaller
+//! still where a column is sorted.
 
 #![allow(clippy::unwrap_used)]
 
@@ -109,18 +110,22 @@ fn version(file: &Path, base: bool) -> u32 {
 #[test]
 fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
     let root = tempfile::tempdir().unwrap();
-    let (v1, v2, v3) = (
+    let (v1, v2, v3, v4) = (
         root.path().join("v1"),
         root.path().join("v2"),
         root.path().join("v3"),
+        root.path().join("v4"),
     );
     build(&v1, 2);
     build(&v2, 2);
     build(&v3, 3);
+    build(&v4, 4);
     to_version_1(&v1.join("strata.redb"), true);
     to_version_1(&v1.join("tier-big.redb"), false);
     let more = "a1\tIMPORTS\tz\tu1\nq\tCALLS\tr\nb3\tIMPORTS\tb3\n";
-    for dir in [&v1, &v2, &v3] {
+    for dir in [&v1, &v2, &v3, &v4] {
+        // A check decodes every value in its file's own codec: a version 3 file this build
+        // wrote into holds none of version 4's forms.
         let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
         assert!(store.check().unwrap().ok());
         read_into(
@@ -138,24 +143,28 @@ fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
         let report = store.check().unwrap();
         assert!(report.ok(), "{dir:?}: {report}");
     }
-    let (a1, a2, a3) = (
+    let (a1, a2, a3, a4) = (
         answers(&Store::open(&v1, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v2, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v3, strata_store::OpenOptions::default()).unwrap()),
+        answers(&Store::open(&v4, strata_store::OpenOptions::default()).unwrap()),
     );
     assert_eq!(a1, a2);
     assert_eq!(a1, a3);
+    assert_eq!(a1, a4);
     assert!(a1.len() > 300);
     // Each file kept its version.
     assert_eq!(version(&v1.join("strata.redb"), true), 1);
     assert_eq!(version(&v1.join("tier-big.redb"), false), 1);
     assert_eq!(version(&v2.join("strata.redb"), true), 2);
     assert_eq!(version(&v2.join("tier-big.redb"), false), 2);
+    assert_eq!(version(&v3.join("strata.redb"), true), 3);
+    assert_eq!(version(&v3.join("tier-big.redb"), false), 3);
     assert_eq!(
-        version(&v3.join("strata.redb"), true),
+        version(&v4.join("strata.redb"), true),
         layout::FORMAT_VERSION
     );
-    assert_eq!(layout::FORMAT_VERSION, 3);
+    assert_eq!(layout::FORMAT_VERSION, 4);
 }
 
 #[test]
@@ -185,7 +194,10 @@ fn an_old_base_file_gains_a_tier_file_of_the_newest_version() {
     assert_eq!(n, 2);
     drop((snap, store));
     assert_eq!(version(&dir.join("strata.redb"), true), 2);
-    assert_eq!(version(&dir.join("tier-fresh.redb"), false), 3);
+    assert_eq!(
+        version(&dir.join("tier-fresh.redb"), false),
+        layout::FORMAT_VERSION
+    );
 }
 
 /// Payload bytes of the values each encoding changed, and the base file's length.
@@ -226,6 +238,60 @@ fn version_3_files_are_smaller_than_version_2_by_a_fixed_margin() {
     eprintln!("version 2: {stored2} bytes stored, file {file2}; version 3: {stored3}, {file3}");
     assert!(stored3 * 100 < stored2 * 40, "{stored3} vs {stored2}");
     assert!(file3 * 100 < file2 * 60, "{file3} vs {file2}");
+}
+
+#[test]
+fn version_4_files_hold_a_sorted_column_smaller_and_version_3_files_keep_their_forms() {
+    // Integer pairs sorted by their first column, two rows a value (as the side-by-side
+    // suite's 10M pairs), in two batches, into a version 3 and a version 4 database.
+    let root = tempfile::tempdir().unwrap();
+    let pairs = |from: u32, to: u32| {
+        let mut dump = String::new();
+        for i in from..to {
+            dump.push_str(&format!("{}\t{}\n", i / 2, i * 7919 % 100_003));
+        }
+        dump
+    };
+    let mut got = Vec::new();
+    for v in [3, 4] {
+        let dir = root.path().join(format!("v{v}"));
+        let store = common::create_as(&dir, v);
+        for (from, to) in [(0, 150_000), (150_000, 200_000)] {
+            read_into(
+                &store,
+                "default",
+                "pair.facts",
+                Format::Facts,
+                pairs(from, to).as_bytes(),
+            )
+            .commit()
+            .unwrap();
+        }
+        // Every value decodes in the file's own codec (version 3's refuses version 4's forms).
+        let report = store.check().unwrap();
+        assert!(report.ok(), "version {v}: {report}");
+        let snap = store.snapshot().unwrap();
+        let mut rows = Vec::new();
+        snap.scan("pair", &mut |r| {
+            rows.push(r.to_vec());
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        let seven = snap.term(&Value::Number(74_999.0)).unwrap().unwrap();
+        snap.lookup("pair", &[(0, seven)], &mut |r| {
+            rows.push(r.to_vec());
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(rows.len(), 200_002);
+        drop((snap, store));
+        assert_eq!(version(&dir.join("strata.redb"), true), v);
+        got.push((rows, sizes(&dir)));
+    }
+    let ((rows3, (stored3, file3)), (rows4, (stored4, file4))) = (&got[0], &got[1]);
+    assert_eq!(rows3, rows4);
+    eprintln!("version 3: {stored3} bytes stored, file {file3}; version 4: {stored4}, {file4}");
+    assert!(stored4 * 100 < stored3 * 75, "{stored4} vs {stored3}");
 }
 
 #[test]

@@ -148,7 +148,7 @@ proptest! {
     }
 
     #[test]
-    fn blocks_mutated(seed in 0usize..13, e in prop::collection::vec((any::<usize>(), any::<u8>(), prop::collection::vec(any::<u8>(), 0..6)), 1..4)) {
+    fn blocks_mutated(seed in 0usize..16, e in prop::collection::vec((any::<usize>(), any::<u8>(), prop::collection::vec(any::<u8>(), 0..6)), 1..4)) {
         fuzz::blocks(&mutate::apply(&fuzz::block_seeds()[seed], &e));
     }
 }
@@ -164,7 +164,7 @@ fn the_seeds_read() {
     let n = fuzz::read_dump(Format::Scip, &scip_seed(), false).unwrap();
     assert!(n > 0);
     // The block seeds' decoding: `store/src/fuzz.rs`'s unit tests.
-    assert_eq!(fuzz::block_seeds().len(), 13);
+    assert_eq!(fuzz::block_seeds().len(), 16);
 }
 
 /// The file targets' database, kept for the test process's life.
