@@ -383,6 +383,23 @@ pub fn decode<'a>(payload: impl Into<Payload<'a>>) -> Result<Vec<u32>, Damage> {
 mod tests {
     use super::*;
 
+    /// Encodes `terms` in `codec` and checks that they read back whole and row by row, and
+    /// that every truncation is refused; answers the bytes.
+    fn reads_back(codec: Codec, terms: &[u32]) -> Vec<u8> {
+        let bytes = encode(codec, terms).unwrap();
+        let v = view(Payload::new(codec, &bytes)).unwrap();
+        assert_eq!(v.len(), terms.len());
+        assert_eq!(v.to_vec().unwrap(), terms);
+        for (i, &t) in terms.iter().enumerate() {
+            assert_eq!(v.get(i), Some(t));
+        }
+        assert_eq!(v.get(terms.len()), None);
+        for cut in 0..bytes.len() {
+            assert!(view(Payload::new(codec, &bytes[..cut])).is_err());
+        }
+        bytes
+    }
+
     #[test]
     fn compact_blocks_round_trip_in_both_forms() {
         let spread: Vec<u32> = (0..4096)
@@ -391,18 +408,7 @@ mod tests {
         let runs: Vec<u32> = (0..4096).map(|i| 0x4000_0000 + i / 9 * 3).collect();
         let cases: [&[u32]; 6] = [&spread, &runs, &[], &[5], &[u32::MAX, 0, 7], &[9, 9, 9]];
         for terms in cases {
-            let bytes = encode(Codec::Compact, terms).unwrap();
-            let p = Payload::new(Codec::Compact, &bytes);
-            let v = view(p).unwrap();
-            assert_eq!(v.len(), terms.len());
-            assert_eq!(v.to_vec().unwrap(), terms);
-            for (i, &t) in terms.iter().enumerate() {
-                assert_eq!(v.get(i), Some(t));
-            }
-            assert_eq!(v.get(terms.len()), None);
-            for cut in 0..bytes.len() {
-                assert!(view(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
-            }
+            reads_back(Codec::Compact, terms);
         }
         // Runs out of order: a view reads rows without a panic; decoding it whole refuses.
         let mut bad = encode(Codec::Compact, &runs).unwrap();
@@ -448,24 +454,13 @@ mod tests {
             (&[u32::MAX, u32::MAX], false),
         ];
         for (terms, on_line) in cases {
-            let bytes = encode(Codec::Compact4, terms).unwrap();
+            let bytes = reads_back(Codec::Compact4, terms);
             assert_eq!(
                 bytes.get(2) == Some(&2),
                 on_line,
                 "{:?}",
                 &terms[..terms.len().min(4)]
             );
-            let p = Payload::new(Codec::Compact4, &bytes);
-            let v = view(p).unwrap();
-            assert_eq!(v.len(), terms.len());
-            assert_eq!(v.to_vec().unwrap(), terms);
-            for (i, &t) in terms.iter().enumerate() {
-                assert_eq!(v.get(i), Some(t));
-            }
-            assert_eq!(v.get(terms.len()), None);
-            for cut in 0..bytes.len() {
-                assert!(view(Payload::new(Codec::Compact4, &bytes[..cut])).is_err());
-            }
             // A version 3 file never gets the form, and refuses it as damage.
             assert_ne!(encode(Codec::Compact, terms).unwrap().get(2), Some(&2));
             if on_line {
