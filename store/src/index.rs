@@ -361,14 +361,18 @@ fn skip_rows(r: &mut Reader<'_>, first: First, follow: bool) -> Result<Prior, Da
             .take(usize::try_from(count).map_err(|_| r.bad())?)
             .map(|_| prior.kept()),
         _ => {
-            let start = prior.after.ok_or_else(|| r.bad())?;
-            let last = u32::try_from(count.checked_sub(1).ok_or_else(|| r.bad())?)
-                .ok()
-                .and_then(|n| start.checked_add(n))
-                .ok_or_else(|| r.bad())?;
+            let (start, last) = follow_on(prior, count).ok_or_else(|| r.bad())?;
             Ok(Prior::of(start, last, true))
         }
     }
+}
+
+/// The first and last rows of a form 3 posting of `count` rows after `prior`; `None` when
+/// `prior` gives no `after`, `count` is 0, or the rows would pass `u32::MAX`.
+fn follow_on(prior: Prior, count: u64) -> Option<(u32, u32)> {
+    let start = prior.after?;
+    let last = start.checked_add(u32::try_from(count.checked_sub(1)?).ok()?)?;
+    Some((start, last))
 }
 
 /// What a posting's rows are decoded into: a bitmap, or a list rows are appended to.
@@ -514,11 +518,7 @@ fn decode_rows_into(bytes: &[u8], first: First, out: &mut impl RowSet) -> Result
                 .map_err(|()| r.bad())?;
         }
         _ => {
-            let start = first.prior().after.ok_or_else(|| r.bad())?;
-            let last = u32::try_from(count.checked_sub(1).ok_or_else(|| r.bad())?)
-                .ok()
-                .and_then(|n| start.checked_add(n))
-                .ok_or_else(|| r.bad())?;
+            let (start, last) = follow_on(first.prior(), count).ok_or_else(|| r.bad())?;
             out.add_range(start, last).map_err(|()| r.bad())?;
         }
     }
