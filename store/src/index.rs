@@ -585,6 +585,26 @@ fn packed_head<'a>(
     Ok((base, width, packed))
 }
 
+/// Posting `i` of a packed chunk whose packed rows are `rows` (`starts` as [`packed_head`]
+/// gives them).
+fn packed_posting<'a>(
+    rows: Payload<'a>,
+    base: u32,
+    width: u8,
+    starts: &[u32; CHUNK_TERMS as usize + 1],
+    i: usize,
+) -> Posting<'a> {
+    Posting {
+        payload: rows,
+        first: First::Packed {
+            base,
+            width,
+            from: starts[i],
+            count: starts[i + 1] - starts[i],
+        },
+    }
+}
+
 /// The packed form of a version 4 chunk of `lows` and their postings (each not empty), if
 /// it is smaller than `than` bytes (the chunk with varint postings): see the module's docs.
 fn packed_chunk(lows: &[u8], postings: &[&[u32]], than: usize) -> Option<Vec<u8>> {
@@ -824,15 +844,13 @@ impl<'a> ChunkView<'a> {
 
     fn posting(&self, i: usize) -> Posting<'a> {
         if let Some((base, width)) = self.packed {
-            return Posting {
-                payload: Payload::new(self.codec, self.data),
-                first: First::Packed {
-                    base,
-                    width,
-                    from: self.starts[i],
-                    count: self.starts[i + 1] - self.starts[i],
-                },
-            };
+            return packed_posting(
+                Payload::new(self.codec, self.data),
+                base,
+                width,
+                &self.starts,
+                i,
+            );
         }
         let bytes = &self.data[self.starts[i] as usize..self.starts[i + 1] as usize];
         Posting {
@@ -907,15 +925,8 @@ pub fn find_posting<'a>(
     if packed {
         let mut starts = [0; CHUNK_TERMS as usize + 1];
         let (base, width, rows) = packed_head(data, n, &mut starts)?;
-        return Ok(Some(Posting {
-            payload: Payload::new(payload.codec, rows),
-            first: First::Packed {
-                base,
-                width,
-                from: starts[at],
-                count: starts[at + 1] - starts[at],
-            },
-        }));
+        let rows = Payload::new(payload.codec, rows);
+        return Ok(Some(packed_posting(rows, base, width, &starts, at)));
     }
     let mut r = Reader::new(data, "a postings chunk");
     let follow = payload.codec.has_version_4_forms();
