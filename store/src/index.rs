@@ -1006,6 +1006,58 @@ pub(crate) fn encode_sorted_set(codec: Codec, rows: &[u32]) -> Vec<u8> {
     }
 }
 
+/// [`encode_sorted_set`] of the rows of `runs`, each `(first, count)` (ascending, apart,
+/// not empty): the same bytes, written from the runs when they are few, without listing
+/// their rows (a unit that owns 10M appended rows is one run, not a 40 MB list).
+pub(crate) fn encode_sorted_runs(codec: Codec, runs: &[(u32, u32)]) -> Vec<u8> {
+    let rows = || runs.iter().flat_map(|&(first, n)| first..first + n);
+    if codec == Codec::Plain || runs.iter().any(|&(_, n)| n == 0) {
+        let rows: Vec<u32> = rows().collect();
+        return encode_sorted_set(codec, &rows);
+    }
+    // The sizes `encode_sorted` weighs: the runs form and the list (a byte for each row
+    // right after the one before it).
+    let (mut runs_len, mut list, mut total) = (0usize, 0usize, 0u64);
+    let mut last: Option<u32> = None;
+    for &(first, n) in runs {
+        let end = first + (n - 1);
+        match last {
+            None => {
+                runs_len += varint_len(u64::from(first));
+                list += varint_len(u64::from(first));
+            }
+            Some(l) => {
+                runs_len += varint_len(u64::from(first - l - 2));
+                list += varint_len(u64::from(first - l - 1));
+            }
+        }
+        runs_len += varint_len(u64::from(n - 1));
+        list += (n - 1) as usize;
+        total += u64::from(n);
+        last = Some(end);
+    }
+    runs_len += varint_len((runs.len() as u64) << 2 | 1);
+    list += varint_len(total << 2);
+    let mut out = Vec::new();
+    // Roaring is weighed only above 64 bytes, and needs the rows: listed then.
+    if runs_len >= list || runs_len > 64 {
+        let rows: Vec<u32> = rows().collect();
+        encode_sorted(&rows, &mut out, First::Plain, false);
+        return out;
+    }
+    bits::put_varint(&mut out, (runs.len() as u64) << 2 | 1);
+    let mut last: Option<u32> = None;
+    for &(first, n) in runs {
+        match last {
+            None => bits::put_varint(&mut out, u64::from(first)),
+            Some(l) => bits::put_varint(&mut out, u64::from(first - l - 2)),
+        }
+        bits::put_varint(&mut out, u64::from(n - 1));
+        last = Some(first + (n - 1));
+    }
+    out
+}
+
 /// [`encode_chunk`] of postings given as `(low, rows)` (ascending by low byte; each posting's
 /// rows ascending, distinct, not empty), with no bitmap in the compact codec unless roaring
 /// may be a posting's smallest form. `data` is scratch.
@@ -1118,6 +1170,33 @@ mod tests {
             assert!(bytes.len() <= plain.len() + 4, "{want:?}");
             for cut in 0..bytes.len() {
                 assert!(decode(Payload::new(Codec::Compact, &bytes[..cut])).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn a_set_written_from_its_runs_is_the_set_written_from_its_rows() {
+        let shapes: Vec<Vec<(u32, u32)>> = vec![
+            vec![],
+            vec![(0, 1)],
+            vec![(0, 1_000_000)],
+            vec![(5, 3), (10, 1), (300, 4096)],
+            vec![(0, 1), (2, 1), (4, 1)],
+            // Many short runs: listed (or roaring) rather than runs.
+            (0..500).map(|i| (i * 5, 2)).collect(),
+            (0..40).map(|i| (i * 70_000, 60_000)).collect(),
+            vec![(u32::MAX - 11, 11)],
+            vec![(1, 0), (3, 2)],
+        ];
+        for runs in shapes {
+            let rows: Vec<u32> = runs.iter().flat_map(|&(f, n)| f..f + n).collect();
+            for codec in [Codec::Plain, Codec::Compact, Codec::Compact4] {
+                assert_eq!(
+                    encode_sorted_runs(codec, &runs),
+                    encode_sorted_set(codec, &rows),
+                    "{codec:?} {:?}",
+                    &runs[..runs.len().min(4)]
+                );
             }
         }
     }

@@ -54,22 +54,28 @@ impl NewOwners {
         }
     }
 
-    /// Each unit with its rows, ascending by unit; `each` takes the unit and its rows
-    /// (ascending).
-    pub(crate) fn each_unit(self, mut each: impl FnMut(u32, &[u32]) -> Result<()>) -> Result<()> {
+    /// Each unit with its rows as runs `(first, count)`, ascending by unit; `each` takes the
+    /// unit and its runs (ascending, apart: runs that touch are joined).
+    pub(crate) fn each_unit(
+        self,
+        mut each: impl FnMut(u32, &[(u32, u32)]) -> Result<()>,
+    ) -> Result<()> {
         let mut runs = self.runs;
         // Stable: each unit's runs stay in the order its rows were appended.
         runs.sort_by_key(|&(u, _, _)| u);
-        let mut rows: Vec<u32> = Vec::new();
+        let mut joined: Vec<(u32, u32)> = Vec::new();
         for group in runs.chunk_by(|a, b| a.0 == b.0) {
-            rows.clear();
+            joined.clear();
             for &(_, first, n) in group {
-                rows.extend((0..n).map(|i| first + i));
+                match joined.last_mut() {
+                    Some((f, m)) if u64::from(*f) + u64::from(*m) == u64::from(first) => *m += n,
+                    Some((f, m)) if u64::from(*f) + u64::from(*m) > u64::from(first) => {
+                        return Err(damaged("appended rows out of order"));
+                    }
+                    _ => joined.push((first, n)),
+                }
             }
-            if !rows.is_sorted_by(|a, b| a < b) {
-                return Err(damaged("appended rows out of order"));
-            }
-            each(group[0].0, &rows)?;
+            each(group[0].0, &joined)?;
         }
         Ok(())
     }
@@ -404,8 +410,9 @@ mod tests {
         assert_eq!(owners.runs.last(), Some(&(0, 1500, 650)));
         let mut got = Vec::new();
         owners
-            .each_unit(|u, rows| {
-                got.push((u, rows.to_vec()));
+            .each_unit(|u, runs| {
+                let rows: Vec<u32> = runs.iter().flat_map(|&(f, n)| f..f + n).collect();
+                got.push((u, rows));
                 Ok(())
             })
             .unwrap();

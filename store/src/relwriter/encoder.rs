@@ -114,16 +114,18 @@ impl Encode {
     fn new_owners(&mut self, out: &mut Parts) -> Result<()> {
         let rel = self.meta.id;
         let (seal, cache) = (self.seal, &mut self.owner_cache);
-        std::mem::take(&mut self.new_owners).each_unit(|unit, rows| {
+        std::mem::take(&mut self.new_owners).each_unit(|unit, runs| {
             if let Some(c) = cache.get_mut(&unit) {
-                c.bitmap.extend(rows.iter().copied());
+                for &(first, n) in runs {
+                    c.bitmap.insert_range(first..first + n);
+                }
                 c.dirty = true;
                 return Ok(());
             }
             let bytes = index::seal_owners(
                 seal,
                 (rel, unit),
-                index::encode_sorted_set(seal.codec, rows),
+                index::encode_sorted_runs(seal.codec, runs),
             );
             out.owners.push(((rel, unit), Some(bytes)));
             out.units.push((unit, true));
