@@ -117,24 +117,29 @@ pub(crate) fn packed_len(n: usize, width: u8) -> usize {
 /// Appends `values` packed at `width` bits each (each must fit).
 pub(crate) fn pack(out: &mut Vec<u8>, values: impl Iterator<Item = u32>, width: u8) {
     let start = out.len();
+    let mut n = 0usize;
+    if width == 0 {
+        values.for_each(|_| n += 1);
+        debug_assert_eq!(out.len() - start, packed_len(n, width));
+        return;
+    }
+    // Four bytes at a time: below 32 bits held, a value of at most 32 more fits the word.
     let mut acc = 0u64;
     let mut held = 0u32;
-    let mut n = 0usize;
     for v in values {
         n += 1;
-        if width == 0 {
-            continue;
-        }
         acc |= u64::from(v) << held;
         held += u32::from(width);
-        while held >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            held -= 8;
+        if held >= 32 {
+            out.extend_from_slice(&(acc as u32).to_le_bytes());
+            acc >>= 32;
+            held -= 32;
         }
     }
-    if held > 0 {
+    while held > 0 {
         out.push(acc as u8);
+        acc >>= 8;
+        held = held.saturating_sub(8);
     }
     debug_assert_eq!(out.len() - start, packed_len(n, width));
 }
@@ -218,6 +223,16 @@ mod tests {
             let vals: Vec<u32> = (0..100u32)
                 .map(|i| i.wrapping_mul(2_654_435_761) & max)
                 .collect();
+            // Every length (a partial last word, byte, or none), after bytes already held.
+            for n in 0..vals.len() {
+                let mut out = vec![0xA5];
+                pack(&mut out, vals[..n].iter().copied(), w);
+                assert_eq!(out.len(), 1 + packed_len(n, w), "width {w}, {n} values");
+                assert_eq!(out[0], 0xA5);
+                for (i, &v) in vals[..n].iter().enumerate() {
+                    assert_eq!(unpack(&out[1..], w, i), v, "width {w}, {n} values");
+                }
+            }
             let mut out = Vec::new();
             pack(&mut out, vals.iter().copied(), w);
             assert_eq!(out.len(), packed_len(vals.len(), w));
