@@ -420,25 +420,28 @@ impl<'t, 'g, 'd> Sort<'t, 'g, 'd> {
         } else {
             None
         };
-        // Each distinct value of the component, with its rows.
-        let mut counts: FxHashMap<Term, u32> = FxHashMap::default();
-        match &runs {
-            Some(runs) => counts.extend(runs.iter().map(|(t, r)| (*t, r.end - r.start))),
-            None => each(&mut |r| *counts.entry(self.table.row(r)[c]).or_insert(0) += 1),
-        }
-        let terms: Vec<Term> = counts.keys().copied().collect();
+        // Each distinct value of the component, with its rows: from the runs when the rows
+        // are sorted by it (no table of millions of terms), else counted.
+        let (terms, weights): (Vec<Term>, Vec<u32>) = match &runs {
+            Some(runs) => runs.iter().map(|(t, r)| (*t, r.end - r.start)).unzip(),
+            None => {
+                let mut counts: FxHashMap<Term, u32> = FxHashMap::default();
+                each(&mut |r| *counts.entry(self.table.row(r)[c]).or_insert(0) += 1);
+                counts.into_iter().unzip()
+            }
+        };
         let values = self.values_of(&terms)?;
         let desc = self.components[level].1;
         let mut items: Vec<Item> = terms
             .into_iter()
             .zip(values)
-            .map(|(term, value)| Item {
+            .zip(weights)
+            .map(|((term, value), weight)| Item {
                 value,
                 term,
-                weight: counts[&term],
+                weight,
             })
             .collect();
-        drop(counts);
         let by = |a: &Item, b: &Item| {
             let ord = a.value.cmp(&b.value);
             if desc { ord.reverse() } else { ord }
