@@ -956,14 +956,14 @@ pub fn encode_chunk<'b>(
     let mut lows = Vec::new();
     let mut ends = Vec::new();
     let mut data = Vec::new();
-    let follow = codec.has_version_4_forms();
+    // Version 3 from here on (version 4's chunks went above): no posting follows on.
     let mut prior = Prior::default();
     for (low, bitmap) in entries {
         lows.push(low);
         match codec {
             Codec::Plain => encode_posting(codec, bitmap, &mut data),
             Codec::Compact | Codec::Compact4 => {
-                prior = encode_rows(bitmap, &mut data, First::From(prior), follow);
+                prior = encode_rows(bitmap, &mut data, First::From(prior), false);
             }
         }
         ends.extend_from_slice(&(data.len() as u32).to_le_bytes());

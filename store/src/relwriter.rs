@@ -518,19 +518,23 @@ impl<'t> RelWriter<'t> {
         entry.1 = true;
         if entry.0.len() >= BLOCK_ROWS as usize {
             let key = (rel, c as u16, block);
-            if c == 0 || !from_appended {
-                // The first column's blocks go in at once, after the relation's others.
-                let bytes = column::seal(seal, key, column::encode(seal.codec, &entry.0)?);
-                self.changes.tails[c] = None;
-                if c == 0 {
-                    self.stored.blocks.insert(key, bytes.as_slice())?;
-                } else {
-                    self.changes.filled.push((key, Some(bytes)));
-                }
+            // A later column's block of appended rows is encoded from them when written.
+            let bytes = if c == 0 || !from_appended {
+                Some(column::seal(
+                    seal,
+                    key,
+                    column::encode(seal.codec, &entry.0)?,
+                ))
             } else {
-                // Encoded from the appended rows when written.
-                self.changes.tails[c] = None;
-                self.changes.filled.push((key, None));
+                None
+            };
+            self.changes.tails[c] = None;
+            match bytes {
+                // The first column's blocks go in at once, after the relation's others.
+                Some(bytes) if c == 0 => {
+                    self.stored.blocks.insert(key, bytes.as_slice())?;
+                }
+                bytes => self.changes.filled.push((key, bytes)),
             }
         }
         Ok(())

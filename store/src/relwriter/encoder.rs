@@ -189,7 +189,7 @@ impl Encode {
         }
         // In key order: redb fills each leaf before the next.
         out.blocks.sort_unstable_by_key(|(key, _)| *key);
-        // Owners first: a unit's rows are listed whole while encoding its set.
+        // Owners: each unit's set written from its runs of appended rows.
         self.new_owners(&mut out)?;
         // Appended rows: each chunk's new rows, alone or merged into its cached postings.
         for (col, postings) in self.appended_postings()?.into_iter().enumerate() {
