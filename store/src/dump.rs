@@ -17,14 +17,18 @@ use smallvec::SmallVec;
 use strata_eval::canonical_number;
 
 use crate::error::IngestError;
+use fields::{plain_fields, tab_fields};
 use json::{JsonObject, json_number};
 use lines::Line;
 
+mod fields;
 mod group;
 mod json;
 mod lines;
 mod recorded;
+mod run;
 pub use group::{Cell, FactGroup, GroupRelation};
+pub use run::FactRun;
 
 type Result<T, E = IngestError> = std::result::Result<T, E>;
 
@@ -178,6 +182,11 @@ pub trait FactSink {
     /// The default hands each to [`FactSink::fact`].
     fn group(&mut self, group: &FactGroup) -> Result<()> {
         group.each(&mut |f| self.fact(f))
+    }
+    /// Takes facts of one relation read one after another; an error stops the read. The
+    /// default hands each to [`FactSink::fact`].
+    fn facts(&mut self, run: &FactRun<'_>) -> Result<()> {
+        run.each(&mut |f| self.fact(f))
     }
     /// Told every few thousand lines how many bytes and facts were read so far.
     fn progress(&mut self, _bytes: u64, _facts: u64) {}
@@ -368,29 +377,6 @@ fn read_lines(
     Ok(reader.facts)
 }
 
-/// The tab-separated fields of a line: what `text.split('\t')` gives, found by the byte in
-/// a plain loop (`str::split` by a char compares its encoding with `memcmp` at each
-/// candidate, and `memchr` costs more to start than a field of a few bytes takes to scan).
-/// A tab is one byte that no other character's encoding holds, so every cut is at a
-/// character boundary and `get` always answers.
-fn tab_fields(text: &str) -> impl Iterator<Item = &str> {
-    let mut from = Some(0);
-    std::iter::from_fn(move || {
-        let start = from?;
-        let rest = &text.as_bytes()[start..];
-        match rest.iter().position(|&b| b == b'\t') {
-            Some(i) => {
-                from = Some(start + i + 1);
-                text.get(start..start + i)
-            }
-            None => {
-                from = None;
-                text.get(start..)
-            }
-        }
-    })
-}
-
 /// The UTF-8 byte order mark, skipped where it opens a dump.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -455,7 +441,16 @@ impl LineReader<'_> {
     }
 
     fn line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
-        let trimmed = text.trim_start();
+        // A line that opens with a digit or a letter (most do) has nothing to trim.
+        let trimmed = if text
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+        {
+            text
+        } else {
+            text.trim_start()
+        };
         if trimmed.is_empty() {
             if text.contains('\t') {
                 return Err(self.err(
@@ -627,14 +622,11 @@ impl LineReader<'_> {
         // are made (and dropped).
         let mut values: SmallVec<[Field<'_>; 8]> = SmallVec::new();
         // A line without a backslash has no escape in any field.
-        let plain = memchr::memchr(b'\\', text.as_bytes()).is_none();
-        for (i, f) in tab_fields(text).enumerate() {
-            let f = if plain {
-                Cow::Borrowed(f)
-            } else {
-                unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?
-            };
-            values.push(Field::from_tsv(f));
+        if !plain_fields(text, &mut values) {
+            for (i, f) in tab_fields(text).enumerate() {
+                let f = unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?;
+                values.push(Field::from_tsv(f));
+            }
         }
         let count = values.len();
         let arity = *self.facts_arity.get_or_insert(count);

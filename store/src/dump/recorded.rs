@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::{Fact, FactSink, Field, Origin, Result};
+use super::{Fact, FactRun, FactSink, Field, Origin, Result};
 use crate::error::IngestError;
 
 /// Chunks read ahead of the sink, at most: a chunk is what is read between two progress
@@ -86,31 +86,62 @@ impl Chunk {
     }
 
     /// Hands the chunk's facts to `sink`, then its progress; `relations` are those of the
-    /// chunks before, and gain this chunk's.
+    /// chunks before, and gain this chunk's. Facts of one relation and unit with as many
+    /// fields, one after another, go over as one [`FactRun`].
     fn replay(&mut self, relations: &mut Vec<Relation>, sink: &mut dyn FactSink) -> Result<()> {
         relations.append(&mut self.relations);
-        let mut fields: SmallVec<[Field<'_>; 8]> = SmallVec::new();
-        for f in &self.facts {
+        let mut lines = Vec::new();
+        let mut i = 0;
+        while let Some(f) = self.facts.get(i) {
             let rel = relations.get(f.relation as usize).ok_or_else(|| {
                 IngestError::Invalid("a recorded fact names no relation".to_owned())
             })?;
-            fields.clear();
-            let (first, n) = (f.fields.0 as usize, f.fields.1 as usize);
-            fields.extend(self.fields[first..first + n].iter().map(|s| match *s {
-                Slot::Absent => Field::Absent,
-                Slot::Number(x) => Field::Number(x),
-                Slot::Text(a, b) => Field::Text(self.text((a, b)).into()),
-            }));
-            sink.fact(&Fact {
+            let unit = f.unit.map(|u| self.text(u));
+            let alike = |g: &Recorded| {
+                g.relation == f.relation
+                    && g.fields.1 == f.fields.1
+                    && g.unit.map(|u| self.text(u)) == unit
+            };
+            let end = i + 1 + self.facts[i + 1..].iter().take_while(|g| alike(g)).count();
+            let (first, arity) = (f.fields.0 as usize, f.fields.1 as usize);
+            // The facts of a run are recorded one after another, their fields too.
+            let fields: Vec<Field<'_>> = self
+                .fields
+                .get(first..first + arity * (end - i))
+                .ok_or_else(|| IngestError::Invalid("a recorded fact has no fields".to_owned()))?
+                .iter()
+                .map(|s| match *s {
+                    Slot::Absent => Field::Absent,
+                    Slot::Number(x) => Field::Number(x),
+                    Slot::Text(a, b) => Field::Text(self.text((a, b)).into()),
+                })
+                .collect();
+            lines.clear();
+            lines.extend(self.facts[i..end].iter().map(|g| g.line));
+            let head = Fact {
                 spelled: &rel.spelled,
                 relation: &rel.relation,
                 origin: rel.origin,
                 columns: &rel.columns,
                 doc: rel.doc.as_deref(),
-                fields: &fields,
-                unit: f.unit.map(|u| self.text(u)),
+                fields: &fields[..arity],
+                unit,
                 line: f.line,
-            })?;
+            };
+            if arity == 0 {
+                // No fields to tell the facts apart by: one at a time.
+                for &line in &lines {
+                    sink.fact(&Fact { line, ..head })?;
+                }
+            } else {
+                sink.facts(&FactRun {
+                    head,
+                    arity,
+                    fields: &fields,
+                    lines: &lines,
+                })?;
+            }
+            i = end;
         }
         if let Some((bytes, facts)) = self.progress {
             sink.progress(bytes, facts);

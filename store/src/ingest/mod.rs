@@ -23,7 +23,9 @@ use rustc_hash::FxHashMap;
 
 use crate::catalog::Catalog;
 use crate::db::Store;
-use crate::dump::{self, DumpSpec, Fact, FactGroup, FactSink, Field, Origin, reserved_name};
+use crate::dump::{
+    self, DumpSpec, Fact, FactGroup, FactRun, FactSink, Field, Origin, reserved_name,
+};
 use crate::error::{CommitError, IngestError, Result};
 use crate::layout::{self, DEFAULT_TIER};
 use bloom::Bloom;
@@ -405,6 +407,10 @@ struct Sink<'b, 's> {
 impl FactSink for Sink<'_, '_> {
     fn fact(&mut self, fact: &Fact<'_>) -> Result<(), IngestError> {
         crate::guard::faults(|| self.batch.fact(fact)).map_err(|f| self.batch.fault(f))
+    }
+
+    fn facts(&mut self, run: &FactRun<'_>) -> Result<(), IngestError> {
+        crate::guard::faults(|| self.batch.facts(run)).map_err(|f| self.batch.fault(f))
     }
 
     fn group(&mut self, group: &FactGroup) -> Result<(), IngestError> {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::Batch;
 use super::gathered::Gathered;
 use crate::catalog::RelationMeta;
-use crate::dump::{Cell, Fact, FactGroup, Field, Origin};
+use crate::dump::{Cell, Fact, FactGroup, FactRun, Field, Origin};
 use crate::error::{Fault, IngestError, Result};
 use strata_eval::Term;
 
@@ -78,6 +78,44 @@ impl Batch<'_> {
         {
             self.flush(true)?;
         }
+        Ok(())
+    }
+
+    /// Facts of one relation read one after another: what [`Batch::fact`] does for each,
+    /// with their relation found and checked once for every slice of them up to where the
+    /// batch flushes (at a fact it would flush after one at a time).
+    pub(super) fn facts(&mut self, run: &FactRun<'_>) -> Result<()> {
+        let arity = run.arity;
+        if arity == 0 {
+            for i in 0..run.len() {
+                self.fact(&run.fact(i))?;
+            }
+            return Ok(());
+        }
+        let mut terms = std::mem::take(&mut self.group_row);
+        let unit = self.fact_unit(run.head.unit)?;
+        let buffer = self.options.buffer_facts.max(1);
+        let mut i = 0;
+        while i < run.len() {
+            // The fact that adds a relation never flushes: it goes alone.
+            let k = if self.rels.contains_key(run.head.relation) {
+                buffer
+                    .saturating_sub(self.pending_facts)
+                    .clamp(1, run.len() - i)
+            } else {
+                1
+            };
+            terms.clear();
+            for f in &run.fields[i * arity..(i + k) * arity] {
+                terms.push(self.term(f)?);
+            }
+            self.facts_read += k as u64;
+            if self.gather(&run.fact(i), &terms, arity, unit)? && self.pending_facts >= buffer {
+                self.flush(true)?;
+            }
+            i += k;
+        }
+        self.group_row = terms;
         Ok(())
     }
 
