@@ -21,6 +21,7 @@ use fields::{plain_fields, tab_fields};
 use json::{JsonObject, json_number};
 use lines::Line;
 
+mod block;
 mod fields;
 mod group;
 mod json;
@@ -305,6 +306,9 @@ pub fn read_limited(
     recorded::read_on_thread(sink, |sink| read_lines(input, spec, sink, max_line))
 }
 
+/// How many lines a text dump's reader reads between two progress reports.
+const PROGRESS_LINES: u64 = 8192;
+
 /// Reads every line of a text dump into `sink`.
 fn read_lines(
     mut input: impl BufRead,
@@ -329,12 +333,17 @@ fn read_lines(
         &mut input,
         max_line,
         |line| {
+            if let Line::Lines(block) = line {
+                return reader.lines(block, sink);
+            }
             reader.line_no += 1;
             let first = reader.line_no == 1;
             let text = match line {
                 Line::TooLong => {
                     return Err(reader.err(format!("line longer than {max_line} bytes")));
                 }
+                // Handed to `lines` above.
+                Line::Lines(_) => return Ok(()),
                 Line::Valid(mut text) => {
                     reader.bytes += text.len() as u64;
                     if first && let Some(t) = text.strip_prefix('\u{feff}') {
@@ -362,7 +371,7 @@ fn read_lines(
                 }
             };
             reader.line(text, sink)?;
-            if reader.line_no.is_multiple_of(8192) {
+            if reader.line_no.is_multiple_of(PROGRESS_LINES) {
                 sink.progress(reader.bytes, reader.facts);
             }
             Ok(())

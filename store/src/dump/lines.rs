@@ -10,6 +10,10 @@ pub(super) enum Line<'a> {
     Text(&'a [u8]),
     /// A line found valid UTF-8 with the lines around it, its line break included.
     Valid(&'a str),
+    /// Whole lines, each with its line break, found valid UTF-8 together and no longer than
+    /// the limit: all the whole lines of one read, handed over at once so that the caller
+    /// can gather their facts before handing them on.
+    Lines(&'a str),
     /// A line longer than the limit before its line break (the walk ends with it).
     TooLong,
 }
@@ -66,8 +70,16 @@ pub(super) fn each_line<E>(
         // is a slice of them at character boundaries.
         let valid = memchr::memrchr(b'\n', &buf[from..])
             .and_then(|i| std::str::from_utf8(&buf[from..=from + i]).ok());
-        for i in memchr::memchr_iter(b'\n', &buf[from..]) {
-            let end = from + i + 1;
+        // No line of the read can be over the limit when all of them together are not (a
+        // read holds 64 KiB, the limit is 1 MiB): they go over at once.
+        if let Some(block) = valid.filter(|b| b.len() - 1 <= max) {
+            f(Line::Lines(block))?;
+            lines += memchr::memchr_iter(b'\n', block.as_bytes()).count() as u64;
+            pos = from + block.len();
+        }
+        let rest = pos;
+        for i in memchr::memchr_iter(b'\n', &buf[rest..]) {
+            let end = rest + i + 1;
             if end - pos - 1 > max {
                 return f(Line::TooLong);
             }
@@ -108,6 +120,7 @@ mod tests {
                 match l {
                     Line::Text(t) => lines.push(t.to_vec()),
                     Line::Valid(t) => lines.push(t.as_bytes().to_vec()),
+                    Line::Lines(t) => lines.extend(t.split_inclusive('\n').map(|l| l.into())),
                     Line::TooLong => too_long = true,
                 }
                 Ok::<(), String>(())
@@ -152,6 +165,12 @@ mod tests {
                         Line::Valid(t) => {
                             checked += 1;
                             got.push(t.as_bytes().to_vec());
+                        }
+                        Line::Lines(t) => {
+                            for l in t.split_inclusive('\n') {
+                                checked += 1;
+                                got.push(l.as_bytes().to_vec());
+                            }
                         }
                         Line::TooLong => unreachable!(),
                     }

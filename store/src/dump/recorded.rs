@@ -90,7 +90,10 @@ impl Chunk {
     /// fields, one after another, go over as one [`FactRun`].
     fn replay(&mut self, relations: &mut Vec<Relation>, sink: &mut dyn FactSink) -> Result<()> {
         relations.append(&mut self.relations);
+        // One list of fields and one of lines for every run of the chunk: runs of one fact
+        // each (edges of alternating kinds) would otherwise take two allocations a fact.
         let mut lines = Vec::new();
+        let mut fields: Vec<Field<'_>> = Vec::new();
         let mut i = 0;
         while let Some(f) = self.facts.get(i) {
             let rel = relations.get(f.relation as usize).ok_or_else(|| {
@@ -105,17 +108,20 @@ impl Chunk {
             let end = i + 1 + self.facts[i + 1..].iter().take_while(|g| alike(g)).count();
             let (first, arity) = (f.fields.0 as usize, f.fields.1 as usize);
             // The facts of a run are recorded one after another, their fields too.
-            let fields: Vec<Field<'_>> = self
-                .fields
-                .get(first..first + arity * (end - i))
-                .ok_or_else(|| IngestError::Invalid("a recorded fact has no fields".to_owned()))?
-                .iter()
-                .map(|s| match *s {
-                    Slot::Absent => Field::Absent,
-                    Slot::Number(x) => Field::Number(x),
-                    Slot::Text(a, b) => Field::Text(self.text((a, b)).into()),
-                })
-                .collect();
+            fields.clear();
+            fields.extend(
+                self.fields
+                    .get(first..first + arity * (end - i))
+                    .ok_or_else(|| {
+                        IngestError::Invalid("a recorded fact has no fields".to_owned())
+                    })?
+                    .iter()
+                    .map(|s| match *s {
+                        Slot::Absent => Field::Absent,
+                        Slot::Number(x) => Field::Number(x),
+                        Slot::Text(a, b) => Field::Text(self.text((a, b)).into()),
+                    }),
+            );
             lines.clear();
             lines.extend(self.facts[i..end].iter().map(|g| g.line));
             let head = Fact {
@@ -172,6 +178,7 @@ impl Recorder {
     /// origin and its name as spelled and as stored: within one dump these fix its columns
     /// and doc line (a `.facts` file's are fixed before its first fact; the other formats'
     /// by the format), so those are not compared for each fact.
+    #[inline]
     fn relation(&mut self, fact: &Fact<'_>) -> u32 {
         // A `.facts` dump spells its relation as it stores it: one comparison, not two.
         let alike = std::ptr::eq(fact.spelled, fact.relation);
@@ -268,6 +275,44 @@ impl FactSink for Recorder {
             unit,
             line: fact.line,
         });
+        Ok(())
+    }
+
+    fn facts(&mut self, run: &FactRun<'_>) -> Result<()> {
+        if self.stopped {
+            return Err(stopped());
+        }
+        let relation = self.relation(&run.head);
+        let first = self.chunk.fields.len();
+        self.chunk.fields.reserve(run.fields.len());
+        for f in run.fields {
+            let slot = match f {
+                Field::Absent => Slot::Absent,
+                Field::Number(x) => Slot::Number(*x),
+                Field::Text(s) => {
+                    let (a, b) = self.chunk.span(s)?;
+                    Slot::Text(a, b)
+                }
+            };
+            self.chunk.fields.push(slot);
+        }
+        // The run's facts share one copy of their unit.
+        let unit = match run.head.unit {
+            Some(u) => Some(self.chunk.span(u)?),
+            None => None,
+        };
+        let arity = run.arity as u32;
+        let mut at = first as u32;
+        self.chunk.facts.extend(run.lines.iter().map(|&line| {
+            let fields = (at, arity);
+            at += arity;
+            Recorded {
+                relation,
+                fields,
+                unit,
+                line,
+            }
+        }));
         Ok(())
     }
 

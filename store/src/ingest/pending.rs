@@ -86,7 +86,8 @@ impl Batch<'_> {
     /// batch flushes (at a fact it would flush after one at a time).
     pub(super) fn facts(&mut self, run: &FactRun<'_>) -> Result<()> {
         let arity = run.arity;
-        if arity == 0 {
+        // A run of one (an edge among edges of other kinds) is a fact.
+        if arity == 0 || run.len() == 1 {
             for i in 0..run.len() {
                 self.fact(&run.fact(i))?;
             }
