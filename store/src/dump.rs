@@ -28,6 +28,8 @@ mod json;
 mod lines;
 mod recorded;
 mod run;
+#[cfg(test)]
+mod seen;
 pub use group::{Cell, FactGroup, GroupRelation};
 pub use run::FactRun;
 

@@ -118,40 +118,8 @@ mod tests {
     use std::io::BufReader;
 
     use super::*;
+    use crate::dump::seen::Lines;
     use crate::dump::{DumpSpec, read_limited};
-    use crate::error::IngestError;
-
-    /// Takes facts as lines of text, and its progress reports, refusing the fact of line
-    /// `refuse`.
-    #[derive(Default, Debug, PartialEq)]
-    struct Seen {
-        facts: Vec<String>,
-        progress: Vec<(u64, u64)>,
-        refuse: u64,
-    }
-
-    impl FactSink for Seen {
-        fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
-            if fact.line == self.refuse {
-                return Err(IngestError::Invalid(format!("refused line {}", fact.line)));
-            }
-            self.facts.push(format!(
-                "{}:{} {}({}) {:?} {:?} {:?}",
-                fact.line,
-                fact.spelled,
-                fact.relation,
-                fact.columns.join(","),
-                fact.doc,
-                fact.fields,
-                fact.unit
-            ));
-            Ok(())
-        }
-
-        fn progress(&mut self, bytes: u64, facts: u64) {
-            self.progress.push((bytes, facts));
-        }
-    }
 
     /// What reading `text` gives, through reads of `capacity` bytes, with lines of at most
     /// `max` bytes: the sink, and the count or error as text.
@@ -161,7 +129,7 @@ mod tests {
         max: usize,
         unit: Option<&str>,
         refuse: u64,
-    ) -> (Seen, String) {
+    ) -> (Lines, String) {
         let spec = DumpSpec {
             label: "p.facts".to_owned(),
             format: Format::Facts,
@@ -169,9 +137,9 @@ mod tests {
             unit: unit.map(str::to_owned),
             checkout: None,
         };
-        let mut seen = Seen {
+        let mut seen = Lines {
             refuse,
-            ..Seen::default()
+            ..Lines::default()
         };
         let input = BufReader::with_capacity(capacity, text.as_bytes());
         let got = match read_limited(input, &spec, &mut seen, max) {

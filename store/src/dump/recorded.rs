@@ -72,6 +72,29 @@ impl Chunk {
         }
     }
 
+    /// Records `fields` one after another; answers where the first is.
+    fn record_fields(&mut self, fields: &[Field<'_>]) -> Result<u32> {
+        let first = self.fields.len() as u32;
+        self.fields.reserve(fields.len());
+        for f in fields {
+            let slot = match f {
+                Field::Absent => Slot::Absent,
+                Field::Number(x) => Slot::Number(*x),
+                Field::Text(s) => {
+                    let (a, b) = self.span(s)?;
+                    Slot::Text(a, b)
+                }
+            };
+            self.fields.push(slot);
+        }
+        Ok(first)
+    }
+
+    /// Records a fact's unit, if any, as a span of the chunk's text.
+    fn record_unit(&mut self, unit: Option<&str>) -> Result<Option<(u32, u32)>> {
+        unit.map(|u| self.span(u)).transpose()
+    }
+
     fn text(&self, (a, b): (u32, u32)) -> &str {
         &self.text[a as usize..b as usize]
     }
@@ -253,22 +276,8 @@ impl FactSink for Recorder {
             return Err(stopped());
         }
         let relation = self.relation(fact);
-        let first = self.chunk.fields.len() as u32;
-        for f in fact.fields {
-            let slot = match f {
-                Field::Absent => Slot::Absent,
-                Field::Number(x) => Slot::Number(*x),
-                Field::Text(s) => {
-                    let (a, b) = self.chunk.span(s)?;
-                    Slot::Text(a, b)
-                }
-            };
-            self.chunk.fields.push(slot);
-        }
-        let unit = match fact.unit {
-            Some(u) => Some(self.chunk.span(u)?),
-            None => None,
-        };
+        let first = self.chunk.record_fields(fact.fields)?;
+        let unit = self.chunk.record_unit(fact.unit)?;
         self.chunk.facts.push(Recorded {
             relation,
             fields: (first, fact.fields.len() as u32),
@@ -283,26 +292,10 @@ impl FactSink for Recorder {
             return Err(stopped());
         }
         let relation = self.relation(&run.head);
-        let first = self.chunk.fields.len();
-        self.chunk.fields.reserve(run.fields.len());
-        for f in run.fields {
-            let slot = match f {
-                Field::Absent => Slot::Absent,
-                Field::Number(x) => Slot::Number(*x),
-                Field::Text(s) => {
-                    let (a, b) = self.chunk.span(s)?;
-                    Slot::Text(a, b)
-                }
-            };
-            self.chunk.fields.push(slot);
-        }
+        let mut at = self.chunk.record_fields(run.fields)?;
         // The run's facts share one copy of their unit.
-        let unit = match run.head.unit {
-            Some(u) => Some(self.chunk.span(u)?),
-            None => None,
-        };
+        let unit = self.chunk.record_unit(run.head.unit)?;
         let arity = run.arity as u32;
-        let mut at = first as u32;
         self.chunk.facts.extend(run.lines.iter().map(|&line| {
             let fields = (at, arity);
             at += arity;
@@ -384,40 +377,8 @@ fn hand_over(
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use super::*;
+    use crate::dump::seen::Lines;
     use crate::dump::{DumpSpec, Format, read};
-
-    /// Takes facts as lines of text, refusing the fact of line `refuse`.
-    #[derive(Default)]
-    struct Lines {
-        seen: Vec<String>,
-        progress: Vec<(u64, u64)>,
-        refuse: u64,
-    }
-
-    impl FactSink for Lines {
-        fn fact(&mut self, fact: &Fact<'_>) -> Result<()> {
-            if fact.line == self.refuse {
-                return Err(IngestError::Invalid(format!("refused line {}", fact.line)));
-            }
-            let fields: Vec<String> = fact.fields.iter().map(|f| format!("{f:?}")).collect();
-            self.seen.push(format!(
-                "{}:{} {}({}) {:?} {} {:?}",
-                fact.line,
-                fact.spelled,
-                fact.relation,
-                fact.columns.join(","),
-                fact.doc,
-                fields.join(" "),
-                fact.unit
-            ));
-            Ok(())
-        }
-
-        fn progress(&mut self, bytes: u64, facts: u64) {
-            self.progress.push((bytes, facts));
-        }
-    }
 
     fn spec(label: &str, format: Format, relation: Option<&str>) -> DumpSpec {
         DumpSpec {
