@@ -5,8 +5,10 @@
 //! place of a smaller one (a postings chunk a later batch grows) leaves its leaves mostly
 //! empty: a store grown by several batches is larger than the same facts ingested as one.
 //! After each commit the store measures each file the batch wrote (its tables' statistics:
-//! see [`measure`]), but for a file the batch was the first to write, which is as small as
-//! one batch of its facts makes it (measuring reads a file whole: a second on 124 MB); when what a reclaim would give back passes [`Reclaim::share`] of the
+//! see [`measure`]), but for a file of at most 256 MiB the batch was the first to write,
+//! which is as small as one batch of its facts makes it (measuring reads a file whole: a
+//! second on 124 MB; see [`first_measured`]); when what a reclaim would give back passes
+//! [`Reclaim::share`] of the
 //! file and [`Reclaim::min_bytes`], it repacks the tables whose leaves are half empty (one
 //! write transaction, as `strata compact` does) and then compacts the file with redb's
 //! `Database::compact` until nothing moves.
@@ -35,7 +37,7 @@ use std::time::Duration;
 
 use redb::{ReadableDatabase, ReadableTableMetadata, TableDefinition, TableHandle};
 
-use crate::db::{File, Store, open_file, scaled_cache_bytes_from};
+use crate::db::{COMPACT_NEW_FILE_BYTES, File, Store, open_file, scaled_cache_bytes_from};
 use crate::error::Fault;
 use crate::guard::faults;
 use crate::layout::DEFAULT_TIER;
@@ -161,6 +163,16 @@ pub(crate) fn measure(db: &redb::Database, len: u64) -> Result<Waste, Fault> {
     Ok(waste)
 }
 
+/// Whether a file a batch just committed into, `len` bytes long, is measured when the batch
+/// was the `first` to write it. The first batch leaves a file as small as one batch of those
+/// facts does (what a reclaim aims at), a base file once the open that created it compacts
+/// it ([`COMPACT_NEW_FILE_BYTES`]): measuring it would read it whole for nothing. A larger
+/// one is measured: a batch of several flushes can leave it half empty (50M integer pairs in
+/// four flushes: 590 MB of 1.07 GB unused). A batch that `removed` facts freed pages.
+fn first_measured(first: bool, removed: bool, len: u64) -> bool {
+    !first || removed || len > COMPACT_NEW_FILE_BYTES
+}
+
 /// What one attempt at a file's compaction found.
 enum Quiet {
     /// Done (or nothing to do).
@@ -182,11 +194,9 @@ impl Store {
             let mut state = self.reclaim_state();
             for (tier, &first) in tiers.iter().zip(first) {
                 let p = state.pending.entry(tier.clone()).or_default();
-                if first && !removed {
-                    // The first batch to write a file leaves it as small as one batch of
-                    // those facts does (what a reclaim aims at): measuring it would read it
-                    // whole for nothing. Its length is the one later growth counts from.
-                    let len = std::fs::metadata(self.tier_path(tier)).map_or(0, |m| m.len());
+                let len = std::fs::metadata(self.tier_path(tier)).map_or(0, |m| m.len());
+                if !first_measured(first, removed, len) {
+                    // Its length is the one later growth counts from.
                     state.measured.insert(tier.clone(), len);
                     continue;
                 }
@@ -505,6 +515,18 @@ mod tests {
         b.read_dump(text.as_bytes(), &spec)
             .unwrap_or_else(|e| panic!("{e}"));
         b.commit().unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// A first batch's file is measured only when the compaction of a new file would leave
+    /// it as it is (too large), or when the batch removed facts.
+    #[test]
+    fn a_first_batch_s_file_is_measured_only_when_too_large_to_compact_new() {
+        use super::{COMPACT_NEW_FILE_BYTES, first_measured};
+        assert!(!first_measured(true, false, 0));
+        assert!(!first_measured(true, false, COMPACT_NEW_FILE_BYTES));
+        assert!(first_measured(true, false, COMPACT_NEW_FILE_BYTES + 1));
+        assert!(first_measured(true, true, 4 << 20));
+        assert!(first_measured(false, false, 4 << 20));
     }
 
     /// A database's first batch leaves its file as one batch does: it is not read whole to
