@@ -346,16 +346,7 @@ fn read_lines(
                 }
                 // Handed to `lines` above.
                 Line::Lines(_) => return Ok(()),
-                Line::Valid(mut text) => {
-                    reader.bytes += text.len() as u64;
-                    if first && let Some(t) = text.strip_prefix('\u{feff}') {
-                        text = t;
-                    }
-                    if let Some(t) = text.strip_suffix('\n') {
-                        text = t.strip_suffix('\r').unwrap_or(t);
-                    }
-                    text
-                }
+                Line::Valid(line) => reader.valid_text(line),
                 Line::Text(mut line) => {
                     reader.bytes += line.len() as u64;
                     if first && line.starts_with(BOM) {
@@ -386,6 +377,14 @@ fn read_lines(
     )?;
     sink.progress(reader.bytes, reader.facts);
     Ok(reader.facts)
+}
+
+/// Whether `text` opens with a printing ASCII character other than `#`: a line that is not
+/// blank, has no space to trim and is not a comment.
+fn opens_plainly(text: &str) -> bool {
+    text.as_bytes()
+        .first()
+        .is_some_and(|&b| b.is_ascii_graphic() && b != b'#')
 }
 
 /// The UTF-8 byte order mark, skipped where it opens a dump.
@@ -451,13 +450,26 @@ impl LineReader<'_> {
         }
     }
 
-    fn line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
-        // A line that opens with a digit or a letter (most do) has nothing to trim.
-        let trimmed = if text
-            .as_bytes()
-            .first()
-            .is_some_and(u8::is_ascii_alphanumeric)
+    /// Counts the bytes of `line`, read whole and found valid UTF-8 (its line break included),
+    /// and answers its text: without its line break (and a `\r` before it), and on the first
+    /// line without the byte order mark that may open the dump.
+    fn valid_text<'a>(&mut self, line: &'a str) -> &'a str {
+        self.bytes += line.len() as u64;
+        let mut text = line;
+        if self.line_no == 1
+            && let Some(t) = text.strip_prefix('\u{feff}')
         {
+            text = t;
+        }
+        if let Some(t) = text.strip_suffix('\n') {
+            text = t.strip_suffix('\r').unwrap_or(t);
+        }
+        text
+    }
+
+    fn line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {
+        // A line that opens plainly (most do) has nothing to trim.
+        let trimmed = if opens_plainly(text) {
             text
         } else {
             text.trim_start()

@@ -4,7 +4,10 @@
 use smallvec::SmallVec;
 
 use super::fields::plain_fields;
-use super::{Fact, FactRun, FactSink, Field, Format, LineReader, Origin, PROGRESS_LINES, Result};
+use super::{
+    Fact, FactRun, FactSink, Field, Format, LineReader, Origin, PROGRESS_LINES, Result,
+    opens_plainly,
+};
 
 /// The most facts gathered into one run: a run's fields are kept in a list of their own
 /// until it is handed over, which this keeps small.
@@ -27,18 +30,12 @@ impl<'a> LineReader<'_> {
         };
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', block.as_bytes()) {
-            // A line break is one byte no other character's encoding holds: a cut at one is
-            // at a character boundary.
-            let line = block.get(start..end).unwrap_or_default();
+            // A line break is one byte no other character's encoding holds: a cut after one
+            // is at a character boundary.
+            let line = block.get(start..=end).unwrap_or_default();
             start = end + 1;
             self.line_no += 1;
-            self.bytes += line.len() as u64 + 1;
-            let mut text = line.strip_suffix('\r').unwrap_or(line);
-            if self.line_no == 1
-                && let Some(t) = text.strip_prefix('\u{feff}')
-            {
-                text = t;
-            }
+            let text = self.valid_text(line);
             if !self.plain_fact(text, &mut run) {
                 self.hand_over(&mut run, sink)?;
                 self.line(text, sink)?;
@@ -62,12 +59,7 @@ impl<'a> LineReader<'_> {
         let Some(arity) = self.facts_arity else {
             return false;
         };
-        if self.spec.format != Format::Facts
-            || !text
-                .as_bytes()
-                .first()
-                .is_some_and(|&b| b.is_ascii_graphic() && b != b'#')
-        {
+        if self.spec.format != Format::Facts || !opens_plainly(text) {
             return false;
         }
         let before = run.fields.len();
