@@ -57,7 +57,7 @@ impl Store {
     /// checksum too.
     pub fn check(&self) -> Result<CheckReport, CheckError> {
         let base = self.base_path();
-        let catalog = crate::guard::faults(|| Catalog::current(&self.inner.base()?.db))
+        let catalog = crate::guard::faults(|| Catalog::current(&**self.inner.base()?))
             .map_err(|f| f.check(&base))?;
         let mut report = CheckReport::default();
         for meta in catalog.relations.values() {

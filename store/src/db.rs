@@ -128,9 +128,15 @@ impl Default for OpenOptions {
 }
 
 /// An open redb file of the database, with what its format version says about its values.
+///
+/// Closing a file is guarded as every other call into redb is (see `guard`): redb's close
+/// commits its allocator state, which walks the freed-pages tree and can panic on a damaged
+/// page of it. Such a close is caught, and the file left unstamped, so the next open
+/// verifies it and reports the damage.
 pub(crate) struct File {
-    /// The redb database.
-    pub(crate) db: Database,
+    /// The redb database: `Some` until the file is closed (by its drop, or by
+    /// `Inner::compact_new_file`, which closes it itself).
+    db: Option<Database>,
     /// Whether its values carry checksums (format version 2 and later) and how they are
     /// encoded (format version 3 and later: compactly).
     pub(crate) seal: Seal,
@@ -145,7 +151,34 @@ impl std::ops::Deref for File {
     type Target = Database;
 
     fn deref(&self) -> &Database {
-        &self.db
+        self.db
+            .as_ref()
+            .expect("a file's database is taken only as it closes")
+    }
+}
+
+impl std::ops::DerefMut for File {
+    fn deref_mut(&mut self) -> &mut Database {
+        self.db
+            .as_mut()
+            .expect("a file's database is taken only as it closes")
+    }
+}
+
+impl Drop for File {
+    /// Closes the database under the guard; a close that panics leaves the file unstamped.
+    /// The stamper, a field, is dropped after this, so the stamp sees the file as the close
+    /// left it.
+    fn drop(&mut self) {
+        if let Some(db) = self.db.take() {
+            let closed = crate::guard::faults(|| {
+                drop(db);
+                Ok(())
+            });
+            if closed.is_err() {
+                self.stamper.distrust();
+            }
+        }
     }
 }
 
@@ -289,10 +322,12 @@ impl Inner {
         if !first {
             return;
         }
-        let Some(file) = slot.take().and_then(Arc::into_inner) else {
+        let Some(mut file) = slot.take().and_then(Arc::into_inner) else {
             return;
         };
-        let File { db, stamper, .. } = file;
+        let Some(db) = file.db.take() else {
+            return;
+        };
         // redb's compaction walks every page of every table in each of its passes (it repeats
         // them until nothing moves). Through the ingest's small page cache each pass reads the
         // whole file again; reopened with a cache the file's size, only the first does (10M
@@ -313,10 +348,10 @@ impl Inner {
             Ok(())
         });
         if done.is_err() {
-            stamper.distrust();
+            file.stamper.distrust();
         }
         // Dropped last: the stamp records the file as the last close left it.
-        drop(stamper);
+        drop(file);
     }
 }
 
@@ -432,7 +467,7 @@ pub(crate) fn open_file(
 impl File {
     fn new(db: Database, version: u32, path: &Path, trusted: bool, cache_bytes: usize) -> File {
         File {
-            db,
+            db: Some(db),
             seal: Seal::of_version(version),
             cache_bytes,
             stamper: Stamper::new(path, trusted),
@@ -572,7 +607,7 @@ impl Store {
     /// The catalog as it is now.
     pub fn catalog(&self) -> Result<Catalog, ReadError> {
         self.heal_for_read();
-        faults(|| Catalog::current(&self.inner.base()?.db)).map_err(|f| self.read_fault(f))
+        faults(|| Catalog::current(&**self.inner.base()?)).map_err(|f| self.read_fault(f))
     }
 
     /// The base file's path (`DIR/strata.redb`).
@@ -671,7 +706,7 @@ impl Store {
 
     /// Undoes a tier's batch the base file never acknowledged, and drops leftover savepoints.
     pub(crate) fn recover_tier(&self, db: &Database, tier: &str) -> Result<()> {
-        let acknowledged = Catalog::current(&self.inner.base()?.db)?
+        let acknowledged = Catalog::current(&**self.inner.base()?)?
             .tier_seq
             .get(tier)
             .copied()

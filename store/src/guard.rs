@@ -6,7 +6,9 @@
 //! "Invalid page type" panic (redb issue 1334). redb offers no way to have a read return
 //! `StorageError::Corrupted` instead, so as a last resort every call into redb the store makes
 //! on behalf of an operation runs under [`guarded`], which catches such a panic and turns it
-//! into [`Damage::Panic`] naming the file. The closures it runs call no code of the store's
+//! into [`Damage::Panic`] naming the file; closing a file (its drop, where redb commits its
+//! allocator state) runs under it too, and a close that panics leaves the file unstamped, so the
+//! next open verifies it. The closures it runs call no code of the store's
 //! callers (visitors run outside them), so a panic it catches is redb's, never a caller's
 //! bug. The panic's message is kept in the [`Damage::Panic`] error, which is what callers act
 //! on. The store installs no panic hook of its own accord: until the process asks for

@@ -479,7 +479,7 @@ impl Store {
 /// which also checks that no read is live: redb refuses to compact while one is, before it
 /// writes anything.
 fn compact_quiet(file: &mut File) -> Result<Quiet, Fault> {
-    let db = &mut file.db;
+    let db: &mut redb::Database = file;
     faults(|| match db.compact() {
         Ok(_) => Ok(Quiet::Done),
         Err(redb::CompactionError::TransactionInProgress) => Ok(Quiet::Busy),

@@ -154,7 +154,7 @@ impl Store {
         let mut files = Vec::new();
         for (tier, path, bytes) in self.tier_files()? {
             let tables = if tier == layout::DEFAULT_TIER {
-                faults(|| table_space(&self.inner.base()?.db))
+                faults(|| table_space(&**self.inner.base()?))
             } else {
                 let file = self.tier_db(&tier, false).map_err(ReadError::Tier)?;
                 faults(|| table_space(&file))

@@ -1,8 +1,9 @@
 //! Storage backends for fault injection, put under the store through
 //! [`OpenOptions::backends`](crate::OpenOptions::backends): one that fails the Nth read, write,
-//! `set_len` or `sync_data` (counted together over every file the store opens), and one that
-//! simulates a power loss at the Nth such call: that call and every later one fail, and the
-//! files keep only what the last completed `sync_data` made durable.
+//! `set_len` or `sync_data` (counted together over every file the store opens), one that
+//! panics at the Nth (as redb does on some damaged pages), and one that simulates a power loss
+//! at the Nth such call: that call and every later one fail, and the files keep only what the
+//! last completed `sync_data` made durable.
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -24,6 +25,9 @@ pub enum Mode {
     Fail,
     /// Power loss: the Nth call and all after it fail, and every write not yet synced is lost.
     Crash,
+    /// Only the Nth call panics, inside redb, as redb itself does on some damaged pages (see
+    /// the store's `guard`); the file holds every write that succeeded.
+    Panic,
 }
 
 /// The fault plan shared by every file's backend.
@@ -61,11 +65,14 @@ impl Plan {
     fn call(&self, what: &str) -> Result<(), Error> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let fail = match self.mode {
-            Mode::Fail => n == self.at,
+            Mode::Fail | Mode::Panic => n == self.at,
             Mode::Crash => n >= self.at,
         };
         if fail {
             self.tripped.store(true, Ordering::SeqCst);
+            if self.mode == Mode::Panic {
+                panic!("injected panic: {what} (call {n})");
+            }
             return Err(Error::other(format!("injected fault: {what} (call {n})")));
         }
         Ok(())
@@ -77,7 +84,7 @@ impl Plan {
         Backends(Arc::new(move |_path: &Path, file: File| {
             let inner = FileBackend::new(file.try_clone()?).map_err(Error::other)?;
             let image = match plan.mode {
-                Mode::Fail => None,
+                Mode::Fail | Mode::Panic => None,
                 Mode::Crash => {
                     let len = file.metadata()?.len() as usize;
                     let mut live = vec![0u8; len];
