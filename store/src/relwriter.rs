@@ -454,6 +454,30 @@ impl<'t> RelWriter<'t> {
         }
     }
 
+    /// Reads the terms of stored block `block` of column `col` into `out` (emptied first;
+    /// left empty when no such block is stored), as the batch's transaction holds it: the
+    /// rows of its earlier flushes, not this flush's changes.
+    pub(crate) fn stored_block(&self, col: u16, block: u32, out: &mut Vec<u32>) -> Result<()> {
+        self.stored.block_terms(col, block, out)
+    }
+
+    /// Whether the rows this flush appended ascend, tuple by tuple, as a flush appends
+    /// the new ones of its sorted tuples (see `ingest::earlier`).
+    pub(crate) fn appended_ascend(&self) -> bool {
+        let columns = &self.changes.appended;
+        let n = columns.first().map_or(0, Vec::len);
+        (1..n).all(|i| {
+            for terms in columns {
+                match terms[i - 1].cmp(&terms[i]) {
+                    std::cmp::Ordering::Less => return true,
+                    std::cmp::Ordering::Greater => return false,
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+            false
+        })
+    }
+
     /// Whether the relation held no row when the flush began: then every distinct tuple it
     /// is given is new, and [`RelWriter::append_new`] may add them.
     pub(crate) fn was_empty(&self) -> bool {

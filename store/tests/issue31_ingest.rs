@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use strata_eval::{FactSource, Term, Value};
-use strata_store::dump::Format;
+use strata_store::dump::{Field, Format};
 use strata_store::{BatchOptions, Store};
 
 mod common;
@@ -230,6 +230,74 @@ fn issue31_a_later_batch_finds_the_tuples_it_restates() {
         assert_eq!(facts(&store, &rel), model, "{rel}");
         for col in 0..arity {
             lookups(&store, &rel, col, &model);
+        }
+    }
+    assert!(store.check().unwrap().ok());
+}
+
+/// Relations empty when their batch began, written in many flushes (997 facts each): a
+/// later flush walks the rows its earlier flushes appended (`ingest::earlier`) and looks up
+/// only the tuples they hold. Every sorted form (one, two and three columns; without units,
+/// and with eleven) restates, under other units, facts of earlier flushes: the batch counts
+/// each distinct fact once, and what is stored answers as the model: its rows, lookups by
+/// each column, and each unit's facts, retracted one unit at a time.
+#[test]
+fn issue31_a_fresh_relation_in_many_flushes_finds_what_its_earlier_flushes_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    for arity in 1..=3usize {
+        for units in [false, true] {
+            let rel = format!("fresh{arity}{}", if units { "u" } else { "" });
+            let mut model: BTreeMap<Vec<i64>, BTreeSet<String>> = BTreeMap::new();
+            let options = BatchOptions {
+                buffer_facts: 997,
+                ..BatchOptions::default()
+            };
+            let mut batch = store.batch(options).unwrap();
+            for i in 0..20_000u64 {
+                // Every fifth line restates a line read flushes before, under its own unit.
+                let j = if i % 5 == 4 { i / 3 } else { i };
+                let fact: Vec<i64> = (0..arity)
+                    .map(|c| match c {
+                        0 => ((j * 7919) % 4_001) as i64,
+                        1 => (j % 13) as i64,
+                        _ => (j / 7) as i64,
+                    })
+                    .collect();
+                let unit = units.then(|| format!("u{}", i % 11));
+                #[allow(clippy::cast_precision_loss)]
+                let fields: Vec<Field<'_>> =
+                    fact.iter().map(|&v| Field::Number(v as f64)).collect();
+                batch.add_fact(&rel, &fields, unit.as_deref()).unwrap();
+                model
+                    .entry(fact)
+                    .or_default()
+                    .insert(unit.unwrap_or_default());
+            }
+            let summary = batch.commit().unwrap();
+            assert_eq!(summary.new, model.len() as u64, "{rel}: new facts");
+            assert_eq!(summary.facts_read, 20_000, "{rel}");
+            let want = |model: &BTreeMap<Vec<i64>, BTreeSet<String>>| -> BTreeSet<Vec<i64>> {
+                model.keys().cloned().collect()
+            };
+            assert_eq!(facts(&store, &rel), want(&model), "{rel}");
+            for col in 0..arity {
+                lookups(&store, &rel, col, &want(&model));
+            }
+            if units {
+                for u in 0..11 {
+                    let unit = format!("u{u}");
+                    store
+                        .retract(std::slice::from_ref(&unit), BatchOptions::default())
+                        .unwrap();
+                    model.retain(|_, owners| {
+                        owners.remove(&unit);
+                        !owners.is_empty()
+                    });
+                    assert_eq!(facts(&store, &rel), want(&model), "{rel} without u0..={u}");
+                }
+                assert!(model.is_empty());
+            }
         }
     }
     assert!(store.check().unwrap().ok());

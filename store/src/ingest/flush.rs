@@ -3,10 +3,11 @@
 //! buffer fills and at commit.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
 
 use redb::{ReadableTable, WriteTransaction};
 
-use super::bloom::Bloom;
+use super::earlier::Earlier;
 use super::gathered::{Sorter, add_sorted};
 use super::pending::Pending;
 use super::{Batch, BatchSummary};
@@ -32,8 +33,10 @@ pub(super) struct Writing {
     pub(super) unit_rel_changes: Vec<(u32, u32, bool)>,
     pub(super) relations: BTreeSet<String>,
     pub(super) summary: BatchSummary,
-    /// Relations that held no row when the batch began.
-    pub(super) fresh: BTreeSet<String>,
+    /// Relations that held no row when the batch began, each with the rows its flushes
+    /// appended so far, a run a flush (see `earlier`); `None` once a flush's rows did not
+    /// ascend (then later flushes look every tuple up).
+    pub(super) fresh: BTreeMap<String, Option<Vec<Range<u32>>>>,
     /// How many flushes wrote their new postings as runs (`postings_runs`), to merge at the
     /// last flush.
     pub(super) runs: u32,
@@ -90,7 +93,7 @@ impl Batch<'_> {
             .relations
             .values()
             .filter(|m| m.next_row == 0)
-            .map(|m| m.name.clone())
+            .map(|m| (m.name.clone(), Some(Vec::new())))
             .collect();
         self.writing = Some(Writing {
             wtxn,
@@ -113,8 +116,7 @@ impl Batch<'_> {
 
     /// Writes the facts gathered so far into the batch's transactions (uncommitted), and
     /// removes the stored facts of units named for the first time. `more` says more facts
-    /// will follow (then a filter remembers what was written, so later flushes skip
-    /// looking it up).
+    /// will follow.
     pub(super) fn flush(&mut self, more: bool) -> Result<()> {
         self.begin()?;
         self.pending_facts = 0;
@@ -122,9 +124,6 @@ impl Batch<'_> {
             // A retried batch: nothing is written; drop what was read.
             self.rels.clear();
             return Ok(());
-        }
-        if more && self.seen.is_none() {
-            self.seen = Some(Bloom::new());
         }
         let mut w = self
             .writing
@@ -147,7 +146,9 @@ impl Batch<'_> {
         };
         for name in self.rels.keys() {
             if !w.metas.contains_key(name) && !self.start.relations.contains_key(name) {
-                w.fresh.insert(name.clone());
+                w.fresh
+                    .entry(name.clone())
+                    .or_insert_with(|| Some(Vec::new()));
             }
         }
         // Units named for the first time lose their stored facts now, before this flush's
@@ -254,7 +255,6 @@ impl Batch<'_> {
                     let meta = metas.remove(name).ok_or_else(|| {
                         damaged(format!("relation {name} vanished during commit"))
                     })?;
-                    let fresh = w.fresh.contains(name);
                     let mut rw = RelWriter::new(txn, seal, meta)?;
                     rw.set_runs(txn, runs)?;
                     if more {
@@ -264,8 +264,23 @@ impl Batch<'_> {
                         w.summary.removed += rw.remove_unit(u)?;
                     }
                     if self.rels.contains_key(name) {
-                        let seen = if fresh { self.seen.as_mut() } else { None };
-                        add_sorted(&mut rw, sorter.next()?, &mut w.summary, seen)?;
+                        // A relation empty when the batch began holds only the runs its
+                        // earlier flushes appended: a tuple none of them holds is new.
+                        let arity = rw.meta().columns.len();
+                        let earlier = match w.fresh.get(name) {
+                            Some(Some(runs)) if arity > 0 => Some(Earlier::new(runs, arity)),
+                            _ => None,
+                        };
+                        let first = rw.meta().next_row;
+                        add_sorted(&mut rw, sorter.next()?, &mut w.summary, earlier)?;
+                        // Its rows are walked only by later flushes.
+                        if more && let Some(runs) = w.fresh.get_mut(name) {
+                            let end = rw.meta().next_row;
+                            match runs {
+                                Some(r) if rw.appended_ascend() => r.push(first..end),
+                                _ => *runs = None,
+                            }
+                        }
                         w.relations.insert(name.clone());
                     }
                     encoder.send(rw.prepare()?);

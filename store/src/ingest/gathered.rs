@@ -5,7 +5,7 @@
 //! each distinct tuple once.
 
 use super::BatchSummary;
-use super::bloom::Bloom;
+use super::earlier::Earlier;
 use crate::error::Result;
 use crate::relwriter::RelWriter;
 use crate::shrinking::Shrinking;
@@ -227,33 +227,20 @@ impl Sorter {
 }
 
 /// Adds a relation's gathered facts, sorted: each distinct tuple once, with its distinct
-/// units.
+/// units. `earlier`, for a relation empty when the batch began, walks the rows its earlier
+/// flushes appended: a tuple none of them holds is appended without a lookup.
 pub(super) fn add_sorted(
     w: &mut RelWriter<'_>,
     sorted: Sorted,
     summary: &mut BatchSummary,
-    mut seen: Option<&mut Bloom>,
+    mut earlier: Option<Earlier>,
 ) -> Result<()> {
-    let rel = w.meta().id;
-    // With a filter (a relation empty when the batch began, written in several flushes):
-    // a tuple the filter never saw is certainly not stored.
-    let mut add = |w: &mut RelWriter<'_>, t: &[u32], us: &[u32]| -> Result<bool> {
-        match seen.as_deref_mut() {
-            Some(b) => {
-                let absent = !b.may_contain(rel, t);
-                let new = w.add_known(t, us, absent)?;
-                b.insert(rel, t);
-                Ok(new)
-            }
-            None => w.add(t, us),
-        }
-    };
     let mut us = Vec::new();
     let (arity, tuples, units, order) = match sorted {
         Sorted::Narrow { arity, keys, unit } => {
             w.reserve(keys.len());
-            if w.was_empty() && arity > 0 {
-                return append_new(w, arity, keys, unit, summary, seen);
+            if arity > 0 && (w.was_empty() || earlier.is_some()) {
+                return append_new(w, arity, keys, unit, summary, earlier);
             }
             let us = [unit];
             return each_group(
@@ -262,7 +249,11 @@ pub(super) fn add_sorted(
                 |same| {
                     let k = same[0];
                     let tuple = [(k >> 32) as u32, k as u32];
-                    record(add(w, &tuple[..arity], &us)?, same.len() as u64, summary);
+                    record(
+                        add_one(w, earlier.as_mut(), &tuple[..arity], &us)?,
+                        same.len() as u64,
+                        summary,
+                    );
                     Ok(())
                 },
             );
@@ -285,7 +276,11 @@ pub(super) fn add_sorted(
                             us.push(u);
                         }
                     }
-                    record(add(w, &tuple[..arity], &us)?, same.len() as u64, summary);
+                    record(
+                        add_one(w, earlier.as_mut(), &tuple[..arity], &us)?,
+                        same.len() as u64,
+                        summary,
+                    );
                     Ok(())
                 },
             );
@@ -307,24 +302,29 @@ pub(super) fn add_sorted(
                 us.push(u);
             }
         }
-        record(add(w, tuple(same[0]), &us)?, same.len() as u64, summary);
+        record(
+            add_one(w, earlier.as_mut(), tuple(same[0]), &us)?,
+            same.len() as u64,
+            summary,
+        );
     }
     Ok(())
 }
 
 /// [`add_sorted`] of tuples packed one or two columns a key, stated by `unit`, into a
-/// relation that held no row when the flush began: each distinct key is a new row, so they
-/// are appended a slice at a time ([`RelWriter::append_new`]), not looked up one by one
-/// (10M integer pairs: the adding took 0.45 s; [`each_group`]'s memory rule holds).
+/// relation that held no row when the flush began, or none but the rows `earlier` walks:
+/// each distinct key those rows do not hold is a new row, so they are appended a slice at a
+/// time ([`RelWriter::append_new`]), not looked up one by one (10M integer pairs: the adding
+/// took 0.45 s; [`each_group`]'s memory rule holds). A key they may hold is added alone, in
+/// its place, after the slice before it.
 fn append_new(
     w: &mut RelWriter<'_>,
     arity: usize,
     keys: Vec<u64>,
     unit: u32,
     summary: &mut BatchSummary,
-    mut seen: Option<&mut Bloom>,
+    mut earlier: Option<Earlier>,
 ) -> Result<()> {
-    let rel = w.meta().id;
     let mut keys = Shrinking::in_order(keys);
     let (mut high, mut low) = (Vec::with_capacity(APPEND_SLICE), Vec::new());
     if arity == 2 {
@@ -342,24 +342,41 @@ fn append_new(
                 continue;
             }
             last = Some(k);
-            summary.new += 1;
             let tuple = [(k >> 32) as u32, k as u32];
+            if let Some(e) = earlier.as_mut()
+                && e.may_hold(w, &tuple[..arity])?
+            {
+                append_slice(w, arity, &high, &low, unit)?;
+                high.clear();
+                low.clear();
+                record(w.add(&tuple[..arity], &[unit])?, 1, summary);
+                continue;
+            }
+            summary.new += 1;
             high.push(tuple[0]);
             if arity == 2 {
                 low.push(tuple[1]);
-            }
-            if let Some(b) = seen.as_deref_mut() {
-                b.insert(rel, &tuple[..arity]);
             }
         }
         if high.is_empty() {
             return Ok(());
         }
-        if arity == 2 {
-            w.append_new(&[&high, &low], unit)?;
-        } else {
-            w.append_new(&[&high], unit)?;
-        }
+        append_slice(w, arity, &high, &low, unit)?;
+    }
+}
+
+/// Appends new rows: `high` holds their first column, `low` their second (of two).
+fn append_slice(
+    w: &mut RelWriter<'_>,
+    arity: usize,
+    high: &[u32],
+    low: &[u32],
+    unit: u32,
+) -> Result<()> {
+    if arity == 2 {
+        w.append_new(&[high, low], unit)
+    } else {
+        w.append_new(&[high], unit)
     }
 }
 
@@ -388,6 +405,23 @@ fn each_group<T: Copy>(
         each(&group)?;
     }
     Ok(())
+}
+
+/// Adds one distinct tuple stated by `units`: looked up unless `earlier` says no earlier
+/// flush of the batch wrote it (in a relation empty when the batch began).
+fn add_one(
+    w: &mut RelWriter<'_>,
+    earlier: Option<&mut Earlier>,
+    tuple: &[u32],
+    units: &[u32],
+) -> Result<bool> {
+    match earlier {
+        Some(e) => {
+            let absent = !e.may_hold(w, tuple)?;
+            w.add_known(tuple, units, absent)
+        }
+        None => w.add(tuple, units),
+    }
 }
 
 /// Counts a distinct tuple that `occurrences` statements of the batch gave.

@@ -3,11 +3,12 @@
 //! This module holds the public side ([`BatchOptions`], [`Batch`], [`BatchSummary`] and
 //! [`Store::batch`]); the parts of a batch's work each have a module: `dictionary` (interning),
 //! `pending` (each relation's facts, checked), `gathered` (the facts
-//! themselves, kept compact, and their sort), `bloom`, `flush` (open transactions) and `commit`.
+//! themselves, kept compact, and their sort), `earlier` (what earlier flushes wrote), `flush`
+//! (open transactions) and `commit`.
 
-mod bloom;
 mod commit;
 mod dictionary;
+mod earlier;
 mod flush;
 mod gathered;
 mod pending;
@@ -28,7 +29,6 @@ use crate::dump::{
 };
 use crate::error::{CommitError, IngestError, Result};
 use crate::layout::{self, DEFAULT_TIER};
-use bloom::Bloom;
 use flush::Writing;
 use pending::Pending;
 
@@ -143,9 +143,6 @@ pub struct Batch<'s> {
     pending_facts: usize,
     /// The open transactions and what was written so far, once the first flush began.
     writing: Option<Writing>,
-    /// Tuples written by earlier flushes into relations that were empty when the batch
-    /// began (so later flushes need not look them up in the store).
-    seen: Option<Bloom>,
     /// What the SCIP indexes read held and what replacing reads did with their documents;
     /// `None` while the batch read no index.
     documents: Option<crate::scip::DocumentChanges>,
@@ -233,7 +230,6 @@ impl Store {
             bytes_before: 0,
             pending_facts: 0,
             writing: None,
-            seen: None,
             documents: Default::default(),
             group_texts: Vec::new(),
             group_row: Vec::new(),

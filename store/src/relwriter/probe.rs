@@ -53,6 +53,17 @@ pub(super) struct Stored<'t> {
 }
 
 impl Stored<'_> {
+    /// Reads the terms of block `block` of column `col` into `out` (emptied first; left
+    /// empty when no such block is stored).
+    pub(super) fn block_terms(&self, col: u16, block: u32, out: &mut Vec<u32>) -> Result<()> {
+        let key = (self.rel, col, block);
+        out.clear();
+        if let Some(v) = self.blocks.get(key)? {
+            column::view(column::open(self.seal, key, v.value(), &self.name)?)?.append_to(out)?;
+        }
+        Ok(())
+    }
+
     /// The verified payloads of chunk `chunk` of column `col`: `postings`' value, and each
     /// earlier flush's run.
     pub(super) fn chunk_parts(&self, col: u16, chunk: u32) -> Result<(Option<Part>, Vec<Part>)> {
@@ -141,13 +152,8 @@ impl Probes {
         let p = &mut self.columns[col as usize];
         let block = row / BLOCK_ROWS;
         if p.block.as_ref().is_none_or(|(b, _)| *b != block) {
-            let key = (from.rel, col, block);
             let mut terms = p.block.take().map(|(_, t)| t).unwrap_or_default();
-            terms.clear();
-            if let Some(v) = from.blocks.get(key)? {
-                column::view(column::open(from.seal, key, v.value(), &from.name)?)?
-                    .append_to(&mut terms)?;
-            }
+            from.block_terms(col, block, &mut terms)?;
             p.block = Some((block, terms));
         }
         Ok(p.block
