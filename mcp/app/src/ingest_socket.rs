@@ -77,8 +77,9 @@ pub const MAX_FRAME_BYTES: u64 = crate::deadline::FRAME_UNIT;
 /// The most files one batch may name.
 pub const MAX_FILES: usize = 100_000;
 
-/// The most facts a batch sent to the daemon may gather in memory before writing.
-pub const MAX_BUFFER_FACTS: usize = 4 * strata_store::BUFFER_FACTS;
+/// The most facts a batch sent to the daemon may gather in memory before writing: the
+/// default buffer (a client may ask for less, not more, of a shared server's memory).
+pub const MAX_BUFFER_FACTS: usize = strata_store::BUFFER_FACTS;
 
 /// The most connections served at once (more are answered "busy").
 pub const MAX_CONNECTIONS: usize = 16;
