@@ -41,9 +41,13 @@ struct Walk {
 }
 
 impl Earlier {
-    /// A walk over `runs` of a relation of `arity` columns.
-    pub(super) fn new(runs: &[Range<u32>], arity: usize) -> Earlier {
-        Earlier {
+    /// A walk over `runs` of a relation of `arity` columns; `None` when they hold no row
+    /// (then nothing needs walking).
+    pub(super) fn new(runs: &[Range<u32>], arity: usize) -> Option<Earlier> {
+        if runs.iter().all(Range::is_empty) {
+            return None;
+        }
+        Some(Earlier {
             runs: runs
                 .iter()
                 .filter(|r| !r.is_empty())
@@ -56,7 +60,7 @@ impl Earlier {
                 .collect(),
             last: Vec::with_capacity(arity),
             unordered: false,
-        }
+        })
     }
 
     /// Whether an earlier flush may have written `tuple` into the relation `w` writes: `false`

@@ -268,7 +268,7 @@ impl Batch<'_> {
                         // earlier flushes appended: a tuple none of them holds is new.
                         let arity = rw.meta().columns.len();
                         let earlier = match w.fresh.get(name) {
-                            Some(Some(runs)) if arity > 0 => Some(Earlier::new(runs, arity)),
+                            Some(Some(runs)) if arity > 0 => Earlier::new(runs, arity),
                             _ => None,
                         };
                         let first = rw.meta().next_row;
