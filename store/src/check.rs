@@ -55,10 +55,18 @@ impl Store {
     /// compares them with what is stored. Opens every tier. Open the store with
     /// [`OpenOptions::verify`](crate::OpenOptions::verify) to have redb verify every page's
     /// checksum too.
+    ///
+    /// After a storage failure the files are opened again first, as for a read (see
+    /// `heal`), and a failed storage call marks the store so that the next call does.
     pub fn check(&self) -> Result<CheckReport, CheckError> {
+        self.heal_for_read();
         let base = self.base_path();
+        let fault = |f: Fault, path: &std::path::Path| {
+            self.note(&f);
+            f.check(path)
+        };
         let catalog = crate::guard::faults(|| Catalog::current(&**self.inner.base()?))
-            .map_err(|f| f.check(&base))?;
+            .map_err(|f| fault(f, &base))?;
         let mut report = CheckReport::default();
         for meta in catalog.relations.values() {
             report.relations += 1;
@@ -72,13 +80,13 @@ impl Store {
                 };
                 check_relation(&txn, seal, &catalog, meta, &mut report)
             };
-            crate::guard::faults(&mut one).map_err(|f| f.check(&path))?;
+            crate::guard::faults(&mut one).map_err(|f| fault(f, &path))?;
         }
         let mut dictionary = || -> Result<()> {
             let txn = self.inner.base()?.begin_read()?;
             check_dictionary(&txn, self.inner.base_seal, &catalog, &mut report)
         };
-        crate::guard::faults(&mut dictionary).map_err(|f: Fault| f.check(&base))?;
+        crate::guard::faults(&mut dictionary).map_err(|f| fault(f, &base))?;
         // A batch's runs never outlive its transaction.
         let mut tiers: std::collections::BTreeSet<&str> = catalog
             .relations
@@ -98,7 +106,7 @@ impl Store {
                     .list_tables()?
                     .any(|t| t.name() == layout::POSTINGS_RUNS.name()))
             };
-            if crate::guard::faults(runs).map_err(|f| f.check(&path))? {
+            if crate::guard::faults(runs).map_err(|f| fault(f, &path))? {
                 report.problems.push(format!(
                     "{}: a batch's postings runs were committed",
                     path.display()

@@ -493,8 +493,8 @@ impl Fault {
             // redb latches a failed I/O call and answers every later call so; say what the
             // user can act on (the store reopens the file itself, see `heal`).
             redb::Error::PreviousIo => Fault::Engine(redb::Error::Io(std::io::Error::other(
-                "an earlier write to the file failed (a full disk, or a failing device), so this \
-                 call could not run; the file is opened again at the next call",
+                "an earlier read or write of the file failed (a full disk, or a failing device), so \
+                 this call could not run; the file is opened again at the next call",
             ))),
             other => Fault::Engine(other),
         }

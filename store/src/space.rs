@@ -159,7 +159,7 @@ impl Store {
                 let file = self.tier_db(&tier, false).map_err(ReadError::Tier)?;
                 faults(|| table_space(&file))
             }
-            .map_err(|f| f.read(&path))?;
+            .map_err(|f| self.read_fault_at(f, &path))?;
             files.push(FileSpace {
                 tier,
                 path,

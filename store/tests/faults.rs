@@ -465,7 +465,9 @@ fn heal_at(root: &Path, golden: &[State], at: u64, tally: &mut Healed, r: R) -> 
                     tally.landed_anyway += 1;
                 }
                 assert!(
-                    s.check().unwrap().ok(),
+                    s.check()
+                        .unwrap_or_else(|e| panic!("heal at {at} ({error}): check: {e}"))
+                        .ok(),
                     "heal at {at} ({error}): check fails on the healed store"
                 );
                 // The retry runs on the same store; its outcome is checked above.
@@ -621,5 +623,63 @@ fn a_panic_in_redb_while_closing_is_caught_and_the_file_left_unstamped() {
             store.check().unwrap().ok(),
             "check after a panic at call {at}"
         );
+    }
+}
+
+/// Regression (found at stop 47, in the release build of the heal sweep above): a failed
+/// storage call while a batch opened (reading the catalog and the dictionary's tables), or
+/// while it looked up a unit to retract, did not mark the store: its files were not opened
+/// again, and `check` then met redb's latched error. Each call the two make is made to fail
+/// in turn: the error is the batch's, and the next call opens the files again and answers.
+#[test]
+fn a_failed_read_while_a_batch_opens_marks_the_store_to_heal() {
+    let root = tempfile::tempdir().unwrap();
+    let orig = root.path().join("orig");
+    common::build_small(&orig);
+    let expected = common::everything(&Store::open(&orig, OpenOptions::default()).unwrap());
+    let copy = |name: &str| {
+        let dir = root.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for e in std::fs::read_dir(&orig).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+        dir
+    };
+    let open = |dir: &Path, plan: &Arc<Plan>| {
+        let options = OpenOptions {
+            backends: Some(plan.backends()),
+            ..OpenOptions::default()
+        };
+        Store::open(dir, options).unwrap()
+    };
+    // The calls the batch's opening and its retraction make.
+    let counting = Plan::new(Mode::Fail, u64::MAX);
+    let store = open(&copy("count"), &counting);
+    let first = counting.calls() + 1;
+    let mut batch = store.batch(BatchOptions::default()).unwrap();
+    batch.retract_unit("u1").unwrap();
+    let last = counting.calls();
+    drop(batch);
+    drop(store);
+    assert!(last >= first, "the batch's opening reads the file");
+    for at in first..=last {
+        let plan = Plan::new(Mode::Fail, at);
+        let store = open(&copy(&format!("at-{at}")), &plan);
+        let failed = match store.batch(BatchOptions::default()) {
+            Ok(mut batch) => batch.retract_unit("u1").is_err(),
+            Err(_) => true,
+        };
+        assert!(plan.tripped() && failed, "call {at} failed the batch");
+        let report = store
+            .check()
+            .unwrap_or_else(|e| panic!("check after call {at} failed: {}", chain(&e)));
+        assert!(report.ok(), "check after call {at} failed: {report}");
+        assert_eq!(
+            store.reopened(),
+            1,
+            "the files opened again after call {at}"
+        );
+        assert_eq!(common::everything(&store), expected, "after call {at}");
     }
 }

@@ -204,7 +204,11 @@ impl Store {
             );
             Ok((start, start_units, texts, others))
         });
-        let (start, start_units, texts, others) = opened.map_err(|f| f.ingest(self.base_path()))?;
+        // A failed storage call marks the store, so that the next call opens the files again.
+        let (start, start_units, texts, others) = opened.map_err(|f| {
+            self.note(&f);
+            f.ingest(self.base_path())
+        })?;
         Ok(Batch {
             store: self,
             _writer: writer,
@@ -390,7 +394,10 @@ impl<'s> Batch<'s> {
                 .is_some();
             Ok(owns.then_some(id))
         })
-        .map_err(|f| f.ingest(self.store.base_path()))?;
+        .map_err(|f| {
+            self.store.note(&f);
+            f.ingest(self.store.base_path())
+        })?;
         match owning {
             Some(id) => {
                 self.retract_units.insert(id);
