@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{CLOSURE, CROSS, calls_store, one_slot_server, running};
+use common::{CLOSURE, CROSS, FUNCTIONS, calls_store, one_slot_server, running};
 use serde_json::{Value, json};
 use strata_mcp::{HttpOptions, Options, Pack, Server};
 
@@ -306,7 +306,7 @@ fn issue28_over_http_a_closed_stream_frees_the_slot() {
 /// One heavy slot and a wait for it longer than any test: a call waiting for the slot
 /// leaves the queue only when cancelled.
 fn patient_server(dir: &std::path::Path) -> Server {
-    Server::builder(calls_store(dir, 2_000), Pack::default())
+    Server::builder(calls_store(dir, FUNCTIONS), Pack::default())
         .options(Options {
             timeout: Duration::from_secs(3_600),
             admission_wait: Duration::from_secs(3_600),
