@@ -20,6 +20,7 @@ use crate::{column, index};
 
 use appended::NewOwners;
 pub(crate) use encoder::{Encode, Encoded, Encoder};
+pub(crate) use probe::LastBlock;
 use probe::{Part, Probes, Stored};
 
 type Key3 = (u32, u16, u32);
@@ -454,11 +455,16 @@ impl<'t> RelWriter<'t> {
         }
     }
 
-    /// Reads the terms of stored block `block` of column `col` into `out` (emptied first;
-    /// left empty when no such block is stored), as the batch's transaction holds it: the
-    /// rows of its earlier flushes, not this flush's changes.
-    pub(crate) fn stored_block(&self, col: u16, block: u32, out: &mut Vec<u32>) -> Result<()> {
-        self.stored.block_terms(col, block, out)
+    /// The term of row `row` in column `col` as the batch's transaction holds it (the rows
+    /// of its earlier flushes, not this flush's changes), read through `last`, the column's
+    /// block last read; `None` when no such row is stored.
+    pub(crate) fn earlier_term(
+        &self,
+        last: &mut LastBlock,
+        col: u16,
+        row: u32,
+    ) -> Result<Option<u32>> {
+        last.term(&self.stored, col, row)
     }
 
     /// Whether the rows this flush appended ascend, tuple by tuple, as a flush appends

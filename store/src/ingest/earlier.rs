@@ -16,8 +16,7 @@
 use std::ops::Range;
 
 use crate::error::Result;
-use crate::layout::BLOCK_ROWS;
-use crate::relwriter::RelWriter;
+use crate::relwriter::{LastBlock, RelWriter};
 
 /// The runs of rows a relation's earlier flushes in the batch appended, each walked forward
 /// as the flush's tuples ascend. Only runs whose flush saw its appended rows ascend
@@ -36,7 +35,7 @@ pub(super) struct Earlier {
 struct Walk {
     next: u32,
     end: u32,
-    blocks: Vec<Option<(u32, Vec<u32>)>>,
+    blocks: Vec<LastBlock>,
     current: Vec<u32>,
 }
 
@@ -54,7 +53,7 @@ impl Earlier {
                 .map(|r| Walk {
                     next: r.start,
                     end: r.end,
-                    blocks: vec![None; arity],
+                    blocks: (0..arity).map(|_| LastBlock::default()).collect(),
                     current: Vec::with_capacity(arity),
                 })
                 .collect(),
@@ -87,8 +86,15 @@ impl Walk {
         while self.next < self.end {
             let row = self.next;
             self.current.clear();
-            for (c, slot) in self.blocks.iter_mut().enumerate() {
-                self.current.push(term(w, slot, c, row)?);
+            for (c, last) in self.blocks.iter_mut().enumerate() {
+                let term = w.earlier_term(last, c as u16, row)?.ok_or_else(|| {
+                    crate::error::damaged(format!(
+                        "relation {}: row {row}, written by an earlier flush of the batch, \
+                         is past the end of its block",
+                        w.meta().name
+                    ))
+                })?;
+                self.current.push(term);
             }
             match self.current[..].cmp(tuple) {
                 std::cmp::Ordering::Less => self.next += 1,
@@ -98,24 +104,4 @@ impl Walk {
         }
         Ok(false)
     }
-}
-
-/// The term of `row` in column `c`, from `slot` (the column's block last read) or from its
-/// block, read into `slot`.
-fn term(w: &RelWriter<'_>, slot: &mut Option<(u32, Vec<u32>)>, c: usize, row: u32) -> Result<u32> {
-    let block = row / BLOCK_ROWS;
-    if slot.as_ref().is_none_or(|(b, _)| *b != block) {
-        let mut terms = slot.take().map(|(_, t)| t).unwrap_or_default();
-        w.stored_block(c as u16, block, &mut terms)?;
-        *slot = Some((block, terms));
-    }
-    slot.as_ref()
-        .and_then(|(_, terms)| terms.get((row % BLOCK_ROWS) as usize).copied())
-        .ok_or_else(|| {
-            crate::error::damaged(format!(
-                "relation {}: row {row}, written by an earlier flush of the batch, is past the \
-                 end of its block",
-                w.meta().name
-            ))
-        })
 }

@@ -34,8 +34,8 @@ struct ColumnProbe {
     chunk: Option<(u32, Vec<Part>)>,
     /// The posting last decoded from the stored parts: its term and rows.
     posting: Option<(u32, RoaringBitmap)>,
-    /// The block last read: its number and terms.
-    block: Option<(u32, Vec<u32>)>,
+    /// The block last read.
+    block: LastBlock,
 }
 
 /// The tables a relation's writer reads what is stored from (and writes blocks and postings
@@ -52,18 +52,39 @@ pub(super) struct Stored<'t> {
     pub(super) earlier: u32,
 }
 
-impl Stored<'_> {
-    /// Reads the terms of block `block` of column `col` into `out` (emptied first; left
-    /// empty when no such block is stored).
-    pub(super) fn block_terms(&self, col: u16, block: u32, out: &mut Vec<u32>) -> Result<()> {
-        let key = (self.rel, col, block);
-        out.clear();
-        if let Some(v) = self.blocks.get(key)? {
-            column::view(column::open(self.seal, key, v.value(), &self.name)?)?.append_to(out)?;
+/// One column's block last read, its number and terms, so that rows read in order read
+/// each block once.
+#[derive(Default)]
+pub(crate) struct LastBlock(Option<(u32, Vec<u32>)>);
+
+impl LastBlock {
+    /// The term of stored row `row` in column `col`, read from its block unless that block
+    /// was the last one read; `None` when the relation stores no such row.
+    pub(super) fn term(&mut self, from: &Stored<'_>, col: u16, row: u32) -> Result<Option<u32>> {
+        let block = row / BLOCK_ROWS;
+        if self.0.as_ref().is_none_or(|(b, _)| *b != block) {
+            let key = (from.rel, col, block);
+            let mut terms = self.0.take().map(|(_, t)| t).unwrap_or_default();
+            terms.clear();
+            if let Some(v) = from.blocks.get(key)? {
+                column::view(column::open(from.seal, key, v.value(), &from.name)?)?
+                    .append_to(&mut terms)?;
+            }
+            self.0 = Some((block, terms));
         }
-        Ok(())
+        Ok(self
+            .0
+            .as_ref()
+            .and_then(|(_, terms)| terms.get((row % BLOCK_ROWS) as usize).copied()))
     }
 
+    /// The number of the block last read.
+    fn number(&self) -> Option<u32> {
+        self.0.as_ref().map(|(b, _)| *b)
+    }
+}
+
+impl Stored<'_> {
     /// The verified payloads of chunk `chunk` of column `col`: `postings`' value, and each
     /// earlier flush's run.
     pub(super) fn chunk_parts(&self, col: u16, chunk: u32) -> Result<(Option<Part>, Vec<Part>)> {
@@ -130,10 +151,7 @@ impl Probes {
     /// How many blocks holding `rows` (ascending) are not the one last read in the last
     /// column: what checking them in their blocks would read.
     pub(super) fn blocks_to_read(&self, rows: &[u32]) -> usize {
-        let held = self
-            .columns
-            .last()
-            .and_then(|p| p.block.as_ref().map(|(b, _)| *b));
+        let held = self.columns.last().and_then(|p| p.block.number());
         let mut last = held;
         let mut read = 0;
         for r in rows {
@@ -149,15 +167,6 @@ impl Probes {
     /// The term of stored row `row` in column `col`, read from its block unless that block
     /// was the last one read; `None` when the relation stores no such row.
     pub(super) fn term(&mut self, from: &Stored<'_>, col: u16, row: u32) -> Result<Option<u32>> {
-        let p = &mut self.columns[col as usize];
-        let block = row / BLOCK_ROWS;
-        if p.block.as_ref().is_none_or(|(b, _)| *b != block) {
-            let mut terms = p.block.take().map(|(_, t)| t).unwrap_or_default();
-            from.block_terms(col, block, &mut terms)?;
-            p.block = Some((block, terms));
-        }
-        Ok(p.block
-            .as_ref()
-            .and_then(|(_, terms)| terms.get((row % BLOCK_ROWS) as usize).copied()))
+        self.columns[col as usize].block.term(from, col, row)
     }
 }
