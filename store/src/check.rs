@@ -149,14 +149,13 @@ fn check_relation(
     for (c, col) in meta.columns.iter().enumerate() {
         let mut rebuilt: HashMap<u32, RoaringBitmap> = HashMap::new();
         for b in 0..nblocks {
-            let Some(v) = blocks.get((meta.id, c as u16, b))? else {
+            let Some(f) = crate::blocks::get(&blocks, seal, (meta.id, c as u16, b), name)? else {
                 report.problems.push(format!(
                     "relation {name}, column {col}: block {b} is missing"
                 ));
                 continue;
             };
-            let key = (meta.id, c as u16, b);
-            let terms = column::decode(column::open(seal, key, v.value(), name)?)?;
+            let terms = column::decode(f.payload(seal, name)?)?;
             let expect = (meta.next_row - b * BLOCK_ROWS).min(BLOCK_ROWS) as usize;
             if terms.len() != expect {
                 report.problems.push(format!(

@@ -32,6 +32,7 @@ use rkyv::rancor;
 use rkyv::vec::ArchivedVec;
 
 use crate::bits::{self, Reader};
+use crate::blocks::PART_BITS;
 use crate::error::Damage;
 use crate::layout::{BLOCK_ROWS, Codec, Payload};
 use crate::seal::{Key, Seal, Table};
@@ -134,7 +135,16 @@ pub(crate) fn open<'a>(
     name: &str,
 ) -> Result<Payload<'a>, Damage> {
     seal.open(&Key::column(Table::Blocks, key), stored, || {
-        format!("relation {name}, column {}: block {}", key.1, key.2)
+        if seal.parted {
+            let part = key.2 & ((1 << PART_BITS) - 1);
+            let block = key.2 >> PART_BITS;
+            format!(
+                "relation {name}, column {}: block {block} (part {part})",
+                key.1
+            )
+        } else {
+            format!("relation {name}, column {}: block {}", key.1, key.2)
+        }
     })
 }
 
@@ -372,6 +382,54 @@ fn view_compact(bytes: &[u8], line: bool) -> Result<BlockView<'_>, Damage> {
         return Err(r.bad());
     }
     Ok(view)
+}
+
+/// Where a compact block's bytes lie, read from its first bytes (at least its head).
+pub(crate) struct Extent {
+    /// The block's length in bytes.
+    pub(crate) len: usize,
+    /// For the frame of reference and the line, whose rows are packed in order: the offset
+    /// of the packed terms and their width, so row `i` lies in bits `i × width ..` from
+    /// there. `None` for runs, found by a search over the whole block.
+    pub(crate) packed: Option<(usize, u8)>,
+}
+
+/// The [`Extent`] of the compact block (`codec` a compact codec) whose bytes begin `head`.
+pub(crate) fn extent(codec: Codec, head: &[u8]) -> Result<Extent, Damage> {
+    let mut r = Reader::new(head, "a column block");
+    let n = usize::from(r.u16()?);
+    if n > BLOCK_ROWS as usize || !codec.is_compact() {
+        return Err(r.bad());
+    }
+    let (len, packed) = match r.u8()? {
+        0 => {
+            r.u32()?;
+            let width = r.u8()?;
+            (8 + bits::packed_len(n, width), Some((8, width)))
+        }
+        1 => {
+            let runs = usize::from(r.u16()?);
+            r.u32()?;
+            let width = r.u8()?;
+            if runs == 0 || runs > n {
+                return Err(r.bad());
+            }
+            let start_width = bits::width(n as u32 - 1);
+            let len = 10 + bits::packed_len(runs, width) + bits::packed_len(runs - 1, start_width);
+            (len, None)
+        }
+        2 if codec.has_version_4_forms() => {
+            r.u32()?;
+            r.u32()?;
+            let width = r.u8()?;
+            (12 + bits::packed_len(n, width), Some((12, width)))
+        }
+        _ => return Err(r.bad()),
+    };
+    if packed.is_some_and(|(_, w)| w > 32) {
+        return Err(r.bad());
+    }
+    Ok(Extent { len, packed })
 }
 
 /// Decodes stored bytes into an owned block.

@@ -83,6 +83,12 @@ pub fn scip(data: &[u8]) {
 pub fn blocks(data: &[u8]) {
     for codec in [Codec::Plain, Codec::Compact, Codec::Compact4] {
         let p = Payload::new(codec, data);
+        // The head alone says how long a block is (what a version 5 lookup reads to find
+        // the parts its rows lie in): for a block that views, its whole length.
+        let extent = codec.is_compact().then(|| column::extent(codec, data));
+        if codec.is_compact() && column::view(p).is_ok() {
+            assert!(matches!(extent, Some(Ok(e)) if e.len == data.len()));
+        }
         if let Ok(view) = column::view(p) {
             // Rows read one by one never panic; a block that decodes whole reads the same.
             for i in 0..=view.len() {

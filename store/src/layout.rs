@@ -6,7 +6,7 @@
 use redb::TableDefinition;
 
 /// The format version this build writes into new files and the newest it reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The oldest format version this build reads (and writes into files of that version).
 pub const OLDEST_VERSION: u32 = 1;
@@ -20,6 +20,10 @@ pub const COMPACT_VERSION: u32 = 3;
 /// The first format version whose blocks may lie on a line and whose postings may follow on
 /// (see [`Codec::Compact4`]).
 pub const COMPACT4_VERSION: u32 = 4;
+
+/// The first format version that stores a column block in parts of at most 1 KiB, each
+/// under its own key (see `docs/design.md`); its values' encodings are version 4's.
+pub const PARTED_VERSION: u32 = 5;
 
 /// How a file encodes the values of `blocks`, `postings`, `dead`, `owners` and `text_by_id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -32,6 +32,7 @@ mod ascending;
 #[doc(hidden)]
 pub mod backend;
 mod bits;
+mod blocks;
 pub mod catalog;
 pub mod check;
 mod column;

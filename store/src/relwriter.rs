@@ -12,6 +12,7 @@ use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::blocks::{self, Sealed};
 use crate::catalog::RelationMeta;
 use crate::error::{Fault, Result, damaged};
 use crate::layout::{self, BLOCK_ROWS, Payload};
@@ -265,19 +266,15 @@ impl<'t> RelWriter<'t> {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let key = (self.changes.meta.id, col, block);
+                let (seal, name) = (self.changes.seal, &self.changes.meta.name);
                 // A relation that never held a row has no blocks stored.
                 let found = if self.changes.had_rows {
-                    self.stored.blocks.get(key)?
+                    blocks::get(&self.stored.blocks, seal, key, name)?
                 } else {
                     None
                 };
                 let terms = match found {
-                    Some(v) => column::decode(column::open(
-                        self.changes.seal,
-                        key,
-                        v.value(),
-                        &self.changes.meta.name,
-                    )?)?,
+                    Some(f) => column::decode(f.payload(seal, name)?)?,
                     None => Vec::with_capacity(BLOCK_ROWS as usize),
                 };
                 Ok(e.insert((terms, false)))
@@ -549,8 +546,8 @@ impl<'t> RelWriter<'t> {
         if entry.0.len() >= BLOCK_ROWS as usize {
             let key = (rel, c as u16, block);
             // A later column's block of appended rows is encoded from them when written.
-            let bytes = if c == 0 || !from_appended {
-                Some(column::seal(
+            let sealed = if c == 0 || !from_appended {
+                Some(Sealed::new(
                     seal,
                     key,
                     column::encode(seal.codec, &entry.0)?,
@@ -559,12 +556,10 @@ impl<'t> RelWriter<'t> {
                 None
             };
             self.changes.tails[c] = None;
-            match bytes {
+            match sealed {
                 // The first column's blocks go in at once, after the relation's others.
-                Some(bytes) if c == 0 => {
-                    self.stored.blocks.insert(key, bytes.as_slice())?;
-                }
-                bytes => self.changes.filled.push((key, bytes)),
+                Some(sealed) if c == 0 => sealed.write(seal, &mut self.stored.blocks)?,
+                sealed => self.changes.filled.push((key, sealed)),
             }
         }
         Ok(())
@@ -580,19 +575,19 @@ impl<'t> RelWriter<'t> {
         let mut filled = std::mem::take(&mut self.changes.filled);
         filled.sort_unstable_by_key(|(key, _)| *key);
         let seal = self.changes.seal;
-        for (key, bytes) in filled {
-            let bytes = match bytes {
-                Some(b) => b,
+        for (key, sealed) in filled {
+            let sealed = match sealed {
+                Some(s) => s,
                 None => {
                     let appended = &self.changes.appended[key.1 as usize];
                     let from = (key.2 * BLOCK_ROWS - self.changes.first_appended) as usize;
                     let terms = appended
                         .get(from..from + BLOCK_ROWS as usize)
                         .ok_or_else(|| damaged("a filled block's rows were not appended"))?;
-                    column::seal(seal, key, column::encode(seal.codec, terms)?)
+                    Sealed::new(seal, key, column::encode(seal.codec, terms)?)
                 }
             };
-            self.stored.blocks.insert(key, bytes.as_slice())?;
+            sealed.write(seal, &mut self.stored.blocks)?;
         }
         Ok(self.changes)
     }

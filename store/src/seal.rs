@@ -22,6 +22,9 @@ pub(crate) struct Seal {
     pub(crate) on: bool,
     /// The payloads' encoding: [`Codec::Compact`] from format version 3.
     pub(crate) codec: Codec,
+    /// Set for files of format version 5 and later, which store column blocks in parts
+    /// (`crate::blocks`).
+    pub(crate) parted: bool,
 }
 
 /// The table a value is stored in, as the first byte its checksum covers.
@@ -97,6 +100,7 @@ impl Seal {
         Seal {
             on: version >= layout::SEALED_VERSION,
             codec: Codec::of_version(version),
+            parted: version >= layout::PARTED_VERSION,
         }
     }
 

@@ -17,11 +17,15 @@ use crate::guard::faults;
 use crate::intern::TEXT_CHUNK_BITS;
 use crate::layout::{self, BLOCK_ROWS, DEFAULT_TIER};
 use crate::seal::Seal;
-use crate::{column, index, intern};
+use crate::{blocks, column, index, intern};
 
 mod parts;
 
 type Key3 = (u32, u16, u32);
+
+/// Rows of one block from which a read unpacks the block whole rather than row by row
+/// (and reads all its parts, where fewer rows read only the parts holding them).
+const WHOLE_BLOCK_ROWS: usize = 64;
 
 /// The data tables of one tier, as of the snapshot.
 struct TierRead {
@@ -314,6 +318,7 @@ impl Snapshot {
         let free: Vec<usize> = (0..arity).filter(|&c| !fixed[c]).collect();
         // The rows of one block, and their values column by column.
         let mut pending: Vec<u32> = Vec::new();
+        let mut in_block: Vec<u32> = Vec::new();
         let mut values: Vec<Vec<u32>> = vec![Vec::new(); arity];
         let mut rows = rows.peekable();
         while let Some(first) = rows.next() {
@@ -330,12 +335,20 @@ impl Snapshot {
             for &c in &free {
                 // The value is sliced under the guard too: a damaged page's lengths can make
                 // redb's slicing panic.
-                let guard = faults(|| {
-                    let g = tier.blocks.get((meta.id, c as u16, b))?;
-                    if let Some(g) = &g {
-                        std::hint::black_box(g.value());
+                let fetched = faults(|| {
+                    let key = (meta.id, c as u16, b);
+                    // A few rows: only the parts holding them (see `blocks::get_rows`).
+                    let f = if pending.len() < WHOLE_BLOCK_ROWS {
+                        in_block.clear();
+                        in_block.extend(pending.iter().map(|r| r % BLOCK_ROWS));
+                        blocks::get_rows(&tier.blocks, tier.seal, key, &meta.name, &in_block)?
+                    } else {
+                        blocks::get(&tier.blocks, tier.seal, key, &meta.name)?
+                    };
+                    if let Some(blocks::Fetched::One { value, .. }) = &f {
+                        std::hint::black_box(value.value());
                     }
-                    Ok(g)
+                    Ok(f)
                 })
                 .map_err(|f| tier.err(f))?
                 .ok_or_else(|| {
@@ -344,13 +357,13 @@ impl Snapshot {
                         meta.name
                     )))
                 })?;
-                let key = (meta.id, c as u16, b);
-                let block = column::open(tier.seal, key, guard.value(), &meta.name)
+                let block = fetched
+                    .payload(tier.seal, &meta.name)
                     .and_then(column::view)
                     .map_err(|e| tier.err(e))?;
                 values[c].clear();
                 // Many rows of a block: unpack it whole, once.
-                let whole = if pending.len() >= 64 {
+                let whole = if pending.len() >= WHOLE_BLOCK_ROWS {
                     Some(block.to_vec().map_err(|e| tier.err(e))?)
                 } else {
                     None

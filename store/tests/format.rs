@@ -1,7 +1,7 @@
 //! Format versions: databases of version 1 (values without checksums) and 2 (plain
 //! encodings) still open, answer and take batches, in their own format; version 2 and later
-//! files verify what they read; version 3 files are smaller, and version 4 files smaller
-//! still where a column is sorted.
+//! files verify what they read; version 3 files are smaller, version 4 files smaller
+//! still where a column is sorted, and version 5 files keep blocks in parts, in fewer pages.
 
 #![allow(clippy::unwrap_used)]
 
@@ -110,20 +110,22 @@ fn version(file: &Path, base: bool) -> u32 {
 #[test]
 fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
     let root = tempfile::tempdir().unwrap();
-    let (v1, v2, v3, v4) = (
+    let (v1, v2, v3, v4, v5) = (
         root.path().join("v1"),
         root.path().join("v2"),
         root.path().join("v3"),
         root.path().join("v4"),
+        root.path().join("v5"),
     );
     build(&v1, 2);
     build(&v2, 2);
     build(&v3, 3);
     build(&v4, 4);
+    build(&v5, 5);
     to_version_1(&v1.join("strata.redb"), true);
     to_version_1(&v1.join("tier-big.redb"), false);
     let more = "a1\tIMPORTS\tz\tu1\nq\tCALLS\tr\nb3\tIMPORTS\tb3\n";
-    for dir in [&v1, &v2, &v3, &v4] {
+    for dir in [&v1, &v2, &v3, &v4, &v5] {
         // A check decodes every value in its file's own codec: a version 3 file this build
         // wrote into holds none of version 4's forms.
         let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
@@ -143,15 +145,17 @@ fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
         let report = store.check().unwrap();
         assert!(report.ok(), "{dir:?}: {report}");
     }
-    let (a1, a2, a3, a4) = (
+    let (a1, a2, a3, a4, a5) = (
         answers(&Store::open(&v1, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v2, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v3, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v4, strata_store::OpenOptions::default()).unwrap()),
+        answers(&Store::open(&v5, strata_store::OpenOptions::default()).unwrap()),
     );
     assert_eq!(a1, a2);
     assert_eq!(a1, a3);
     assert_eq!(a1, a4);
+    assert_eq!(a1, a5);
     assert!(a1.len() > 300);
     // Each file kept its version.
     assert_eq!(version(&v1.join("strata.redb"), true), 1);
@@ -160,11 +164,13 @@ fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
     assert_eq!(version(&v2.join("tier-big.redb"), false), 2);
     assert_eq!(version(&v3.join("strata.redb"), true), 3);
     assert_eq!(version(&v3.join("tier-big.redb"), false), 3);
+    assert_eq!(version(&v4.join("strata.redb"), true), 4);
+    assert_eq!(version(&v4.join("tier-big.redb"), false), 4);
     assert_eq!(
-        version(&v4.join("strata.redb"), true),
+        version(&v5.join("strata.redb"), true),
         layout::FORMAT_VERSION
     );
-    assert_eq!(layout::FORMAT_VERSION, 4);
+    assert_eq!(layout::FORMAT_VERSION, 5);
 }
 
 #[test]
@@ -240,43 +246,52 @@ fn version_3_files_are_smaller_than_version_2_by_a_fixed_margin() {
     assert!(file3 * 100 < file2 * 60, "{file3} vs {file2}");
 }
 
-#[test]
-fn version_4_files_hold_a_sorted_column_smaller_and_version_3_files_keep_their_forms() {
-    // Integer pairs sorted by their first column, two rows a value (as the side-by-side
-    // suite's 10M pairs), in two batches, into a version 3 and a version 4 database.
-    let root = tempfile::tempdir().unwrap();
-    let pairs = |from: u32, to: u32| {
+/// A database in format `version` of integer pairs (`i / 2`, `i × 7919 mod 100,003`) for
+/// `i` in each of `batches`, one batch each, checked; sorted by their first column, two
+/// rows a value (as the side-by-side suite's 10M pairs), the second column spread.
+fn pairs_as(dir: &Path, version: u32, batches: &[(u32, u32)]) -> Store {
+    let store = common::create_as(dir, version);
+    for &(from, to) in batches {
         let mut dump = String::new();
         for i in from..to {
             dump.push_str(&format!("{}\t{}\n", i / 2, i * 7919 % 100_003));
         }
-        dump
-    };
+        read_into(
+            &store,
+            "default",
+            "pair.facts",
+            Format::Facts,
+            dump.as_bytes(),
+        )
+        .commit()
+        .unwrap();
+    }
+    // Every value decodes in the file's own codec (version 3's refuses version 4's forms).
+    let report = store.check().unwrap();
+    assert!(report.ok(), "version {version}: {report}");
+    store
+}
+
+/// Every row of `pair`, in row order.
+fn pair_rows(snap: &strata_store::Snapshot) -> Vec<Vec<strata_eval::Term>> {
+    let mut rows = Vec::new();
+    snap.scan("pair", &mut |r| {
+        rows.push(r.to_vec());
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    rows
+}
+
+#[test]
+fn version_4_files_hold_a_sorted_column_smaller_and_version_3_files_keep_their_forms() {
+    let root = tempfile::tempdir().unwrap();
     let mut got = Vec::new();
     for v in [3, 4] {
         let dir = root.path().join(format!("v{v}"));
-        let store = common::create_as(&dir, v);
-        for (from, to) in [(0, 150_000), (150_000, 200_000)] {
-            read_into(
-                &store,
-                "default",
-                "pair.facts",
-                Format::Facts,
-                pairs(from, to).as_bytes(),
-            )
-            .commit()
-            .unwrap();
-        }
-        // Every value decodes in the file's own codec (version 3's refuses version 4's forms).
-        let report = store.check().unwrap();
-        assert!(report.ok(), "version {v}: {report}");
+        let store = pairs_as(&dir, v, &[(0, 150_000), (150_000, 200_000)]);
         let snap = store.snapshot().unwrap();
-        let mut rows = Vec::new();
-        snap.scan("pair", &mut |r| {
-            rows.push(r.to_vec());
-            ControlFlow::Continue(())
-        })
-        .unwrap();
+        let mut rows = pair_rows(&snap);
         let seven = snap.term(&Value::Number(74_999.0)).unwrap().unwrap();
         snap.lookup("pair", &[(0, seven)], &mut |r| {
             rows.push(r.to_vec());
@@ -373,4 +388,50 @@ fn a_flipped_byte_in_a_block_or_posting_is_damage_naming_file_relation_and_block
     drop(store);
     let store = Store::open(&dir, strata_store::OpenOptions::default()).unwrap();
     assert_eq!(store.catalog().unwrap().seq, seq);
+}
+
+/// The pages of the base file's `blocks` table.
+fn block_pages(dir: &Path) -> u64 {
+    let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
+    let space = store.space().unwrap();
+    let blocks = space.files[0].tables.iter().find(|t| t.name == "blocks");
+    blocks.unwrap().total()
+}
+
+#[test]
+fn version_5_files_keep_blocks_in_parts_in_fewer_pages_and_answer_the_same() {
+    // Pairs whose second column is spread (17 bits: a block of 8.7 KB, which version 4
+    // stores in a page run of 16 KiB), in three batches: each later one appends to the
+    // partly filled last blocks, whose parts grow.
+    let root = tempfile::tempdir().unwrap();
+    let mut got = Vec::new();
+    for v in [4, 5] {
+        let dir = root.path().join(format!("v{v}"));
+        let batches = [(0, 150_000), (150_000, 151_000), (151_000, 200_000)];
+        let store = pairs_as(&dir, v, &batches);
+        let snap = store.snapshot().unwrap();
+        let mut rows = pair_rows(&snap);
+        // Lookups by each column: a few rows of a block, read from the parts holding them.
+        let mut want = 200_000;
+        for (col, n) in [(0, 74_999), (0, 75_321), (1, 7_919), (1, 99_999)] {
+            want += (0..200_000u32)
+                .filter(|&i| [i / 2, i * 7919 % 100_003][col] == n)
+                .count();
+            let t = snap.term(&Value::Number(f64::from(n))).unwrap().unwrap();
+            snap.lookup("pair", &[(col, t)], &mut |r| {
+                rows.push(r.to_vec());
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        }
+        assert!(want > 200_000 + 6, "{want}");
+        assert_eq!(rows.len(), want, "version {v}");
+        drop((snap, store));
+        assert_eq!(version(&dir.join("strata.redb"), true), v);
+        got.push((rows, block_pages(&dir)));
+    }
+    let ((rows4, pages4), (rows5, pages5)) = (&got[0], &got[1]);
+    assert_eq!(rows4, rows5);
+    eprintln!("blocks' pages: version 4 {pages4} bytes, version 5 {pages5}");
+    assert!(pages5 * 100 < pages4 * 70, "{pages5} vs {pages4}");
 }

@@ -296,6 +296,7 @@ mod tests {
     const SEAL: Seal = Seal {
         on: true,
         codec: Codec::Compact,
+        parted: false,
     };
 
     /// Each term's rows, from a column's encoded postings.

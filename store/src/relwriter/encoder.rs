@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap;
 use super::appended::{AddedChunks, ColumnPostings, NewOwners, column_postings};
 use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs};
 use crate::ascending::insert_ascending;
+use crate::blocks::Sealed;
 use crate::catalog::RelationMeta;
 use crate::error::{Result, damaged};
 use crate::layout;
@@ -34,7 +35,7 @@ pub(crate) struct Encode {
     /// batch), or `None`, to encode then from [`Encode::appended`]. The first column's go
     /// in as they fill, at the end of the relation's keys; a column's blocks inserted among
     /// another's would each split a leaf and keep a page of their own.
-    pub(super) filled: Vec<(Key3, Option<Vec<u8>>)>,
+    pub(super) filled: Vec<(Key3, Option<Sealed>)>,
     /// Postings chunks read or changed this batch, by (column, chunk).
     pub(super) chunks: FxHashMap<(u16, u32), ChunkCache>,
     pub(super) owner_cache: FxHashMap<u32, Cached>,
@@ -57,7 +58,7 @@ pub(crate) struct Encode {
 /// to remove) by key.
 pub(crate) struct Encoded {
     meta: RelationMeta,
-    blocks: Vec<(Key3, Vec<u8>)>,
+    blocks: Vec<Sealed>,
     /// Whole chunks, merged with what is stored and the runs (their runs are dropped).
     postings: Vec<Change<Key3>>,
     /// The new rows of chunks not read: each chunk's sealed bytes and how many postings it
@@ -75,7 +76,7 @@ pub(crate) struct Encoded {
 /// What [`Encode::run`] gathers, before the catalog entry is final.
 #[derive(Default)]
 struct Parts {
-    blocks: Vec<(Key3, Vec<u8>)>,
+    blocks: Vec<Sealed>,
     postings: Vec<Change<Key3>>,
     added: Vec<AddedChunks>,
     owners: Vec<Change<(u32, u32)>>,
@@ -183,12 +184,12 @@ impl Encode {
         for ((col, block), (terms, dirty)) in std::mem::take(&mut self.block_cache) {
             if dirty {
                 let key = (rel, col, block);
-                let bytes = column::seal(self.seal, key, column::encode(self.seal.codec, &terms)?);
-                out.blocks.push((key, bytes));
+                let payload = column::encode(self.seal.codec, &terms)?;
+                out.blocks.push(Sealed::new(self.seal, key, payload));
             }
         }
         // In key order: redb fills each leaf before the next.
-        out.blocks.sort_unstable_by_key(|(key, _)| *key);
+        out.blocks.sort_unstable_by_key(Sealed::key);
         // Owners: each unit's set written from its runs of appended rows.
         self.new_owners(&mut out)?;
         // Appended rows: each chunk's new rows, alone or merged into its cached postings.
@@ -264,8 +265,8 @@ impl Encoded {
     ) -> Result<(RelationMeta, Vec<(u32, bool)>)> {
         let rel = self.meta.id;
         let mut blocks = txn.open_table(layout::BLOCKS)?;
-        for (key, bytes) in &self.blocks {
-            blocks.insert(*key, bytes.as_slice())?;
+        for sealed in &self.blocks {
+            sealed.write(self.seal, &mut blocks)?;
         }
         let mut postings = txn.open_table(layout::POSTINGS)?;
         let mut runs = if self.runs.earlier > 0 || self.runs.spill {

@@ -16,7 +16,7 @@ use super::{Key3, RunKey};
 use crate::error::{Result, damaged};
 use crate::layout::{BLOCK_ROWS, Codec, Payload};
 use crate::seal::Seal;
-use crate::{column, index};
+use crate::{blocks, column, index};
 
 /// The stored postings and blocks read in each column of one relation.
 pub(super) struct Probes {
@@ -66,9 +66,8 @@ impl LastBlock {
             let key = (from.rel, col, block);
             let mut terms = self.0.take().map(|(_, t)| t).unwrap_or_default();
             terms.clear();
-            if let Some(v) = from.blocks.get(key)? {
-                column::view(column::open(from.seal, key, v.value(), &from.name)?)?
-                    .append_to(&mut terms)?;
+            if let Some(f) = blocks::get(&from.blocks, from.seal, key, &from.name)? {
+                column::view(f.payload(from.seal, &from.name)?)?.append_to(&mut terms)?;
             }
             self.0 = Some((block, terms));
         }

@@ -5,6 +5,7 @@
 use strata_eval::Term;
 
 use super::{Snapshot, TierRead};
+use crate::blocks::{Scan, stored_keys_of};
 use crate::catalog::RelationMeta;
 use crate::column;
 use crate::error::{ReadError, Result, damaged};
@@ -57,10 +58,8 @@ fn read_blocks(
     }
     let mut ranges = (0..arity)
         .map(|c| {
-            let c = c as u16;
-            Ok(tier
-                .blocks
-                .range((meta.id, c, blocks.start)..(meta.id, c, blocks.end))?)
+            let keys = stored_keys_of(tier.seal, (meta.id, c as u16), blocks.clone());
+            Ok(Scan::new(tier.blocks.range(keys)?, tier.seal))
         })
         .collect::<Result<Vec<_>, crate::error::Fault>>()?;
     let mut columns: Vec<Vec<u32>> = vec![Vec::with_capacity(BLOCK_ROWS as usize); arity];
@@ -73,13 +72,13 @@ fn read_blocks(
                     meta.name
                 ))
             };
-            let (key, value) = range.next().ok_or_else(missing)??;
-            let key = key.value();
+            let (key, fetched) = range.next_block(&meta.name)?.ok_or_else(missing)?;
             if key != (meta.id, c as u16, b) {
                 return Err(missing());
             }
             values.clear();
-            column::open(tier.seal, key, value.value(), &meta.name)
+            fetched
+                .payload(tier.seal, &meta.name)
                 .and_then(column::view)
                 .and_then(|block| block.append_to(values))?;
             if values.len() != rows {
