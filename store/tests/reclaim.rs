@@ -110,6 +110,25 @@ fn issue31_four_batches_reclaim_to_within_a_quarter_of_one_batch() {
     assert!(tmp.path().join("four/strata.redb.stamp").exists());
 }
 
+/// With the default thresholds too: a database of 50K edges is under a megabyte, and redb
+/// grows a small file that runs out of pages by doubling it. Before, files under 4 MiB were
+/// never measured, and four batches kept such a file at about twice one batch's size.
+#[test]
+fn issue31_a_small_database_s_batches_reclaim_with_the_default_thresholds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let default = Some(Reclaim::default());
+    let one = build(&tmp.path().join("one"), 1, default);
+    let four = build(&tmp.path().join("four"), 4, default);
+    let kept = build(&tmp.path().join("kept"), 4, None);
+    eprintln!("one batch {one}, four batches {four}, four without reclaiming {kept}");
+    assert!(one < 4 << 20, "{one} bytes: not under the old floor");
+    assert!(
+        four * 4 <= one * 5,
+        "four batches take {four} bytes, one {one}"
+    );
+    assert!(kept * 4 > one * 5, "the workload leaves no waste: {kept}");
+}
+
 #[test]
 fn issue31_a_tier_file_is_reclaimed_too() {
     let tmp = tempfile::tempdir().unwrap();
