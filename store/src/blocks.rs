@@ -20,7 +20,7 @@ use redb::{AccessGuard, ReadableTable, Table};
 use crate::column;
 use crate::error::{Damage, Fault, damaged};
 use crate::layout::Payload;
-use crate::seal::Seal;
+use crate::seal::{SUM_BYTES, Seal};
 
 /// A `blocks` key: (relation, column, block), or from format version 5 (relation, column,
 /// `block << PART_BITS | part`).
@@ -120,14 +120,19 @@ pub(crate) fn get_rows<'t, T: ReadableTable<Key3, &'static [u8]>>(
     let Some(value) = table.get(first)? else {
         return Ok(None);
     };
-    let head = column::open(seal, first, value.value(), name)?.bytes;
-    let extent = column::extent(seal.codec, head)?;
-    if extent.len <= head.len() {
-        return Ok(Some(Fetched::One { key: first, value }));
-    }
+    // The head read before its checksum is verified: a block of one part is verified once,
+    // when its payload is opened; part 0 of a longer one just below.
+    let stored = value.value();
+    let unverified = &stored[..stored.len().saturating_sub(SUM_BYTES)];
+    // A head that does not parse is left to opening the payload, which names the damage.
+    let extent = match column::extent(seal.codec, unverified) {
+        Ok(e) if e.len > unverified.len() => e,
+        _ => return Ok(Some(Fetched::One { key: first, value })),
+    };
     let Some((at, width)) = extent.packed else {
         return get(table, seal, key, name);
     };
+    let head = column::open(seal, first, stored, name)?.bytes;
     let count = extent.len.div_ceil(PART_BYTES);
     let each = extent.len.div_ceil(count);
     let size = |part: usize| each.min(extent.len - part * each);
@@ -157,12 +162,9 @@ pub(crate) fn get_rows<'t, T: ReadableTable<Key3, &'static [u8]>>(
                 continue;
             }
             let stored = (first.0, first.1, first.2 | part as u32);
-            let value = table.get(stored)?.ok_or_else(|| {
-                damaged(format!(
-                    "relation {name}, column {}: block {}: part {part} is missing",
-                    key.1, key.2
-                ))
-            })?;
+            let value = table
+                .get(stored)?
+                .ok_or_else(|| missing_part(name, key, part as u32))?;
             let payload = column::open(seal, stored, value.value(), name)?.bytes;
             if payload.len() != size(part) {
                 return Err(wrong(part, payload.len()));
@@ -172,6 +174,13 @@ pub(crate) fn get_rows<'t, T: ReadableTable<Key3, &'static [u8]>>(
         }
     }
     Ok(Some(Fetched::Joined(bytes)))
+}
+
+/// Part `part` of block `key` (relation, column, block) of relation `name` is not stored.
+fn missing_part(name: &str, (_, col, block): Key3, part: u32) -> Fault {
+    damaged(format!(
+        "relation {name}, column {col}: block {block}: part {part} is missing"
+    ))
 }
 
 /// The blocks stored under a range of keys, block by block.
@@ -198,14 +207,8 @@ impl<'a> Scan<'a> {
         let (k, value) = first?;
         let stored = k.value();
         let (block, part) = block_of(self.seal, stored);
-        let missing = |part: u32| {
-            damaged(format!(
-                "relation {name}, column {}: block {}: part {part} is missing",
-                block.1, block.2
-            ))
-        };
         if part != 0 {
-            return Err(missing(0));
+            return Err(missing_part(name, block, 0));
         }
         let same =
             |r: &Result<
@@ -223,7 +226,7 @@ impl<'a> Scan<'a> {
             let stored = k.value();
             let (_, part) = block_of(self.seal, stored);
             if part != expect {
-                return Err(missing(expect));
+                return Err(missing_part(name, block, expect));
             }
             joined.extend_from_slice(column::open(self.seal, stored, value.value(), name)?.bytes);
             expect += 1;

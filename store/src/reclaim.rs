@@ -138,9 +138,9 @@ impl Waste {
 /// Measures what a reclaim of `db`, `len` bytes long, would give back: its pages no table
 /// uses, and, for each table of small entries (under half a page on average, so that a
 /// repack fills its leaves), the empty part of its leaves beyond a sixteenth of its pages.
-/// A table of larger entries (a column block of 5 to 8 KiB takes a page of 8) gains
-/// nothing from a repack and is left as it is. It reads every page of the tables' trees
-/// (redb's `TableStats`), as `strata stats --space` does.
+/// A table of larger entries (a version 4 column block of 5 to 8 KiB takes a page run of
+/// 8) gains nothing from a repack and is left as it is. It reads every page of the tables'
+/// trees (redb's `TableStats`), as `strata stats --space` does.
 pub(crate) fn measure(db: &redb::Database, len: u64) -> Result<Waste, Fault> {
     let txn = db.begin_read()?;
     let mut used = 0u64;
