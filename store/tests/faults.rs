@@ -253,6 +253,16 @@ fn open(dir: &Path, create: bool, plan: Option<&Arc<Plan>>, r: R) -> Outcome<Sto
     .map_err(err)
 }
 
+/// A copy of the database in `orig`, made at `dir`.
+fn copy_db(orig: &Path, dir: &Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    for e in std::fs::read_dir(orig).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    dir.to_path_buf()
+}
+
 /// Runs the workload on a faulty backend until a step fails: how many steps were
 /// acknowledged (0 is opening the database), and the error of the step that failed.
 fn faulted(dir: &Path, plan: &Arc<Plan>, r: R) -> (usize, Option<String>) {
@@ -579,18 +589,9 @@ fn a_panic_in_redb_while_closing_is_caught_and_the_file_left_unstamped() {
     // Opens a copy through a backend that panics at call `at`, reads, and drops it: the calls
     // made before the drop, whether the drop panicked, and the copy.
     let run = |at: u64, name: &str| {
-        let dir = root.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        for e in std::fs::read_dir(&orig).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        }
+        let dir = copy_db(&orig, &root.path().join(name));
         let plan = Plan::new(Mode::Panic, at);
-        let options = OpenOptions {
-            backends: Some(plan.backends()),
-            ..OpenOptions::default()
-        };
-        let store = Store::open(&dir, options).unwrap();
+        let store = open(&dir, false, Some(&plan), None).unwrap();
         common::everything(&store);
         let before = plan.calls();
         assert!(!plan.tripped(), "call {at} came before the close");
@@ -637,22 +638,8 @@ fn a_failed_read_while_a_batch_opens_marks_the_store_to_heal() {
     let orig = root.path().join("orig");
     common::build_small(&orig);
     let expected = common::everything(&Store::open(&orig, OpenOptions::default()).unwrap());
-    let copy = |name: &str| {
-        let dir = root.path().join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        for e in std::fs::read_dir(&orig).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-        }
-        dir
-    };
-    let open = |dir: &Path, plan: &Arc<Plan>| {
-        let options = OpenOptions {
-            backends: Some(plan.backends()),
-            ..OpenOptions::default()
-        };
-        Store::open(dir, options).unwrap()
-    };
+    let copy = |name: &str| copy_db(&orig, &root.path().join(name));
+    let open = |dir: &Path, plan: &Arc<Plan>| open(dir, false, Some(plan), None).unwrap();
     // The calls the batch's opening and its retraction make.
     let counting = Plan::new(Mode::Fail, u64::MAX);
     let store = open(&copy("count"), &counting);

@@ -107,8 +107,9 @@ impl Client {
 
 /// The transitive closure of the generated call graph without its cycles' ends, counted:
 /// over [`FUNCTIONS`] functions it derives 25M pairs in rounds of joins, seconds of work in a
-/// release build and many more in a debug one: the tests cancel it. The filter keeps it a program of rounds: a plain
-/// closure is searched from each source, in a fraction of the time, too soon over to cancel.
+/// release build and many more in a debug one: the tests cancel it. The filter keeps it a
+/// program of rounds: a plain closure is searched from each source, in a fraction of the
+/// time, too soon over to cancel.
 pub const CLOSURE: &str = "r(?a, ?b) :- calls(?a, ?b); \
                        r(?a, ?c) :- r(?a, ?b), calls(?b, ?c), ?c != ?a; \
                        r(?a, ?b) => count(?a)";
