@@ -335,6 +335,13 @@ mod tests {
         txn.commit().unwrap();
     }
 
+    /// Changes `db`'s blocks table with `f`, in one transaction.
+    fn edit(db: &Database, f: &dyn Fn(&mut Stored<'_>)) {
+        let txn = db.begin_write().unwrap();
+        f(&mut txn.open_table(T).unwrap());
+        txn.commit().unwrap();
+    }
+
     fn read(db: &Database, seal: Seal, b: u32) -> Result<Option<Vec<u8>>, Fault> {
         let txn = db.begin_read().unwrap();
         let t = txn.open_table(T).unwrap();
@@ -401,14 +408,9 @@ mod tests {
         let db = db();
         write(&db, seal, &[(2, bytes(3_000, 1))]);
         let first = stored_keys(seal, (1, 0, 2)).start;
-        let edit = |f: &dyn Fn(&mut Stored<'_>)| {
-            let txn = db.begin_write().unwrap();
-            f(&mut txn.open_table(T).unwrap());
-            txn.commit().unwrap();
-        };
         // Part 1 of 3 gone.
         let part1 = t_get(&db, (first.0, first.1, first.2 | 1));
-        edit(&|t| {
+        edit(&db, &|t| {
             t.remove((first.0, first.1, first.2 | 1)).unwrap();
         });
         let err = format!("{:?}", read(&db, seal, 2).unwrap_err());
@@ -417,7 +419,7 @@ mod tests {
             "{err}"
         );
         // Part 1 back under part 0's key: its checksum names another key.
-        edit(&|t| {
+        edit(&db, &|t| {
             t.insert(first, part1.as_slice()).unwrap();
         });
         let err = format!("{:?}", read(&db, seal, 2).unwrap_err());
@@ -426,7 +428,7 @@ mod tests {
             "{err}"
         );
         // Part 0 gone: the block starts at part 2.
-        edit(&|t| {
+        edit(&db, &|t| {
             t.remove(first).unwrap();
         });
         let err = format!("{:?}", read(&db, seal, 2).unwrap_err());
@@ -471,12 +473,9 @@ mod tests {
         // Part 5 (rows near 1,780) gone: reading the block whole is damage; reading rows
         // that lie elsewhere still answers, and a row in it names the part.
         let first = stored_keys(seal, (1, 0, 0)).start;
-        let txn = db.begin_write().unwrap();
-        txn.open_table(T)
-            .unwrap()
-            .remove((first.0, first.1, first.2 | 5))
-            .unwrap();
-        txn.commit().unwrap();
+        edit(&db, &|t| {
+            t.remove((first.0, first.1, first.2 | 5)).unwrap();
+        });
         let err = format!("{:?}", read(&db, seal, 0).unwrap_err());
         assert!(err.contains("block 0: part 5 is missing"), "{err}");
         assert_eq!(rows_of(&db, seal, 0, &rows).unwrap(), want);
@@ -495,12 +494,9 @@ mod tests {
         let at = (first.0, first.1, first.2 | 3);
         let each = payload.len().div_ceil(12);
         let short = column::seal(seal, at, payload[3 * each..4 * each - 1].to_vec());
-        let txn = db.begin_write().unwrap();
-        txn.open_table(T)
-            .unwrap()
-            .insert(at, short.as_slice())
-            .unwrap();
-        txn.commit().unwrap();
+        edit(&db, &|t| {
+            t.insert(at, short.as_slice()).unwrap();
+        });
         let row = (3 * each * 8 / 23) as u32 + 1;
         let err = format!("{:?}", rows_of(&db, seal, 0, &[row]).unwrap_err());
         assert!(err.contains("block 0: part 3 holds"), "{err}");
