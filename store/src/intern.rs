@@ -309,9 +309,73 @@ const CACHED_CHUNKS: usize = 256;
 /// rather than once a text: a batch names its texts in about the order they were numbered
 /// (a nodes file after its edges), and a check reads them in that order, so a text's chunk
 /// is mostly the last one read. Holds up to [`CACHED_CHUNKS`] chunks, then starts afresh.
+///
+/// A batch that looks up many texts reads `id_by_text` once into a [`HashIndex`] and finds
+/// ids there ([`LOAD_SHARE`]).
 #[derive(Default)]
 pub(crate) struct ChunkCache {
     chunks: rustc_hash::FxHashMap<u32, Vec<String>>,
+    /// `id_by_text` in memory, once loaded.
+    index: Option<HashIndex>,
+    /// Lookups so far.
+    lookups: u64,
+}
+
+/// A batch loads `id_by_text` into memory once its lookups pass the dictionary's texts
+/// divided by this (and [`MIN_LOAD_LOOKUPS`]): a lookup in redb's tree costs about what
+/// reading 10 to 15 of its entries in key order does, and a large batch looks up a text
+/// of every fact (a second batch of 2M attributes into a 10M-edge code graph: a third of
+/// its reading went to the tree's pages).
+const LOAD_SHARE: u64 = 8;
+
+/// A batch of fewer lookups never loads `id_by_text`.
+const MIN_LOAD_LOOKUPS: u64 = 4096;
+
+/// `id_by_text` read into memory (12 bytes a text): its hashes ascending, each with its id,
+/// and where each value of a hash's top 16 bits starts, so that a lookup searches about
+/// texts / 65,536 hashes.
+struct HashIndex {
+    hashes: Vec<u64>,
+    ids: Vec<u32>,
+    /// `starts[b]`: the first hash whose top 16 bits are at least `b` (65,537 entries).
+    starts: Vec<u32>,
+}
+
+impl HashIndex {
+    /// Reads the whole table, in key order.
+    fn load(by_hash: &impl ReadableTable<u64, u32>) -> Result<HashIndex> {
+        let n = usize::try_from(by_hash.len()?).unwrap_or(0);
+        let (mut hashes, mut ids) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for entry in by_hash.range::<u64>(..)? {
+            let (k, v) = entry?;
+            hashes.push(k.value());
+            ids.push(v.value());
+        }
+        if hashes.len() > u32::MAX as usize || hashes.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(corrupt().into());
+        }
+        let mut starts = Vec::with_capacity(65_537);
+        let mut at = 0usize;
+        for b in 0..=65_536u64 {
+            while at < hashes.len() && hashes[at] >> 48 < b {
+                at += 1;
+            }
+            starts.push(at as u32);
+        }
+        Ok(HashIndex {
+            hashes,
+            ids,
+            starts,
+        })
+    }
+
+    /// The id stored for `hash`, if any.
+    fn get(&self, hash: u64) -> Option<u32> {
+        let b = (hash >> 48) as usize;
+        let (from, to) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        let run = self.hashes.get(from..to)?;
+        run.binary_search(&hash).ok().map(|i| self.ids[from + i])
+    }
 }
 
 impl ChunkCache {
@@ -325,9 +389,25 @@ impl ChunkCache {
         count: u32,
         text: &str,
     ) -> Result<Option<u32>> {
-        find_by_hash(by_hash, collisions, text, |id| {
-            self.holds(by_id, seal, count, id, text)
-        })
+        self.lookups += 1;
+        if self.index.is_none()
+            && self.lookups >= MIN_LOAD_LOOKUPS
+            && self.lookups >= u64::from(count) / LOAD_SHARE
+        {
+            self.index = Some(HashIndex::load(by_hash)?);
+        }
+        let hash = text_hash(text);
+        let id = match &self.index {
+            Some(index) => index.get(hash),
+            None => by_hash.get(hash)?.map(|v| v.value()),
+        };
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        if self.holds(by_id, seal, count, id, text)? {
+            return Ok(Some(id));
+        }
+        Ok(collisions.get(text)?.map(|v| v.value()))
     }
 
     /// Whether the stored text with id `id` is `text`.
@@ -364,6 +444,81 @@ impl ChunkCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dictionary's ids found through `id_by_text` in memory are those found through the
+    /// table: every text, texts it lacks, a text whose hash another took first (found in
+    /// `text_collisions`), and hashes at the ends of the top-16-bit ranges.
+    #[test]
+    fn texts_found_in_the_loaded_index_are_those_found_in_the_table() {
+        use redb::{ReadableDatabase, TableDefinition};
+        let by_hash_def: TableDefinition<'_, u64, u32> = TableDefinition::new("by_hash");
+        let coll_def: TableDefinition<'_, &str, u32> = TableDefinition::new("collisions");
+        let by_id_def: TableDefinition<'_, u32, &[u8]> = TableDefinition::new("by_id");
+        let dir = tempfile::tempdir().unwrap();
+        let db = redb::Database::create(dir.path().join("d.redb")).unwrap();
+        let seal = Seal::newest();
+        // Ids 1 to 3000; 3001 is "impostor", whose hash names id 5 (as if "t5" had taken
+        // it first), so it is kept in the collisions table.
+        let mut texts: Vec<String> = vec![String::new()];
+        texts.extend((1..=3000).map(|i| format!("t{i}")));
+        texts.push("impostor".to_owned());
+        let txn = db.begin_write().unwrap();
+        {
+            let mut by_hash = txn.open_table(by_hash_def).unwrap();
+            let mut by_id = txn.open_table(by_id_def).unwrap();
+            let mut coll = txn.open_table(coll_def).unwrap();
+            for (c, chunk) in texts.chunks(1 << TEXT_CHUNK_BITS).enumerate() {
+                let bytes = encode_text_chunk(seal.codec, chunk.iter().map(String::as_str));
+                let c = c as u32;
+                by_id
+                    .insert(c, seal_chunk(seal, c, bytes).as_slice())
+                    .unwrap();
+            }
+            for (id, t) in texts.iter().enumerate().skip(1).take(3000) {
+                by_hash.insert(text_hash(t), id as u32).unwrap();
+            }
+            by_hash.insert(text_hash("impostor"), 5).unwrap();
+            coll.insert("impostor", 3001).unwrap();
+            // Hashes at both ends of the first and the last top-16-bit ranges.
+            for h in [0, 0xFFFF_FFFF_FFFF, 0xFFFF_0000_0000_0000, u64::MAX] {
+                by_hash.insert(h, 7).unwrap();
+            }
+        }
+        txn.commit().unwrap();
+        let txn = db.begin_read().unwrap();
+        let by_hash = txn.open_table(by_hash_def).unwrap();
+        let coll = txn.open_table(coll_def).unwrap();
+        let by_id = txn.open_table(by_id_def).unwrap();
+        let index = HashIndex::load(&by_hash).unwrap();
+        for h in [0, 0xFFFF_FFFF_FFFF, 0xFFFF_0000_0000_0000, u64::MAX] {
+            assert_eq!(index.get(h), Some(7), "{h:x}");
+        }
+        assert_eq!(index.get(1), None);
+        let mut table = ChunkCache::default();
+        let mut loaded = ChunkCache {
+            index: Some(index),
+            ..ChunkCache::default()
+        };
+        let mut queries: Vec<String> = texts[1..].to_vec();
+        queries.extend(["absent".to_owned(), String::new(), "t30001".to_owned()]);
+        for q in &queries {
+            let a = table
+                .find_text(&by_hash, &coll, &by_id, seal, 3001, q)
+                .unwrap();
+            let b = loaded
+                .find_text(&by_hash, &coll, &by_id, seal, 3001, q)
+                .unwrap();
+            assert_eq!(a, b, "{q:?}");
+        }
+        let find = |c: &mut ChunkCache, q: &str| {
+            c.find_text(&by_hash, &coll, &by_id, seal, 3001, q).unwrap()
+        };
+        assert_eq!(find(&mut loaded, "t1234"), Some(1234));
+        assert_eq!(find(&mut loaded, "impostor"), Some(3001));
+        assert_eq!(find(&mut loaded, "absent"), None);
+        // 3,004 lookups without the index: under the 4,096 that load it.
+        assert!(table.index.is_none());
+    }
 
     #[test]
     fn chunks_round_trip() {
