@@ -351,8 +351,17 @@ impl HashIndex {
             hashes.push(k.value());
             ids.push(v.value());
         }
-        if hashes.len() > u32::MAX as usize || hashes.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(corrupt().into());
+        HashIndex::from_sorted(hashes, ids).ok_or_else(|| corrupt().into())
+    }
+
+    /// The index of `hashes` (ascending, distinct) and their `ids`; `None` when they are
+    /// not ascending or too many.
+    fn from_sorted(hashes: Vec<u64>, ids: Vec<u32>) -> Option<HashIndex> {
+        if hashes.len() != ids.len()
+            || hashes.len() > u32::MAX as usize
+            || hashes.windows(2).any(|w| w[0] >= w[1])
+        {
+            return None;
         }
         let mut starts = Vec::with_capacity(65_537);
         let mut at = 0usize;
@@ -362,14 +371,16 @@ impl HashIndex {
             }
             starts.push(at as u32);
         }
-        Ok(HashIndex {
+        Some(HashIndex {
             hashes,
             ids,
             starts,
         })
     }
 
-    /// The id stored for `hash`, if any.
+    /// The id stored for `hash`, if any. (Starting the search where `hash` would lie if the
+    /// run's hashes were even, instead of halving it, gained 3% of a second batch's reading
+    /// at 8.2M texts: left out.)
     fn get(&self, hash: u64) -> Option<u32> {
         let b = (hash >> 48) as usize;
         let (from, to) = (self.starts[b] as usize, self.starts[b + 1] as usize);
@@ -518,6 +529,47 @@ mod tests {
         assert_eq!(find(&mut loaded, "absent"), None);
         // 3,004 lookups without the index: under the 4,096 that load it.
         assert!(table.index.is_none());
+    }
+
+    /// The index finds each hash it holds and no other: spread hashes, runs crowded into a
+    /// few top-16-bit values, and hashes at the runs' ends.
+    #[test]
+    fn the_index_finds_each_hash_it_holds_and_no_other() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut hashes: Vec<u64> = (0..20_000).map(|_| next()).collect();
+        // Crowded: 3,000 hashes under one top-16-bit value, bunched at its low end.
+        hashes.extend((0..3_000u64).map(|i| 0x1234_0000_0000_0000 | (i * 7)));
+        hashes.extend((0..100u64).map(|i| 0xFFFF_FFFF_FFFF_FF00 | i));
+        hashes.sort_unstable();
+        hashes.dedup();
+        let ids: Vec<u32> = (0..hashes.len() as u32).map(|i| i * 3 + 1).collect();
+        let index = HashIndex::from_sorted(hashes.clone(), ids).unwrap();
+        for (i, &h) in hashes.iter().enumerate() {
+            assert_eq!(index.get(h), Some(i as u32 * 3 + 1), "{h:x}");
+        }
+        let absent = (0..20_000)
+            .map(|_| next())
+            .chain((0..3_000u64).map(|i| 0x1234_0000_0000_0000 | (i * 7 + 3)))
+            .chain([
+                0,
+                0x1234_0000_0000_0000 - 1,
+                0x1234_FFFF_FFFF_FFFF,
+                u64::MAX - 0x100,
+            ]);
+        for h in absent {
+            assert_eq!(
+                index.get(h).is_some(),
+                hashes.binary_search(&h).is_ok(),
+                "{h:x}"
+            );
+        }
+        assert!(HashIndex::from_sorted(vec![2, 1], vec![1, 2]).is_none());
     }
 
     #[test]
