@@ -64,6 +64,10 @@ impl Batch<'_> {
     ) -> Result<(BatchSummary, Vec<String>)> {
         let t0 = Instant::now();
         self.texts_job = Some(self.new_texts());
+        // Nothing is interned from here on: the stored texts' lookups (`id_by_text` read
+        // into memory by a large batch, 12 bytes a text) are let go of before the last
+        // flush, whose encoding is the batch's peak.
+        self.stored_texts = crate::intern::ChunkCache::default();
         self.flush(false)?;
         let Some(mut w) = self.writing.take() else {
             return Err(damaged("a batch's transaction vanished"));
