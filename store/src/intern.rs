@@ -293,7 +293,19 @@ pub(crate) fn find_by_hash(
     text: &str,
     holds: impl FnOnce(u32) -> Result<bool>,
 ) -> Result<Option<u32>> {
-    let Some(id) = by_hash.get(text_hash(text))?.map(|v| v.value()) else {
+    let named = by_hash.get(text_hash(text))?.map(|v| v.value());
+    confirm(named, collisions, text, holds)
+}
+
+/// The id of `text`, given the id its hash `named` in `id_by_text`: that one when `holds`
+/// says its text is `text`, else the one `collisions` has for it, if any.
+fn confirm(
+    named: Option<u32>,
+    collisions: &impl ReadableTable<&'static str, u32>,
+    text: &str,
+    holds: impl FnOnce(u32) -> Result<bool>,
+) -> Result<Option<u32>> {
+    let Some(id) = named else {
         return Ok(None);
     };
     if holds(id)? {
@@ -407,18 +419,13 @@ impl ChunkCache {
         {
             self.index = Some(HashIndex::load(by_hash)?);
         }
-        let hash = text_hash(text);
-        let id = match &self.index {
-            Some(index) => index.get(hash),
-            None => by_hash.get(hash)?.map(|v| v.value()),
+        let named = match &self.index {
+            Some(index) => index.get(text_hash(text)),
+            None => by_hash.get(text_hash(text))?.map(|v| v.value()),
         };
-        let Some(id) = id else {
-            return Ok(None);
-        };
-        if self.holds(by_id, seal, count, id, text)? {
-            return Ok(Some(id));
-        }
-        Ok(collisions.get(text)?.map(|v| v.value()))
+        confirm(named, collisions, text, |id| {
+            self.holds(by_id, seal, count, id, text)
+        })
     }
 
     /// Whether the stored text with id `id` is `text`.
