@@ -419,9 +419,10 @@ impl ChunkCache {
         {
             self.index = Some(HashIndex::load(by_hash)?);
         }
+        let hash = text_hash(text);
         let named = match &self.index {
-            Some(index) => index.get(text_hash(text)),
-            None => by_hash.get(text_hash(text))?.map(|v| v.value()),
+            Some(index) => index.get(hash),
+            None => by_hash.get(hash)?.map(|v| v.value()),
         };
         confirm(named, collisions, text, |id| {
             self.holds(by_id, seal, count, id, text)

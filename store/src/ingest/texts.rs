@@ -43,17 +43,12 @@ fn spread(tag: u32) -> u64 {
     u64::from(tag).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The text of `slot` in `bytes` cut at `ends`.
-fn cut<'a>(bytes: &'a str, ends: &[u64], slot: u32) -> &'a str {
-    let i = slot as usize;
-    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
-    &bytes[start..ends[i] as usize]
-}
-
 impl Texts {
     /// The text of `slot`.
     pub(super) fn str(&self, slot: u32) -> &str {
-        cut(&self.bytes, &self.ends, slot)
+        let i = slot as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.bytes[start..self.ends[i] as usize]
     }
 
     /// The id of `s`, when seen.
