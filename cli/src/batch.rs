@@ -69,6 +69,12 @@ pub(crate) struct IngestArgs {
     /// transaction: bounds the memory of a large ingest.
     #[arg(long, default_value_t = strata_app::BUFFER_FACTS)]
     pub(crate) buffer: usize,
+    /// Index only some columns of a relation the batch creates, as REL=COL,COL (repeatable):
+    /// the relation's first column and those named get postings, the rest none (a smaller
+    /// file and a faster ingest; a query binding only those columns reads the relation
+    /// whole). `--index e=src` for `e(src, dst)`. Fixed when the relation is first stored.
+    #[arg(long = "index", value_name = "REL=COLS")]
+    pub(crate) indexes: Vec<String>,
     #[command(flatten)]
     pub(crate) batch: BatchArgs,
 }
@@ -104,6 +110,35 @@ pub(crate) fn batch_options(args: &BatchArgs, tier: &str, replace: bool) -> Resu
     })
 }
 
+/// `--index REL=COL,COL` arguments, by relation (the columns of a relation named twice
+/// are joined).
+fn declared_indexes(args: &[String]) -> Result<BTreeMap<String, Vec<String>>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for a in args {
+        let Some((rel, cols)) = a.split_once('=') else {
+            bail!("--index {a}: write it as REL=COL,COL, e.g. --index e=src");
+        };
+        let cols: Vec<String> = cols
+            .split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if rel.is_empty() || cols.is_empty() {
+            bail!(
+                "--index {a}: name the relation and at least its first column, e.g. --index e=src"
+            );
+        }
+        let entry = out.entry(rel.to_owned()).or_default();
+        for c in cols {
+            if !entry.contains(&c) {
+                entry.push(c);
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn progress_bar() -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -129,6 +164,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
     let options = BatchOptions {
         buffer_facts: args.buffer,
         allow_empty: args.allow_empty,
+        indexes: declared_indexes(&args.indexes)?,
         ..batch_options(&args.batch, &args.tier, args.replace)?
     };
     let bar = progress_bar();

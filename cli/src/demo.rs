@@ -29,6 +29,7 @@ pub(crate) fn demo(dir: Option<PathBuf>) -> Result<()> {
         replace: false,
         allow_empty: false,
         buffer: strata_app::BUFFER_FACTS,
+        indexes: Vec::new(),
         batch: BatchArgs {
             labels: vec!["source=strata-demo".to_owned()],
             batch_id: None,

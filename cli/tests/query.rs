@@ -381,3 +381,42 @@ fn the_readme_and_demo_show_the_one_seed_answer() {
     assert!(ok, "{err}");
     assert!(out.contains(SEED_ANSWER), "{out}");
 }
+
+#[test]
+fn a_relation_indexed_on_its_first_column_still_answers_by_its_second() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let db = db.to_str().unwrap();
+    let facts = tmp.path().join("e.facts");
+    let mut lines = String::new();
+    for i in 0..3000 {
+        lines.push_str(&format!("{i}\t{}\n", i * 7 % 101));
+    }
+    std::fs::write(&facts, lines).unwrap();
+    let file = facts.to_str().unwrap();
+    // A malformed declaration, and one that leaves out the first column.
+    let (ok, _, err) = strata(&["ingest", db, file, "--index", "e"]);
+    assert!(
+        !ok && err.contains("--index e: write it as REL=COL,COL"),
+        "{err}"
+    );
+    let (ok, _, err) = strata(&["ingest", db, file, "--index", "e=c2"]);
+    assert!(
+        !ok && err.contains("its first column, \"c1\", is always indexed"),
+        "{err}"
+    );
+    let (ok, _, err) = strata(&["ingest", db, file, "--index", "e=c1"]);
+    assert!(ok, "{err}");
+    let (ok, out, _) = strata(&["stats", db]);
+    assert!(ok);
+    assert!(out.contains("c2 (at most 101 distinct; no index)"), "{out}");
+    let (ok, out, err) = strata(&["query", db, "q(?a) :- e(?a, 5), ?a < 300; q(?a)"]);
+    assert!(ok, "{err}");
+    // 7a = 5 (mod 101): a = 44, 145, 246.
+    assert!(out.contains("3 rows"), "{out}");
+    for a in ["44", "145", "246"] {
+        assert!(out.contains(&format!("q({a})")), "{out}");
+    }
+    let (ok, out, _) = strata(&["check", db]);
+    assert!(ok && out.starts_with("ok"), "{out}");
+}

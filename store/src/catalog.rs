@@ -30,8 +30,16 @@ pub struct RelationMeta {
     pub next_row: u32,
     /// Live facts.
     pub rows: u64,
-    /// Distinct values per column among live facts.
+    /// Distinct values per column among live facts. For a column without an index
+    /// ([`RelationMeta::unindexed`]) it is an upper bound: exact after the relation's first
+    /// batch, then raised by each batch's distinct new values (whether stored before or
+    /// not) and never lowered by a removal, at most `rows`.
     pub distinct: Vec<u64>,
+    /// The columns with no postings, ascending; never column 0, whose postings find a fact
+    /// already stored. Fixed when the relation is first stored (`--index`); empty, and not
+    /// written, for a relation whose every column is indexed. Format version 6 on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unindexed: Vec<u16>,
 }
 
 impl RelationMeta {
@@ -51,7 +59,72 @@ impl RelationMeta {
                 Origin::Facts => strata_eval::Origin::Facts,
             },
             spelled: self.spelled.clone(),
+            unindexed: self.unindexed.iter().map(|&c| usize::from(c)).collect(),
         }
+    }
+
+    /// Whether column `c` has postings.
+    pub fn indexed(&self, c: usize) -> bool {
+        !self.unindexed.iter().any(|&u| usize::from(u) == c)
+    }
+
+    /// The columns left without postings when a relation of columns `columns` is declared
+    /// to index `indexed` (names): ascending positions. An error says what is wrong with the
+    /// declaration: a name that is no column, or the first column left out.
+    pub(crate) fn unindexed_of(
+        name: &str,
+        columns: &[String],
+        indexed: &[String],
+    ) -> std::result::Result<Vec<u16>, String> {
+        for c in indexed {
+            if !columns.contains(c) {
+                return Err(format!(
+                    "relation \"{name}\" has no column \"{c}\"; its columns are {}",
+                    columns.join(", ")
+                ));
+            }
+        }
+        if let Some(first) = columns.first()
+            && !indexed.contains(first)
+        {
+            return Err(format!(
+                "relation \"{name}\": its first column, \"{first}\", is always indexed (it \
+                 finds a fact already stored); name it too, as --index {name}={first}{}",
+                indexed.iter().map(|c| format!(",{c}")).collect::<String>()
+            ));
+        }
+        Ok((1..columns.len())
+            .filter(|&c| !indexed.contains(&columns[c]))
+            .map(|c| c as u16)
+            .collect())
+    }
+
+    /// The names of the columns with postings.
+    pub fn indexed_columns(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|&(c, _)| self.indexed(c))
+            .map(|(_, n)| n.as_str())
+            .collect()
+    }
+
+    /// Why the entry's [`RelationMeta::unindexed`] is not a set of its later columns,
+    /// ascending; `None` when it is.
+    pub(crate) fn unindexed_fault(&self) -> Option<String> {
+        let arity = self.columns.len();
+        let fine = self.unindexed.windows(2).all(|w| w[0] < w[1])
+            && self
+                .unindexed
+                .iter()
+                .all(|&c| c > 0 && usize::from(c) < arity);
+        (!fine).then(|| {
+            format!(
+                "relation {}: its unindexed columns {:?} are not later columns of its {arity}, \
+                 ascending",
+                self.name, self.unindexed
+            )
+        })
     }
 }
 
@@ -143,6 +216,9 @@ impl Catalog {
         for entry in txn.open_table(layout::RELATIONS)?.iter()? {
             let (_, v) = entry?;
             let m: RelationMeta = decode_json(v.value(), "a relation's catalog entry")?;
+            if let Some(fault) = m.unindexed_fault() {
+                return Err(Damage::Format(fault).into());
+            }
             relations.insert(m.name.clone(), m);
         }
         let mut tier_seq = HashMap::new();

@@ -185,6 +185,27 @@ fn check_relation(
         }
         let mut stored = 0u64;
         let mut differ = Vec::new();
+        if !meta.indexed(c) {
+            // No postings; `distinct` is an upper bound (see `RelationMeta::distinct`).
+            let held = postings
+                .range((meta.id, c as u16, 0)..=(meta.id, c as u16, u32::MAX))?
+                .count();
+            if held > 0 {
+                report.problems.push(format!(
+                    "relation {name}, column {col}: declared without an index, but {held} \
+                     postings chunks are stored"
+                ));
+            }
+            let counted = rebuilt.len() as u64;
+            if meta.distinct[c] < counted || meta.distinct[c] > meta.rows {
+                report.problems.push(format!(
+                    "relation {name}, column {col}: the catalog says at most {} distinct \
+                     values, the column holds {counted} in {} facts",
+                    meta.distinct[c], meta.rows
+                ));
+            }
+            continue;
+        }
         for entry in postings.range((meta.id, c as u16, 0)..=(meta.id, c as u16, u32::MAX))? {
             let (k, v) = entry?;
             let chunk = k.value().2;

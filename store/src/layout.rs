@@ -6,7 +6,7 @@
 use redb::TableDefinition;
 
 /// The format version this build writes into new files and the newest it reads.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The oldest format version this build reads (and writes into files of that version).
 pub const OLDEST_VERSION: u32 = 1;
@@ -24,6 +24,12 @@ pub const COMPACT4_VERSION: u32 = 4;
 /// The first format version that stores a column block in parts of at most 1 KiB, each
 /// under its own key (see `docs/design.md`); its values' encodings are version 4's.
 pub const PARTED_VERSION: u32 = 5;
+
+/// The first format version whose catalog may declare a relation's later columns without
+/// postings (`RelationMeta::unindexed`; see `docs/design.md`); its values' encodings are
+/// version 5's. Only a base file records it: an older build refuses the file as newer
+/// rather than read an unindexed column's missing postings as no rows.
+pub const DECLARED_INDEX_VERSION: u32 = 6;
 
 /// How a file encodes the values of `blocks`, `postings`, `dead`, `owners` and `text_by_id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -342,6 +342,9 @@ impl<'t> RelWriter<'t> {
         }
         let mut lens: SmallVec<[(u64, u16); 4]> = SmallVec::new();
         for (c, &t) in tuple.iter().enumerate() {
+            if !self.changes.meta.indexed(c) {
+                continue;
+            }
             let n = self.posting(c as u16, t)?.len();
             if n == 0 {
                 return Ok(None);
@@ -360,7 +363,16 @@ impl<'t> RelWriter<'t> {
                 return Ok(None);
             }
         }
-        Ok(rows.first().copied())
+        // Columns without postings are checked in the candidates' blocks.
+        'rows: for r in rows {
+            for (c, &t) in tuple.iter().enumerate() {
+                if !self.changes.meta.indexed(c) && self.stored_term(c as u16, r)? != Some(t) {
+                    continue 'rows;
+                }
+            }
+            return Ok(Some(r));
+        }
+        Ok(None)
     }
 
     /// Removes `unit` as an owner of each row it states; rows no other owner states die.
@@ -382,7 +394,9 @@ impl<'t> RelWriter<'t> {
                 None => {
                     let terms = self.read_row(r)?;
                     for (c, t) in terms.into_iter().enumerate() {
-                        self.posting_mut(c as u16, t)?.remove(r);
+                        if self.changes.meta.indexed(c) {
+                            self.posting_mut(c as u16, t)?.remove(r);
+                        }
                     }
                     let d = self.dead()?;
                     d.bitmap.insert(r);

@@ -25,6 +25,9 @@ pub(crate) struct Seal {
     /// Set for files of format version 5 and later, which store column blocks in parts
     /// (`crate::blocks`).
     pub(crate) parted: bool,
+    /// Set for files of format version 6 and later, whose catalog may declare columns
+    /// without postings (read in a base file only).
+    pub(crate) declared_indexes: bool,
 }
 
 /// The table a value is stored in, as the first byte its checksum covers.
@@ -101,6 +104,7 @@ impl Seal {
             on: version >= layout::SEALED_VERSION,
             codec: Codec::of_version(version),
             parted: version >= layout::PARTED_VERSION,
+            declared_indexes: version >= layout::DECLARED_INDEX_VERSION,
         }
     }
 

@@ -228,17 +228,8 @@ impl Snapshot {
         .map_err(|f| tier.err(f))
     }
 
-    /// The rows of a relation whose columns hold the bound terms (live rows only).
-    pub fn matching_rows(
-        &self,
-        relation: &str,
-        bound: &[(usize, Term)],
-    ) -> Result<RoaringBitmap, ReadError> {
-        let meta = self.meta(relation)?;
-        let tier = self.tier(&meta.tier)?;
-        self.rows_in(&tier, meta, bound)
-    }
-
+    /// The live rows of a relation whose columns hold the bound terms: every bound column
+    /// has postings (see [`Snapshot::lookup_rel`] for those without).
     fn rows_in(
         &self,
         tier: &TierRead,
@@ -412,6 +403,30 @@ impl Snapshot {
         bound: &[(usize, Term)],
         visit: &mut dyn FnMut(&[Term]) -> Visit,
     ) -> Result<(), ReadError> {
+        // Columns without postings are matched in the rows the others give (or, when
+        // only such columns are bound, in every live row).
+        let (indexed, filter): (Vec<_>, Vec<_>) =
+            bound.iter().partition(|&&(c, _)| meta.indexed(c));
+        if !filter.is_empty() {
+            let mut matching = |row: &[Term]| {
+                if filter.iter().all(|&(c, t)| row[c] == t) {
+                    visit(row)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            };
+            return self.lookup_indexed(meta, &indexed, &mut matching);
+        }
+        self.lookup_indexed(meta, bound, visit)
+    }
+
+    /// [`Snapshot::lookup_rel`] of columns that all have postings.
+    fn lookup_indexed(
+        &self,
+        meta: &RelationMeta,
+        bound: &[(usize, Term)],
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), ReadError> {
         if bound.is_empty() {
             return self.scan_rel(meta, visit);
         }
@@ -516,7 +531,17 @@ impl Snapshot {
         for meta in self.catalog.relations.values() {
             let tier = self.tier(&meta.tier)?;
             for (c, name) in meta.columns.iter().enumerate() {
-                let rows = Self::posting(&tier, meta, c, term)?.map_or(0, |b| b.len());
+                let rows = if meta.indexed(c) {
+                    Self::posting(&tier, meta, c, term)?.map_or(0, |b| b.len())
+                } else {
+                    // No postings: the column's rows are read and counted.
+                    let mut n = 0u64;
+                    self.lookup_rel(meta, &[(c, term)], &mut |_| {
+                        n += 1;
+                        ControlFlow::Continue(())
+                    })?;
+                    n
+                };
                 if rows > 0 {
                     out.push(TermUse {
                         relation: meta.name.clone(),
@@ -583,7 +608,8 @@ impl FactSource for Snapshot {
         }
         let tier = self.tier(&meta.tier)?;
         let mut best = meta.rows;
-        for &(c, t) in bound {
+        // A column without postings bounds nothing below the relation's size.
+        for &(c, t) in bound.iter().filter(|&&(c, _)| meta.indexed(c)) {
             let n = Self::posting(&tier, meta, c, t)?.map_or(0, |b| b.len());
             best = best.min(n);
         }

@@ -18,8 +18,10 @@ pub struct RelationStats {
     pub columns: Vec<String>,
     /// Live facts.
     pub rows: u64,
-    /// Distinct values per column.
+    /// Distinct values per column (an upper bound for a column without an index).
     pub distinct: Vec<u64>,
+    /// The columns without an index (postings), by position; empty for most relations.
+    pub unindexed: Vec<usize>,
     /// Rows removed but not yet reclaimed.
     pub dead_rows: u64,
 }
@@ -50,6 +52,7 @@ impl Store {
                 columns: m.columns.clone(),
                 rows: m.rows,
                 distinct: m.distinct.clone(),
+                unindexed: m.unindexed.iter().map(|&c| usize::from(c)).collect(),
                 dead_rows: u64::from(m.next_row) - m.rows,
             })
             .collect();
@@ -90,7 +93,14 @@ impl fmt::Display for Stats {
                 .columns
                 .iter()
                 .zip(&r.distinct)
-                .map(|(c, d)| format!("{c} ({d} distinct)"))
+                .enumerate()
+                .map(|(i, (c, d))| {
+                    if r.unindexed.contains(&i) {
+                        format!("{c} (at most {d} distinct; no index)")
+                    } else {
+                        format!("{c} ({d} distinct)")
+                    }
+                })
                 .collect();
             write!(
                 f,

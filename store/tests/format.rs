@@ -110,22 +110,24 @@ fn version(file: &Path, base: bool) -> u32 {
 #[test]
 fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
     let root = tempfile::tempdir().unwrap();
-    let (v1, v2, v3, v4, v5) = (
+    let (v1, v2, v3, v4, v5, v6) = (
         root.path().join("v1"),
         root.path().join("v2"),
         root.path().join("v3"),
         root.path().join("v4"),
         root.path().join("v5"),
+        root.path().join("v6"),
     );
     build(&v1, 2);
     build(&v2, 2);
     build(&v3, 3);
     build(&v4, 4);
     build(&v5, 5);
+    build(&v6, 6);
     to_version_1(&v1.join("strata.redb"), true);
     to_version_1(&v1.join("tier-big.redb"), false);
     let more = "a1\tIMPORTS\tz\tu1\nq\tCALLS\tr\nb3\tIMPORTS\tb3\n";
-    for dir in [&v1, &v2, &v3, &v4, &v5] {
+    for dir in [&v1, &v2, &v3, &v4, &v5, &v6] {
         // A check decodes every value in its file's own codec: a version 3 file this build
         // wrote into holds none of version 4's forms.
         let store = Store::open(dir, strata_store::OpenOptions::default()).unwrap();
@@ -145,17 +147,19 @@ fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
         let report = store.check().unwrap();
         assert!(report.ok(), "{dir:?}: {report}");
     }
-    let (a1, a2, a3, a4, a5) = (
+    let (a1, a2, a3, a4, a5, a6) = (
         answers(&Store::open(&v1, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v2, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v3, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v4, strata_store::OpenOptions::default()).unwrap()),
         answers(&Store::open(&v5, strata_store::OpenOptions::default()).unwrap()),
+        answers(&Store::open(&v6, strata_store::OpenOptions::default()).unwrap()),
     );
     assert_eq!(a1, a2);
     assert_eq!(a1, a3);
     assert_eq!(a1, a4);
     assert_eq!(a1, a5);
+    assert_eq!(a1, a6);
     assert!(a1.len() > 300);
     // Each file kept its version.
     assert_eq!(version(&v1.join("strata.redb"), true), 1);
@@ -166,11 +170,13 @@ fn a_version_1_database_opens_answers_and_takes_batches_in_its_format() {
     assert_eq!(version(&v3.join("tier-big.redb"), false), 3);
     assert_eq!(version(&v4.join("strata.redb"), true), 4);
     assert_eq!(version(&v4.join("tier-big.redb"), false), 4);
+    assert_eq!(version(&v5.join("strata.redb"), true), 5);
+    assert_eq!(version(&v5.join("tier-big.redb"), false), 5);
     assert_eq!(
-        version(&v5.join("strata.redb"), true),
+        version(&v6.join("strata.redb"), true),
         layout::FORMAT_VERSION
     );
-    assert_eq!(layout::FORMAT_VERSION, 5);
+    assert_eq!(layout::FORMAT_VERSION, 6);
 }
 
 #[test]

@@ -110,7 +110,7 @@ fn issue_30_format_version_0_is_refused() {
         .unwrap()
         .to_string();
     assert!(
-        e.contains("has format version 0, which no strata writes (this one reads versions 1 to 5)"),
+        e.contains("has format version 0, which no strata writes (this one reads versions 1 to 6)"),
         "{e}"
     );
 }

@@ -311,6 +311,7 @@ fn code_module_checks_against_the_scip_relations() {
             distinct: vec![0; r.columns.len()],
             origin: Default::default(),
             spelled: r.name.to_owned(),
+            unindexed: Vec::new(),
         })
         .collect();
     let vocab = Vocabulary::from_sources(base, &[("code", CODE_MODULE)])

@@ -471,7 +471,7 @@ fn a_newer_format_is_refused() {
     );
     assert!(
         err.to_string()
-            .contains("has format version 99, but this strata reads version 5 at most")
+            .contains("has format version 99, but this strata reads version 6 at most")
     );
 }
 

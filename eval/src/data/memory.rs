@@ -185,6 +185,7 @@ impl MemorySource {
             distinct: vec![0; columns.len()],
             origin: crate::data::source::Origin::Facts,
             spelled: String::new(),
+            unindexed: Vec::new(),
         };
         self.by_name.insert(name.to_owned(), self.relations.len());
         let rows = Rows {
@@ -210,6 +211,25 @@ impl MemorySource {
         if let Some((info, _)) = self.relations.last_mut() {
             info.origin = origin;
             info.spelled = spelled.to_owned();
+        }
+    }
+
+    /// Declares that no index serves columns `columns` of relation `name`
+    /// ([`RelationInfo::unindexed`]), as a store does for a relation declared so: the engine
+    /// then reads the relation into memory rather than look it up by those columns alone.
+    /// This source still answers such lookups from its own in-memory index. Unknown names
+    /// change nothing.
+    pub fn set_unindexed(&mut self, name: &str, columns: &[usize]) {
+        if let Some(&i) = self.by_name.get(name) {
+            let info = &mut self.relations[i].0;
+            let mut cols: Vec<usize> = columns
+                .iter()
+                .copied()
+                .filter(|&c| c < info.arity())
+                .collect();
+            cols.sort_unstable();
+            cols.dedup();
+            info.unindexed = cols;
         }
     }
 

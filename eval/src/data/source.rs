@@ -27,6 +27,10 @@ pub struct RelationInfo {
     pub origin: Origin,
     /// The name as the dump spelled it (`IMPORTS`, `Package`); empty when it is the name.
     pub spelled: String,
+    /// The columns no index serves, ascending (empty for most relations: every column is
+    /// indexed unless the relation was declared otherwise). A lookup that binds only such
+    /// columns reads the whole relation, so the engine reads it into memory instead.
+    pub unindexed: Vec<usize>,
 }
 
 /// What kind of dump declared a base relation.
@@ -47,6 +51,11 @@ impl RelationInfo {
     /// The number of arguments of the relation.
     pub fn arity(&self) -> usize {
         self.columns.len()
+    }
+
+    /// Whether an index serves lookups that bind column `c`.
+    pub fn indexed(&self, c: usize) -> bool {
+        !self.unindexed.contains(&c)
     }
 
     /// The name as the dump spelled it, or the name.

@@ -21,6 +21,7 @@
 //!     distinct: vec![0, 0],
 //!     origin: Default::default(),
 //!     spelled: String::new(),
+//!     unindexed: Vec::new(),
 //! };
 //! let deps = "depends_on(?a, ?b) :- imports(?a, ?b);";
 //! let vocab = Vocabulary::from_sources(vec![imports], &[("deps", deps)]).unwrap();
@@ -476,6 +477,7 @@ mod tests {
             distinct: vec![0; columns.len()],
             origin: Default::default(),
             spelled: String::new(),
+            unindexed: Vec::new(),
         };
         Vocabulary::from_sources(vec![rel("e", &["a", "b"])], &[]).unwrap()
     }

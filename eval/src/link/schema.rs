@@ -58,8 +58,15 @@ pub fn describe(vocab: &Vocabulary, path: &str) -> Option<String> {
         RelationKind::Base => {
             if let Some(info) = vocab.base_relations().iter().find(|b| b.name == path) {
                 out.push_str(&format!("\n{} facts in tier {}", info.rows, info.tier));
-                for (c, d) in info.columns.iter().zip(&info.distinct) {
-                    out.push_str(&format!("\n  {c}: {d} distinct values"));
+                for (i, (c, d)) in info.columns.iter().zip(&info.distinct).enumerate() {
+                    if info.indexed(i) {
+                        out.push_str(&format!("\n  {c}: {d} distinct values"));
+                    } else {
+                        out.push_str(&format!(
+                            "\n  {c}: at most {d} distinct values; no index (a query binding \
+                             only {c} reads the relation whole)"
+                        ));
+                    }
                 }
             }
         }

@@ -22,6 +22,7 @@
 //!     distinct: vec![0, 0],
 //!     origin: Default::default(),
 //!     spelled: String::new(),
+//!     unindexed: Vec::new(),
 //! };
 //! let deps = "# Everything a package depends on.\n\
 //!             depends_on(?a, ?b) :- imports(?a, ?b);\n\

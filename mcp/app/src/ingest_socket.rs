@@ -306,6 +306,9 @@ pub struct Header {
     /// Let a replacing read of a SCIP index with no document retract its repository.
     #[serde(default)]
     pub allow_empty: bool,
+    /// Relations to index on some columns only: each relation's indexed columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub indexes: BTreeMap<String, Vec<String>>,
 }
 
 fn default_buffer() -> usize {
@@ -324,6 +327,7 @@ impl Header {
             batch_id: options.batch_id.clone(),
             buffer: options.buffer_facts,
             allow_empty: options.allow_empty,
+            indexes: options.indexes.clone(),
         }
     }
 }

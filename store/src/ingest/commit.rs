@@ -10,7 +10,7 @@ use redb::{ReadableTable, WriteTransaction};
 use super::{Batch, BatchSummary};
 use crate::ascending::insert_ascending;
 use crate::catalog::{BatchRecord, encode_json};
-use crate::error::{CommitError, Fault, Result, damaged};
+use crate::error::{CommitError, Fault, IngestError, Result, damaged};
 use crate::layout;
 
 impl Batch<'_> {
@@ -81,6 +81,19 @@ impl Batch<'_> {
                 ..BatchSummary::default()
             };
             return Ok((summary, Vec::new()));
+        }
+        // Every relation `--index` names is one the batch wrote or the database stores, as
+        // declared.
+        for (name, indexed) in &self.options.indexes {
+            let Some(m) = w.metas.get(name).or_else(|| self.start.relations.get(name)) else {
+                return Err(IngestError::Invalid(format!(
+                    "--index names relation \"{name}\", which this batch does not hold and \
+                     the database does not store"
+                ))
+                .into());
+            };
+            self.check_declared(m, indexed)
+                .map_err(|message| Fault::from(IngestError::Invalid(message)))?;
         }
         let seq = w.seq;
         let units_count = w.units_count;

@@ -51,6 +51,14 @@ pub struct BatchOptions {
     /// document of its repository (`--allow-empty`); without it such a read is refused, so
     /// that an indexer that wrote nothing never wipes a repository.
     pub allow_empty: bool,
+    /// Relations to store with postings for some of their columns only (`--index
+    /// REL=COL,...`): each relation's name, and the names of the columns to index, its first
+    /// column among them. The rest have no postings: a smaller file and a faster ingest, for
+    /// a relation never looked up by those columns alone (a query that does reads the
+    /// relation whole). Fixed when the relation is first stored: naming a stored relation
+    /// with other columns is an error, as is naming one the batch neither holds nor finds
+    /// stored. Needs a database of format version 6 or later.
+    pub indexes: BTreeMap<String, Vec<String>>,
 }
 
 /// The default [`BatchOptions::buffer_facts`]: 64M facts (67,108,864).
@@ -73,6 +81,7 @@ impl Default for BatchOptions {
             batch_id: None,
             buffer_facts: BUFFER_FACTS,
             allow_empty: false,
+            indexes: BTreeMap::new(),
         }
     }
 }
@@ -187,7 +196,16 @@ impl Store {
                 source: Box::new(source),
             })?;
         let opened = crate::guard::faults(|| -> Result<_> {
-            let txn = self.inner.base()?.begin_read()?;
+            let base = self.inner.base()?;
+            if !options.indexes.is_empty() && !base.seal.declared_indexes {
+                return Err(IngestError::Invalid(
+                    "--index needs a database of format version 6 or later, and this one is \
+                     older: ingest its dumps into a new database to declare indexes"
+                        .to_owned(),
+                )
+                .into());
+            }
+            let txn = base.begin_read()?;
             let start = Catalog::read(&txn)?;
             let start_units = {
                 let meta = txn.open_table(layout::META)?;

@@ -249,6 +249,26 @@ impl Batch<'_> {
         Ok(())
     }
 
+    /// Whether stored relation `m` is indexed as `indexed` (column names) declares; the
+    /// error says how it differs.
+    pub(super) fn check_declared(
+        &self,
+        m: &RelationMeta,
+        indexed: &[String],
+    ) -> std::result::Result<(), String> {
+        let declared = RelationMeta::unindexed_of(&m.name, &m.columns, indexed)?;
+        if declared == m.unindexed {
+            return Ok(());
+        }
+        Err(format!(
+            "relation \"{}\" is stored with an index on {}, and --index declares {}; a \
+             relation's indexes are fixed when it is first stored",
+            m.name,
+            m.indexed_columns().join(", "),
+            indexed.join(", ")
+        ))
+    }
+
     /// Checks each gathered relation against the catalog; returns the catalog entries to
     /// write to (new ones with fresh ids).
     pub(super) fn resolve_into(
@@ -299,6 +319,10 @@ impl Batch<'_> {
                             ),
                         ));
                     }
+                    if let Some(indexed) = self.options.indexes.get(name) {
+                        self.check_declared(m, indexed)
+                            .map_err(|message| self.clash(&p.file, p.line, message))?;
+                    }
                     let mut m = m.clone();
                     if let Some(doc) = &p.doc {
                         m.doc.clone_from(doc);
@@ -306,6 +330,11 @@ impl Batch<'_> {
                     m
                 }
                 None => {
+                    let unindexed = match self.options.indexes.get(name) {
+                        Some(indexed) => RelationMeta::unindexed_of(name, &p.columns, indexed)
+                            .map_err(|message| self.clash(&p.file, p.line, message))?,
+                        None => Vec::new(),
+                    };
                     let id = *next_rel;
                     *next_rel += 1;
                     RelationMeta {
@@ -319,6 +348,7 @@ impl Batch<'_> {
                         next_row: 0,
                         rows: 0,
                         distinct: vec![0; p.columns.len()],
+                        unindexed,
                     }
                 }
             };

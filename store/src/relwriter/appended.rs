@@ -297,6 +297,7 @@ mod tests {
         on: true,
         codec: Codec::Compact,
         parted: false,
+        declared_indexes: false,
     };
 
     /// Each term's rows, from a column's encoded postings.

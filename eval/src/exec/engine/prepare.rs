@@ -125,10 +125,16 @@ impl Evaluator<'_, '_> {
     /// `plans`.
     pub(super) fn hot(&self, plans: &[Plan]) -> Vec<RelId> {
         let mut rels = Vec::new();
+        // Base relations looked up by columns no index serves: such a lookup reads the
+        // whole relation, so it is read into memory once instead.
+        let mut unserved = Vec::new();
         for p in plans {
-            each_lookup(&p.steps, &mut |rel, base, _| {
+            each_lookup(&p.steps, &mut |rel, base, mask| {
                 if base {
                     rels.push(rel);
+                    if mask != 0 && !self.serves(rel, mask) {
+                        unserved.push(rel);
+                    }
                 }
             });
         }
@@ -182,9 +188,21 @@ impl Evaluator<'_, '_> {
             let rows = self.base_info.get(&rel).map_or(0, |i| i.rows);
             let probes =
                 self.probes[rel].load(Ordering::Relaxed) + expected.get(&rel).copied().unwrap_or(0);
-            !self.loaded[rel] && (rows <= EAGER_ROWS || probes > rows / PROBES_PER_READ)
+            !self.loaded[rel]
+                && (rows <= EAGER_ROWS
+                    || probes > rows / PROBES_PER_READ
+                    || unserved.contains(&rel))
         });
         rels
+    }
+
+    /// Whether an index of base relation `rel` serves a lookup binding the columns of
+    /// `mask`: one of them is indexed ([`crate::RelationInfo::unindexed`]).
+    fn serves(&self, rel: RelId, mask: Mask) -> bool {
+        let Some(info) = self.base_info.get(&rel) else {
+            return true;
+        };
+        (0..info.arity()).any(|c| mask & (1 << c) != 0 && info.indexed(c))
     }
 }
 

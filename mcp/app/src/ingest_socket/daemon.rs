@@ -366,6 +366,7 @@ pub(crate) fn parse_request(line: &[u8], id: &DatabaseId) -> Result<Request, Req
         batch_id: header.batch_id,
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
         allow_empty: header.allow_empty,
+        indexes: header.indexes,
     };
     Ok(Request::Batch(BatchRequest { specs, options }))
 }

@@ -1,0 +1,134 @@
+//! A relation declared with columns no index serves (`RelationInfo::unindexed`) is read
+//! into memory when a program looks it up by those columns alone, never probed by them: a
+//! store answers such a probe by reading the whole relation.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use strata_eval::{
+    FactSource, MemorySource, Query, RelationInfo, RunOptions, SourceError, Term, Value, Visit,
+    Vocabulary,
+};
+
+/// A source that counts the lookups of `e` that bind its second column and not its first.
+struct Counting {
+    inner: MemorySource,
+    unserved: AtomicU64,
+}
+
+impl FactSource for Counting {
+    fn relations(&self) -> Result<Vec<RelationInfo>, SourceError> {
+        self.inner.relations()
+    }
+    fn relation(&self, name: &str) -> Result<Option<RelationInfo>, SourceError> {
+        self.inner.relation(name)
+    }
+    fn scan(
+        &self,
+        relation: &str,
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), SourceError> {
+        self.inner.scan(relation, visit)
+    }
+    fn lookup(
+        &self,
+        relation: &str,
+        bound: &[(usize, Term)],
+        visit: &mut dyn FnMut(&[Term]) -> Visit,
+    ) -> Result<(), SourceError> {
+        if relation == "e" && !bound.is_empty() && bound.iter().all(|&(c, _)| c == 1) {
+            self.unserved.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.lookup(relation, bound, visit)
+    }
+    fn estimate(&self, relation: &str, bound: &[(usize, Term)]) -> Result<u64, SourceError> {
+        self.inner.estimate(relation, bound)
+    }
+    fn term(&self, value: &Value) -> Result<Option<Term>, SourceError> {
+        self.inner.term(value)
+    }
+    fn value(&self, term: Term) -> Result<Value, SourceError> {
+        self.inner.value(term)
+    }
+}
+
+/// A relation too large to be read into memory for its size alone (over `EAGER_ROWS`), its
+/// second column declared unindexed or not.
+fn source(unindexed: bool) -> Counting {
+    let mut s = MemorySource::new();
+    s.add_relation("e", &["a", "b"]);
+    s.add_relation("start", &["b"]);
+    for i in 0..100_000u32 {
+        let (a, b) = (f64::from(i), f64::from(i.wrapping_mul(7919) % 50_000));
+        s.insert("e", &[Value::Number(a), Value::Number(b)])
+            .unwrap();
+    }
+    for b in [3.0, 77.0] {
+        s.insert("start", &[Value::Number(b)]).unwrap();
+    }
+    if unindexed {
+        s.set_unindexed("e", &[1]);
+    }
+    Counting {
+        inner: s,
+        unserved: AtomicU64::new(0),
+    }
+}
+
+fn rows(src: &Counting, program: &str) -> Vec<Vec<strata_eval::Cell>> {
+    let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = Query::prepare(&vocab, program, &[]).unwrap();
+    let options = RunOptions {
+        limit: u64::MAX,
+        ..RunOptions::default()
+    };
+    let mut rows: Vec<_> = q
+        .run(src, &options)
+        .unwrap()
+        .answer
+        .rows
+        .into_iter()
+        .map(|r| r.cells)
+        .collect();
+    rows.sort_by_key(|r| format!("{r:?}"));
+    rows
+}
+
+#[test]
+fn a_lookup_by_an_unindexed_column_reads_the_relation_instead() {
+    let programs = [
+        // A constant in the unindexed column.
+        "q(?a) :- e(?a, 3); q(?a)",
+        // A join binding it.
+        "q(?a) :- start(?b), e(?a, ?b); q(?a)",
+        // A negation binding it.
+        "q(?b) :- start(?b), not e(_, ?b); q(?b)",
+    ];
+    for program in programs {
+        let indexed = source(false);
+        let expected = rows(&indexed, program);
+        assert!(
+            indexed.unserved.load(Ordering::Relaxed) > 0,
+            "{program}: with every column indexed, the store is probed by the second"
+        );
+        let declared = source(true);
+        assert_eq!(rows(&declared, program), expected, "{program}");
+        assert_eq!(
+            declared.unserved.load(Ordering::Relaxed),
+            0,
+            "{program}: probed by a column no index serves"
+        );
+    }
+}
+
+#[test]
+fn a_lookup_by_an_indexed_column_still_probes() {
+    // The first column is indexed: one probe, and the relation stays out of memory.
+    let src = source(true);
+    let got = rows(&src, "q(?b) :- e(5, ?b); q(?b)");
+    assert_eq!(got.len(), 1);
+    assert_eq!(src.unserved.load(Ordering::Relaxed), 0);
+    let info = src.relation("e").unwrap().unwrap();
+    assert!(info.indexed(0) && !info.indexed(1));
+}
