@@ -139,12 +139,38 @@ fn figures_match_the_golden_file() {
     let mut now = Figures::new();
     ingest_figures(tmp.path(), &mut now);
     batch_figures(tmp.path(), &mut now);
-    // The same ingest again gives the same figures: they are deterministic.
+    // The same ingest again gives the same counts, and files within a few pages: a batch
+    // writes its new texts on a thread of its own and each relation's encoded changes as
+    // they come back, into one transaction, so the order redb hands out pages in follows
+    // the threads' timing (two runs on a loaded machine ended 4 KiB apart).
     let again = tempfile::tempdir().unwrap();
     let mut twice = Figures::new();
     ingest_figures(again.path(), &mut twice);
     batch_figures(again.path(), &mut twice);
-    assert_eq!(now, twice, "the ingest figures differ between two runs");
+    let keys = |f: &Figures| -> Vec<(String, Vec<String>)> {
+        f.iter()
+            .map(|(n, v)| (n.clone(), v.keys().cloned().collect()))
+            .collect()
+    };
+    assert_eq!(
+        keys(&now),
+        keys(&twice),
+        "the ingest figures differ between two runs"
+    );
+    for (name, figures) in &now {
+        for (k, v) in figures {
+            let again = twice[name][k];
+            let slack = if k == "bytes_on_disk" {
+                4.0 * 4096.0
+            } else {
+                0.0
+            };
+            assert!(
+                (v - again).abs() <= slack,
+                "{name}.{k} differs between two runs: {v} and {again}"
+            );
+        }
+    }
     for kind in Kind::ALL {
         let w = kind.make(Scale::Smoke, 0);
         let n = Prepared::new(Engine::strata(1, false), kind, &w)

@@ -118,9 +118,11 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
     let edges_t = duck::Table::new("edges", &edges, &str_cols);
     let nodes_t = duck::Table::new("nodes", &nodes, &[("id", "VARCHAR"), ("label", "VARCHAR")]);
     let ints_t = duck::Table::new("e", &ints, &[("a", "INTEGER"), ("b", "INTEGER")]);
-    // Each input: its label, the files of each Strata batch, the tables of each DuckDB load.
+    // Each input: its label, the files of each Strata batch, the tables of each DuckDB load,
+    // and the flags of each Strata batch.
     type Batches<'a> = Vec<Vec<&'a Path>>;
-    let inputs: Vec<(String, Batches<'_>, Vec<Vec<duck::Table>>)> = vec![
+    type Input<'a> = (String, Batches<'a>, Vec<Vec<duck::Table>>, &'a [&'a str]);
+    let inputs: Vec<Input<'_>> = vec![
         (
             format!(
                 "{} string edges (code graph), one batch",
@@ -128,6 +130,7 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
             ),
             vec![vec![edges.as_path()]],
             vec![vec![edges_t.clone()]],
+            &[],
         ),
         (
             format!(
@@ -135,7 +138,17 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
                 thousands(n_ints)
             ),
             vec![vec![ints.as_path()]],
+            vec![vec![ints_t.clone()]],
+            &[],
+        ),
+        (
+            format!(
+                "{} integer pairs, indexed on the first column (`--index e=c1`), one batch",
+                thousands(n_ints)
+            ),
+            vec![vec![ints.as_path()]],
             vec![vec![ints_t]],
+            &["--index", "e=c1"],
         ),
         (
             format!(
@@ -144,11 +157,13 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
             ),
             vec![vec![edges.as_path()], vec![nodes.as_path()]],
             vec![vec![edges_t.clone()], vec![nodes_t.clone()]],
+            &[],
         ),
         (
             "the edges and nodes, one batch (DuckDB: one load of two tables)".to_owned(),
             vec![vec![edges.as_path(), nodes.as_path()]],
             vec![vec![edges_t, nodes_t]],
+            &[],
         ),
     ];
     let runs = o.runs.min(3);
@@ -163,14 +178,17 @@ pub fn ingest_rows(o: &Opts, root: &Path) -> BenchResult<Ingest> {
          DuckDB file MB | time ÷ DuckDB | memory ÷ DuckDB | file ÷ DuckDB |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (label, batches, loads) in &inputs {
+    for (label, batches, loads, flags) in &inputs {
         eprintln!("sidebyside: ingest: {label}");
         let strata = best_of(o, runs, &db, &|| {
             batches
                 .iter()
                 .map(|files| {
                     let mut c = Command::new(&o.strata);
-                    c.arg("ingest").arg(&db).args(files.iter());
+                    c.arg("ingest")
+                        .arg(&db)
+                        .args(files.iter())
+                        .args(flags.iter());
                     c
                 })
                 .collect()
