@@ -98,12 +98,12 @@ fn rows(src: &Counting, program: &str) -> Vec<Vec<strata_eval::Cell>> {
 #[test]
 fn a_lookup_by_an_unindexed_column_reads_the_relation_instead() {
     let programs = [
-        // A constant in the unindexed column.
-        "q(?a) :- e(?a, 3); q(?a)",
         // A join binding it.
         "q(?a) :- start(?b), e(?a, ?b); q(?a)",
         // A negation binding it.
         "q(?b) :- start(?b), not e(_, ?b); q(?b)",
+        // A join binding it after a lookup by a constant in it.
+        "q(?c) :- e(?a, 3), e(?a, ?b), e(?c, ?b); q(?c)",
     ];
     for program in programs {
         let indexed = source(false);
@@ -120,6 +120,18 @@ fn a_lookup_by_an_unindexed_column_reads_the_relation_instead() {
             "{program}: probed by a column no index serves"
         );
     }
+}
+
+#[test]
+fn a_first_step_by_an_unindexed_column_is_one_lookup() {
+    // Looked up once: the store reads the relation and keeps what matches, rather than the
+    // engine reading it whole and indexing the column.
+    let program = "q(?a) :- e(?a, 3); q(?a)";
+    let indexed = source(false);
+    let expected = rows(&indexed, program);
+    let declared = source(true);
+    assert_eq!(rows(&declared, program), expected);
+    assert_eq!(declared.unserved.load(Ordering::Relaxed), 1);
 }
 
 #[test]

@@ -125,18 +125,34 @@ impl Evaluator<'_, '_> {
     /// `plans`.
     pub(super) fn hot(&self, plans: &[Plan]) -> Vec<RelId> {
         let mut rels = Vec::new();
-        // Base relations looked up by columns no index serves: such a lookup reads the
-        // whole relation, so it is read into memory once instead.
-        let mut unserved = Vec::new();
         for p in plans {
-            each_lookup(&p.steps, &mut |rel, base, mask| {
+            each_lookup(&p.steps, &mut |rel, base, _| {
                 if base {
                     rels.push(rel);
-                    if mask != 0 && !self.serves(rel, mask) {
-                        unserved.push(rel);
-                    }
                 }
             });
+        }
+        // Base relations looked up, once for each tuple of a step before, by columns no
+        // index serves: each such lookup reads the whole relation, so it is read into
+        // memory once instead. A plan's first step looks up once: the store reads the
+        // relation and keeps the rows that match (10M integer pairs: 0.37 s, where reading
+        // them into memory and indexing the column took 0.89 s).
+        let mut unserved = Vec::new();
+        for p in plans {
+            for (i, step) in p.steps.iter().enumerate() {
+                let later = |inner: &[Step], unserved: &mut Vec<RelId>| {
+                    each_lookup(inner, &mut |rel, base, mask| {
+                        if base && mask != 0 && !self.serves(rel, mask) {
+                            unserved.push(rel);
+                        }
+                    });
+                };
+                if i > 0 {
+                    later(std::slice::from_ref(step), &mut unserved);
+                } else if let Step::Agg { inner, .. } = step {
+                    later(inner, &mut unserved);
+                }
+            }
         }
         rels.sort_unstable();
         rels.dedup();
