@@ -333,3 +333,36 @@ fn a_scip_index_through_the_daemon_brings_the_code_module() {
     );
     daemon.stop();
 }
+
+#[test]
+fn a_declared_index_goes_through_a_running_daemon() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let dbs = db.to_str().unwrap();
+    let first = tmp.path().join("first.edges.tsv");
+    std::fs::write(&first, "app\tIMPORTS\tapi\n").unwrap();
+    let out = strata(&["ingest", dbs, first.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut daemon = Daemon::start(&db);
+    let calls = tmp.path().join("calls.edges.tsv");
+    std::fs::write(&calls, "main\tCALLS\tparse\nparse\tCALLS\tlex\n").unwrap();
+    let calls = calls.to_str().unwrap();
+    let out = strata(&["ingest", dbs, calls, "--index", "calls=src"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("(via the running server)"), "{stdout}");
+    // The server stored it as declared: another declaration is refused, naming both.
+    let out = strata(&["ingest", dbs, calls, "--index", "calls=src,dst"]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains(
+            "relation \"calls\" is stored with an index on src, and --index declares src, dst"
+        ),
+        "{stderr}"
+    );
+    // It answers by its unindexed column.
+    let callers = daemon.query(r#"calls(?a, "lex") => ?a"#);
+    assert!(callers.contains("1. parse"), "{callers}");
+    daemon.stop();
+}
