@@ -403,6 +403,9 @@ impl Snapshot {
         bound: &[(usize, Term)],
         visit: &mut dyn FnMut(&[Term]) -> Visit,
     ) -> Result<(), ReadError> {
+        if meta.unindexed.is_empty() {
+            return self.lookup_indexed(meta, bound, visit);
+        }
         // Columns without postings are matched in the rows the others give (or, when
         // only such columns are bound, in every live row).
         let (indexed, filter): (Vec<_>, Vec<_>) =
