@@ -410,6 +410,19 @@ fn a_relation_indexed_on_its_first_column_still_answers_by_its_second() {
     let (ok, out, _) = strata(&["stats", db]);
     assert!(ok);
     assert!(out.contains("c2 (at most 101 distinct; no index)"), "{out}");
+    // The schema an agent reads says so too.
+    let (ok, out, _) = strata(&["schema", db]);
+    assert!(ok);
+    assert!(
+        out.contains("e(c1, c2) [3000 facts; no index on c2]"),
+        "{out}"
+    );
+    let (ok, out, _) = strata(&["schema", db, "e"]);
+    assert!(ok);
+    assert!(
+        out.contains("c2: at most 101 distinct values; no index"),
+        "{out}"
+    );
     let (ok, out, err) = strata(&["query", db, "q(?a) :- e(?a, 5), ?a < 300; q(?a)"]);
     assert!(ok, "{err}");
     // 7a = 5 (mod 101): a = 44, 145, 246.

@@ -18,8 +18,19 @@ pub fn card(vocab: &Vocabulary) -> String {
         } else {
             format!(", tier {}", r.tier)
         };
+        // A column without an index is slow to look up by alone: the card says so.
+        let unindexed: Vec<&str> = r
+            .unindexed
+            .iter()
+            .filter_map(|&c| r.columns.get(c).map(String::as_str))
+            .collect();
+        let unindexed = if unindexed.is_empty() {
+            String::new()
+        } else {
+            format!("; no index on {}", unindexed.join(", "))
+        };
         out.push_str(&format!(
-            "\n{}({}){doc} [{} facts{tier}]",
+            "\n{}({}){doc} [{} facts{tier}{unindexed}]",
             r.name,
             r.columns.join(", "),
             r.rows
