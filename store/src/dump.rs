@@ -169,6 +169,9 @@ pub struct Fact<'a> {
     pub columns: &'a [String],
     /// The relation's doc line, if the dump gave one.
     pub doc: Option<&'a str>,
+    /// The columns to index, if the dump declared them (a `.facts` file's `# index:`
+    /// line; see [`crate::BatchOptions::indexes`]).
+    pub indexed: Option<&'a [String]>,
     /// The fields, one per column.
     pub fields: &'a [Field<'a>],
     /// The unit that states the fact, if any.
@@ -326,6 +329,7 @@ fn read_lines(
         facts_arity: None,
         facts_columns: Vec::new(),
         facts_doc: None,
+        facts_index: None,
         columns_line: None,
         fixed_columns: fixed_columns(),
         names: rustc_hash::FxHashMap::default(),
@@ -424,6 +428,8 @@ struct LineReader<'s> {
     facts_arity: Option<usize>,
     facts_columns: Vec<String>,
     facts_doc: Option<String>,
+    /// The columns a `# index:` line names, once one was read.
+    facts_index: Option<Vec<String>>,
     /// The line of the `# columns:` line, once one was read.
     columns_line: Option<u64>,
     /// Column names of the edge, attribute and node formats.
@@ -537,6 +543,20 @@ impl LineReader<'_> {
             self.facts_columns = cols;
         } else if let Some(doc) = comment.strip_prefix("doc:") {
             self.facts_doc = Some(doc.trim().to_owned());
+        } else if let Some(cols) = comment.strip_prefix("index:") {
+            let cols: Vec<String> = cols
+                .split([',', ' ', '\t'])
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if cols.is_empty() || cols.iter().any(|c| !valid_name(c)) {
+                return Err(self.err(
+                    "an `# index:` line names the columns to index (the first among them), \
+                     with letters, digits and `_`, separated by commas"
+                        .to_owned(),
+                ));
+            }
+            self.facts_index = Some(cols);
         }
         Ok(())
     }
@@ -612,6 +632,7 @@ impl LineReader<'_> {
             origin,
             columns: &self.fixed_columns[which],
             doc: None,
+            indexed: None,
             fields: &values[..nv],
             unit,
             line: self.line_no,
@@ -669,6 +690,7 @@ impl LineReader<'_> {
             origin: Origin::Facts,
             columns: &self.facts_columns,
             doc: self.facts_doc.as_deref(),
+            indexed: self.facts_index.as_deref(),
             fields: &values,
             unit: self.spec.unit.as_deref(),
             line: self.line_no,
@@ -761,6 +783,7 @@ impl LineReader<'_> {
             origin,
             columns: &self.fixed_columns[which],
             doc: None,
+            indexed: None,
             fields: &fields,
             unit,
             line: self.line_no,

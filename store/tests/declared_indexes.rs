@@ -225,3 +225,73 @@ fn a_database_older_than_version_6_refuses_a_declaration() {
     };
     assert!(e.contains("format version 6"), "{e}");
 }
+
+#[test]
+fn a_facts_file_declares_its_indexes_in_an_index_line() {
+    let root = tempfile::tempdir().unwrap();
+    let store = common::create(&root.path().join("db"));
+    let mut text = String::from("# columns: from, to\n# index: from\n");
+    for i in 0..500 {
+        text.push_str(&format!("{i}\t{}\n", i * 3 % 17));
+    }
+    common::commit_dump(
+        &store,
+        BatchOptions::default(),
+        "pairs.facts",
+        Format::Facts,
+        &text,
+    );
+    let rel = store.catalog().unwrap().relations["pairs"].clone();
+    assert_eq!(rel.unindexed, vec![1]);
+    assert!(store.check().unwrap().ok());
+    // `--index` agreeing with the line is fine; disagreeing is refused, naming both.
+    let with = |cols: &[&str]| BatchOptions {
+        indexes: BTreeMap::from([(
+            "pairs".to_owned(),
+            cols.iter().map(|c| (*c).to_owned()).collect(),
+        )]),
+        ..BatchOptions::default()
+    };
+    common::commit_dump(&store, with(&["from"]), "pairs.facts", Format::Facts, &text);
+    let mut b = store.batch(with(&["from", "to"])).unwrap();
+    b.read_dump(text.as_bytes(), &common::spec("pairs.facts", Format::Facts))
+        .unwrap();
+    let e = common::chain(&b.commit().unwrap_err());
+    assert!(
+        e.contains("--index declares from, to and the dump's `# index:` line from"),
+        "{e}"
+    );
+    // A line naming no column, or the first column left out, is refused.
+    let mut b = store.batch(BatchOptions::default()).unwrap();
+    let e = b
+        .read_dump(
+            "# index:\n1\t2\n".as_bytes(),
+            &common::spec("other.facts", Format::Facts),
+        )
+        .unwrap_err();
+    assert!(
+        common::chain(&e).contains("other.facts:1: an `# index:` line names the columns"),
+        "{}",
+        common::chain(&e)
+    );
+    drop(b);
+    let mut b = store.batch(BatchOptions::default()).unwrap();
+    b.read_dump(
+        "# index: c2\n1\t2\n".as_bytes(),
+        &common::spec("other.facts", Format::Facts),
+    )
+    .unwrap();
+    let e = common::chain(&b.commit().unwrap_err());
+    assert!(
+        e.contains("its first column, \"c1\", is always indexed"),
+        "{e}"
+    );
+    // Into a version 5 database: refused, nothing stored.
+    let old = common::create_as(&root.path().join("v5"), 5);
+    let mut b = old.batch(BatchOptions::default()).unwrap();
+    b.read_dump(text.as_bytes(), &common::spec("pairs.facts", Format::Facts))
+        .unwrap();
+    let e = common::chain(&b.commit().unwrap_err());
+    assert!(e.contains("format version 6"), "{e}");
+    assert!(old.stats().unwrap().relations.is_empty());
+}

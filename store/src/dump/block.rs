@@ -87,6 +87,7 @@ impl<'a> LineReader<'_> {
             origin: Origin::Facts,
             columns: &self.facts_columns,
             doc: self.facts_doc.as_deref(),
+            indexed: self.facts_index.as_deref(),
             fields: run.fields.get(..arity).unwrap_or_default(),
             unit: self.spec.unit.as_deref(),
             line,

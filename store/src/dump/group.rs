@@ -147,6 +147,7 @@ impl FactGroup {
             origin: Origin::Facts,
             columns: &r.columns,
             doc: r.doc.as_deref(),
+            indexed: None,
             fields,
             unit: Some(&self.unit),
             line: self.line,

@@ -25,6 +25,7 @@ struct Relation {
     origin: Origin,
     columns: Vec<String>,
     doc: Option<String>,
+    indexed: Option<Vec<String>>,
 }
 
 /// One field as recorded: a text is a span of the chunk's text.
@@ -153,6 +154,7 @@ impl Chunk {
                 origin: rel.origin,
                 columns: &rel.columns,
                 doc: rel.doc.as_deref(),
+                indexed: rel.indexed.as_deref(),
                 fields: &fields[..arity],
                 unit,
                 line: f.line,
@@ -235,6 +237,7 @@ impl Recorder {
                     origin: fact.origin,
                     columns: fact.columns.to_vec(),
                     doc: fact.doc.map(str::to_owned),
+                    indexed: fact.indexed.map(<[String]>::to_vec),
                 };
                 self.chunk.relations.push(r.clone());
                 self.relations.push(r);

@@ -360,6 +360,7 @@ impl<'s> Batch<'s> {
             origin: Origin::Facts,
             columns: &columns,
             doc: None,
+            indexed: None,
             fields,
             unit,
             line: self.facts_read + 1,

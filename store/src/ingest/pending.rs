@@ -17,6 +17,8 @@ pub(super) struct Pending {
     origin: Origin,
     columns: Vec<String>,
     doc: Option<String>,
+    /// The columns to index, if the dump declared them.
+    indexed: Option<Vec<String>>,
     file: String,
     line: u64,
     facts: Gathered,
@@ -40,6 +42,7 @@ impl Pending {
             origin: fact.origin,
             columns: fact.columns.to_vec(),
             doc: fact.doc.map(str::to_owned),
+            indexed: fact.indexed.map(<[String]>::to_vec),
             file: file.to_owned(),
             line: fact.line,
             facts: Gathered::new(fact.columns.len()),
@@ -249,6 +252,30 @@ impl Batch<'_> {
         Ok(())
     }
 
+    /// The columns relation `name` (gathered as `p`) is declared to index: by `--index` or
+    /// by its dump (a `.facts` file's `# index:` line); an error when both declare it, and
+    /// not alike.
+    fn declared<'a>(&'a self, name: &str, p: &'a Pending) -> Result<Option<&'a [String]>> {
+        let flag = self.options.indexes.get(name).map(Vec::as_slice);
+        match (flag, p.indexed.as_deref()) {
+            (Some(a), Some(b))
+                if !(a.iter().all(|c| b.contains(c)) && b.iter().all(|c| a.contains(c))) =>
+            {
+                Err(self.clash(
+                    &p.file,
+                    p.line,
+                    format!(
+                        "relation \"{name}\": --index declares {} and the dump's `# index:` \
+                         line {}; give one, or the same",
+                        a.join(", "),
+                        b.join(", ")
+                    ),
+                ))
+            }
+            (flag, file) => Ok(flag.or(file)),
+        }
+    }
+
     /// Whether stored relation `m` is indexed as `indexed` (column names) declares; the
     /// error says how it differs.
     pub(super) fn check_declared(
@@ -319,7 +346,7 @@ impl Batch<'_> {
                             ),
                         ));
                     }
-                    if let Some(indexed) = self.options.indexes.get(name) {
+                    if let Some(indexed) = self.declared(name, p)? {
                         self.check_declared(m, indexed)
                             .map_err(|message| self.clash(&p.file, p.line, message))?;
                     }
@@ -330,11 +357,22 @@ impl Batch<'_> {
                     m
                 }
                 None => {
-                    let unindexed = match self.options.indexes.get(name) {
+                    let unindexed = match self.declared(name, p)? {
                         Some(indexed) => RelationMeta::unindexed_of(name, &p.columns, indexed)
                             .map_err(|message| self.clash(&p.file, p.line, message))?,
                         None => Vec::new(),
                     };
+                    if !unindexed.is_empty() && !self.store.inner.base_seal.declared_indexes {
+                        return Err(self.clash(
+                            &p.file,
+                            p.line,
+                            format!(
+                                "relation \"{name}\" is declared with columns without an \
+                                 index, which needs a database of format version 6 or later, \
+                                 and this one is older: ingest its dumps into a new database"
+                            ),
+                        ));
+                    }
                     let id = *next_rel;
                     *next_rel += 1;
                     RelationMeta {

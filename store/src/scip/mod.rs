@@ -366,6 +366,7 @@ fn declare_all(sink: &mut dyn FactSink, line: u64) -> Result<()> {
             origin: crate::dump::Origin::Facts,
             columns: &r.columns,
             doc: r.doc.as_deref(),
+            indexed: None,
             fields: &[],
             unit: None,
             line,
