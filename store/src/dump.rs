@@ -383,6 +383,17 @@ fn read_lines(
     Ok(reader.facts)
 }
 
+/// The column names a `# columns:` or `# index:` line lists (separated by commas, spaces
+/// or tabs); `None` when it lists none, or a name that is not one.
+fn column_names(list: &str) -> Option<Vec<String>> {
+    let cols: Vec<String> = list
+        .split([',', ' ', '\t'])
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!cols.is_empty() && cols.iter().all(|c| valid_name(c))).then_some(cols)
+}
+
 /// Whether `text` opens with a printing ASCII character other than `#`: a line that is not
 /// blank, has no space to trim and is not a comment.
 fn opens_plainly(text: &str) -> bool {
@@ -515,18 +526,13 @@ impl LineReader<'_> {
 
     fn facts_header(&mut self, comment: &str) -> Result<()> {
         if let Some(cols) = comment.strip_prefix("columns:") {
-            let cols: Vec<String> = cols
-                .split([',', ' ', '\t'])
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if cols.is_empty() || cols.iter().any(|c| !valid_name(c)) {
+            let Some(cols) = column_names(cols) else {
                 return Err(self.err(
                     "a `# columns:` line names columns with letters, digits and `_`, \
                      separated by commas"
                         .to_owned(),
                 ));
-            }
+            };
             if let Some((i, c)) = cols
                 .iter()
                 .enumerate()
@@ -544,18 +550,13 @@ impl LineReader<'_> {
         } else if let Some(doc) = comment.strip_prefix("doc:") {
             self.facts_doc = Some(doc.trim().to_owned());
         } else if let Some(cols) = comment.strip_prefix("index:") {
-            let cols: Vec<String> = cols
-                .split([',', ' ', '\t'])
-                .filter(|c| !c.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if cols.is_empty() || cols.iter().any(|c| !valid_name(c)) {
+            let Some(cols) = column_names(cols) else {
                 return Err(self.err(
                     "an `# index:` line names the columns to index (the first among them), \
                      with letters, digits and `_`, separated by commas"
                         .to_owned(),
                 ));
-            }
+            };
             self.facts_index = Some(cols);
         }
         Ok(())

@@ -14,12 +14,20 @@ use strata_eval::{FactSource, Term, Value};
 use strata_store::dump::Format;
 use strata_store::{BatchOptions, Store};
 
-/// Options declaring `calls` indexed on `src` only.
-fn declared() -> BatchOptions {
+/// Options declaring relation `rel` indexed on columns `cols`.
+fn declaring(rel: &str, cols: &[&str]) -> BatchOptions {
     BatchOptions {
-        indexes: BTreeMap::from([("calls".to_owned(), vec!["src".to_owned()])]),
+        indexes: BTreeMap::from([(
+            rel.to_owned(),
+            cols.iter().map(|c| (*c).to_owned()).collect(),
+        )]),
         ..BatchOptions::default()
     }
+}
+
+/// Options declaring `calls` indexed on `src` only.
+fn declared() -> BatchOptions {
+    declaring("calls", &["src"])
 }
 
 /// `calls` edges `from .. to`, each owned by one of seven units; a target is one of 37,
@@ -157,13 +165,7 @@ fn a_declaration_that_cannot_hold_is_refused_and_stores_nothing() {
             Ok(_) => common::chain(&b.commit().unwrap_err()),
         }
     };
-    let with = |rel: &str, cols: &[&str]| BatchOptions {
-        indexes: BTreeMap::from([(
-            rel.to_owned(),
-            cols.iter().map(|c| (*c).to_owned()).collect(),
-        )]),
-        ..BatchOptions::default()
-    };
+    let with = declaring;
     let e = refused(with("calls", &["dst"]), "a\tCALLS\tb\n");
     assert!(
         e.contains("its first column, \"src\", is always indexed"),
@@ -245,13 +247,7 @@ fn a_facts_file_declares_its_indexes_in_an_index_line() {
     assert_eq!(rel.unindexed, vec![1]);
     assert!(store.check().unwrap().ok());
     // `--index` agreeing with the line is fine; disagreeing is refused, naming both.
-    let with = |cols: &[&str]| BatchOptions {
-        indexes: BTreeMap::from([(
-            "pairs".to_owned(),
-            cols.iter().map(|c| (*c).to_owned()).collect(),
-        )]),
-        ..BatchOptions::default()
-    };
+    let with = |cols: &[&str]| declaring("pairs", cols);
     common::commit_dump(&store, with(&["from"]), "pairs.facts", Format::Facts, &text);
     let mut b = store.batch(with(&["from", "to"])).unwrap();
     b.read_dump(text.as_bytes(), &common::spec("pairs.facts", Format::Facts))

@@ -139,19 +139,21 @@ impl Evaluator<'_, '_> {
         // them into memory and indexing the column took 0.89 s).
         let mut unserved = Vec::new();
         for p in plans {
-            for (i, step) in p.steps.iter().enumerate() {
-                let later = |inner: &[Step], unserved: &mut Vec<RelId>| {
-                    each_lookup(inner, &mut |rel, base, mask| {
-                        if base && mask != 0 && !self.serves(rel, mask) {
-                            unserved.push(rel);
-                        }
-                    });
-                };
-                if i > 0 {
-                    later(std::slice::from_ref(step), &mut unserved);
-                } else if let Step::Agg { inner, .. } = step {
-                    later(inner, &mut unserved);
-                }
+            let Some((first, rest)) = p.steps.split_first() else {
+                continue;
+            };
+            // A first step that is an aggregate looks up once for each tuple of its inner
+            // steps.
+            let inner: &[Step] = match first {
+                Step::Agg { inner, .. } => inner,
+                _ => &[],
+            };
+            for steps in [inner, rest] {
+                each_lookup(steps, &mut |rel, base, mask| {
+                    if base && mask != 0 && !self.serves(rel, mask) {
+                        unserved.push(rel);
+                    }
+                });
             }
         }
         rels.sort_unstable();
