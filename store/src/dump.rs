@@ -30,6 +30,7 @@ mod recorded;
 mod run;
 #[cfg(test)]
 mod seen;
+mod slot;
 pub use group::{Cell, FactGroup, GroupRelation};
 pub use run::FactRun;
 
@@ -318,7 +319,7 @@ const PROGRESS_LINES: u64 = 8192;
 fn read_lines(
     mut input: impl BufRead,
     spec: &DumpSpec,
-    sink: &mut dyn FactSink,
+    sink: &mut recorded::Recorder,
     max_line: usize,
 ) -> Result<u64> {
     let mut reader = LineReader {
@@ -667,7 +668,8 @@ impl LineReader<'_> {
         // are made (and dropped).
         let mut values: SmallVec<[Field<'_>; 8]> = SmallVec::new();
         // A line without a backslash has no escape in any field.
-        if !plain_fields(text, &mut values) {
+        if !plain_fields(text, |f| values.push(f)) {
+            values.clear();
             for (i, f) in tab_fields(text).enumerate() {
                 let f = unescape(f).map_err(|m| self.err(format!("field {}: {m}", i + 1)))?;
                 values.push(Field::from_tsv(f));

@@ -1,33 +1,14 @@
-//! Reading a read's whole lines at once: a `.facts` file's plain lines are gathered into
-//! runs of facts, handed to the sink a run at a time; any other line is read alone.
+//! Reading a read's whole lines at once: a `.facts` file's plain lines are recorded
+//! straight into the chunk the reading thread fills; any other line is read alone.
 
-use smallvec::SmallVec;
-
-use super::fields::plain_fields;
-use super::{
-    Fact, FactRun, FactSink, Field, Format, LineReader, Origin, PROGRESS_LINES, Result,
-    opens_plainly,
-};
-
-/// The most facts gathered into one run: a run's fields are kept in a list of their own
-/// until it is handed over, which this keeps small.
-const RUN_FACTS: usize = 1024;
-
-/// Facts gathered, not yet handed over: their fields, one after another, and lines.
-struct Run<'a> {
-    fields: SmallVec<[Field<'a>; 8]>,
-    lines: Vec<u64>,
-}
+use super::recorded::Recorder;
+use super::{Fact, FactSink, Format, LineReader, Origin, PROGRESS_LINES, Result, opens_plainly};
 
 impl<'a> LineReader<'_> {
     /// Reads `block`, whole lines each with its line break (found valid UTF-8 together, and
     /// none longer than the limit), as [`LineReader::line`] reads each alone: the same
     /// facts, in the same order, with the same errors and progress reports.
-    pub(super) fn lines(&mut self, block: &'a str, sink: &mut dyn FactSink) -> Result<()> {
-        let mut run = Run {
-            fields: SmallVec::new(),
-            lines: Vec::new(),
-        };
+    pub(super) fn lines(&mut self, block: &'a str, rec: &mut Recorder) -> Result<()> {
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', block.as_bytes()) {
             // A line break is one byte no other character's encoding holds: a cut after one
@@ -36,71 +17,48 @@ impl<'a> LineReader<'_> {
             start = end + 1;
             self.line_no += 1;
             let text = self.valid_text(line);
-            if !self.plain_fact(text, &mut run) {
-                self.hand_over(&mut run, sink)?;
-                self.line(text, sink)?;
-            } else if run.lines.len() >= RUN_FACTS {
-                self.hand_over(&mut run, sink)?;
+            if !self.plain_fact(text, rec)? {
+                self.line(text, rec)?;
             }
             if self.line_no.is_multiple_of(PROGRESS_LINES) {
-                self.hand_over(&mut run, sink)?;
-                sink.progress(self.bytes, self.facts);
+                rec.progress(self.bytes, self.facts);
             }
         }
-        self.hand_over(&mut run, sink)
+        Ok(())
     }
 
-    /// Gathers the fact of `text` into `run` when it is a `.facts` line with nothing for
+    /// Records the fact of `text` when it is a `.facts` line with nothing for
     /// [`LineReader::line`] to do but read its fields: one that opens with a printing ASCII
     /// character other than `#` (not blank, no space to trim, not a comment), holds no
     /// backslash, and has as many fields as the file's first fact (the first fact itself is
-    /// read alone: it fixes the columns).
-    fn plain_fact(&mut self, text: &'a str, run: &mut Run<'a>) -> bool {
+    /// read alone: it fixes the columns). Answers whether it did.
+    fn plain_fact(&mut self, text: &str, rec: &mut Recorder) -> Result<bool> {
         let Some(arity) = self.facts_arity else {
-            return false;
+            return Ok(false);
         };
         if self.spec.format != Format::Facts || !opens_plainly(text) {
-            return false;
+            return Ok(false);
         }
-        let before = run.fields.len();
-        if !plain_fields(text, &mut run.fields) {
-            return false;
+        if !rec.is_open() {
+            let relation = self.spec.relation.as_deref().unwrap_or_default();
+            let head = Fact {
+                spelled: relation,
+                relation,
+                origin: Origin::Facts,
+                columns: &self.facts_columns,
+                doc: self.facts_doc.as_deref(),
+                indexed: self.facts_index.as_deref(),
+                fields: &[],
+                unit: self.spec.unit.as_deref(),
+                line: self.line_no,
+            };
+            rec.open(&head, arity)?;
         }
-        if run.fields.len() - before != arity {
-            run.fields.truncate(before);
-            return false;
+        if !rec.plain_line(text, self.line_no)? {
+            return Ok(false);
         }
         self.facts += 1;
-        run.lines.push(self.line_no);
-        true
-    }
-
-    /// Hands the facts of `run` to `sink`, if any, leaving it empty.
-    fn hand_over(&self, run: &mut Run<'_>, sink: &mut dyn FactSink) -> Result<()> {
-        let (Some(&line), Some(arity)) = (run.lines.first(), self.facts_arity) else {
-            return Ok(());
-        };
-        let relation = self.spec.relation.as_deref().unwrap_or_default();
-        let head = Fact {
-            spelled: relation,
-            relation,
-            origin: Origin::Facts,
-            columns: &self.facts_columns,
-            doc: self.facts_doc.as_deref(),
-            indexed: self.facts_index.as_deref(),
-            fields: run.fields.get(..arity).unwrap_or_default(),
-            unit: self.spec.unit.as_deref(),
-            line,
-        };
-        sink.facts(&FactRun {
-            head,
-            arity,
-            fields: &run.fields,
-            lines: &run.lines,
-        })?;
-        run.fields.clear();
-        run.lines.clear();
-        Ok(())
+        Ok(true)
     }
 }
 
