@@ -143,20 +143,30 @@ pub(crate) fn column_postings(
             .ok_or_else(|| damaged("an appended row is past the last row id"))
     };
     // Each term's rows ascending: the pairs `term << 32 | row` ascending.
-    if terms.is_sorted() {
-        // A clustered column (an edge dump's sources, sorted): in order as it is.
-        let mut i = 0;
-        let next = || {
-            let Some(&t) = terms.get(i) else {
-                return Ok(None);
-            };
-            let p = u64::from(t) << 32 | row(i)?;
-            i += 1;
-            Ok(Some(p))
-        };
-        return postings_of(seal, rel, col, next, chunks);
-    }
     let parts = parts.max(1);
+    if terms.is_sorted() {
+        // A clustered column (an edge dump's sources, sorted): in order as it is, cut into
+        // `parts` ranges of whole chunks, a thread each when more than one.
+        let ranges = sorted_ranges(&terms, parts);
+        let one = |range: std::ops::Range<usize>| {
+            let mut i = range.start;
+            let next = || {
+                if i == range.end {
+                    return Ok(None);
+                }
+                let p = u64::from(terms[i]) << 32 | row(i)?;
+                i += 1;
+                Ok(Some(p))
+            };
+            postings_of(seal, rel, col, next, chunks)
+        };
+        let done: Vec<Result<ColumnPostings>> = if ranges.len() == 1 {
+            ranges.into_iter().map(one).collect()
+        } else {
+            super::on_threads(ranges, one)
+        };
+        return joined(done);
+    }
     // Each part's first term (a chunk's first), for parts 1 ..
     let bounds = split_terms(&terms, parts);
     // Taken from the end, giving memory back as the pairs grow (the terms and their pairs
@@ -186,6 +196,11 @@ pub(crate) fn column_postings(
     } else {
         super::on_threads(pieces, one)
     };
+    joined(done)
+}
+
+/// The postings of ranges of chunks, ascending, as one.
+fn joined(done: Vec<Result<ColumnPostings>>) -> Result<ColumnPostings> {
     let mut out = ColumnPostings {
         added: Vec::new(),
         merge: Vec::new(),
@@ -196,6 +211,27 @@ pub(crate) fn column_postings(
         out.merge.extend(piece.merge);
     }
     Ok(out)
+}
+
+/// `terms`, ascending, cut into at most `parts` ranges of about as many rows, each of whole
+/// chunks (a chunk's terms are never in two).
+fn sorted_ranges(terms: &[u32], parts: usize) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::with_capacity(parts);
+    let mut start = 0;
+    for k in 1..parts {
+        let mut cut = (k * terms.len() / parts).max(start);
+        // On to the first term of the next chunk.
+        let chunk = |i: usize| terms.get(i).map(|&t| index::chunk_of(t).0);
+        while cut > 0 && cut < terms.len() && chunk(cut) == chunk(cut - 1) {
+            cut += 1;
+        }
+        if cut > start && cut < terms.len() {
+            ranges.push(start..cut);
+            start = cut;
+        }
+    }
+    ranges.push(start..terms.len());
+    ranges
 }
 
 /// Where to split `terms` into `parts` ranges of about as many rows, each of whole chunks:
@@ -367,6 +403,43 @@ mod tests {
             let bounds = split_terms(&terms, parts);
             assert!(bounds.iter().all(|b| b % index::CHUNK_TERMS == 0));
             assert!(bounds.is_sorted_by(|a, b| a < b));
+        }
+    }
+
+    #[test]
+    fn a_sorted_column_encoded_in_parts_gives_the_chunks_it_does_whole() {
+        // Ascending terms, one of them (1000) with 50,000 rows across where a cut would fall.
+        let mut terms = spread(100_000, 5_000, 7);
+        terms.extend(std::iter::repeat_n(1000, 50_000));
+        terms.sort_unstable();
+        let none = FxHashMap::default();
+        let whole = column_postings(SEAL, (7, 0), terms.clone(), 11, &none, 1).unwrap();
+        let chunks = |p: &ColumnPostings| -> Vec<(Key3, Vec<u8>, usize)> {
+            let added = p.added.iter().flat_map(AddedChunks::iter);
+            added.map(|(k, b, n)| (k, b.to_vec(), n)).collect()
+        };
+        assert_eq!(whole.added.len(), 1);
+        for parts in [2, 3, 7] {
+            let split = column_postings(SEAL, (7, 0), terms.clone(), 11, &none, parts).unwrap();
+            assert!(split.added.len() > 1, "{parts}");
+            assert_eq!(chunks(&split), chunks(&whole), "{parts}");
+        }
+        // Every range is of whole chunks, and together they cover the terms once.
+        for (terms, parts) in [
+            (terms, 4),
+            (vec![5; 1000], 3),
+            (Vec::new(), 2),
+            (vec![1, 70], 5),
+        ] {
+            let ranges = sorted_ranges(&terms, parts);
+            assert!(ranges.len() <= parts);
+            assert_eq!(ranges.first().map(|r| r.start), Some(0));
+            assert_eq!(ranges.last().map(|r| r.end), Some(terms.len()));
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                let (a, b) = (terms[w[0].end - 1], terms[w[1].start]);
+                assert_ne!(index::chunk_of(a).0, index::chunk_of(b).0);
+            }
         }
     }
 
