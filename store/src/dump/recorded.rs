@@ -145,15 +145,28 @@ impl Chunk {
     /// next after the run's last begins a run of its own, alike.
     #[inline]
     fn add_fact(&mut self, line: u64) -> Result<()> {
+        if let Some(r) = self.runs.last_mut()
+            && r.facts > 0
+            && r.line + u64::from(r.facts) == line
+        {
+            r.facts += 1;
+            return Ok(());
+        }
+        self.begin_lines(line)
+    }
+
+    /// [`Chunk::add_fact`] when the fact is the last run's first, or not on the line next
+    /// after its last.
+    #[cold]
+    #[inline(never)]
+    fn begin_lines(&mut self, line: u64) -> Result<()> {
         let fields = self.fields.len();
         let Some(r) = self.runs.last_mut() else {
             return Err(IngestError::Invalid(
                 "a fact was recorded outside any run".to_owned(),
             ));
         };
-        if r.facts == 0 {
-            r.line = line;
-        } else if r.line + u64::from(r.facts) != line {
+        if r.facts > 0 {
             let first = fields - r.arity as usize;
             let next = RecordedRun {
                 facts: 0,
@@ -162,9 +175,11 @@ impl Chunk {
                 ..*r
             };
             self.runs.push(next);
-            return self.add_fact(line);
         }
-        r.facts += 1;
+        if let Some(r) = self.runs.last_mut() {
+            r.line = line;
+            r.facts = 1;
+        }
         Ok(())
     }
 
@@ -354,22 +369,25 @@ impl Recorder {
             return Ok(false);
         };
         let (before, texts, chars) = (chunk.fields.len(), chunk.texts.len(), chunk.text.len());
-        let mut fits = Ok(());
+        // A flag, not the error: the closure's state stays a byte.
+        let mut fits = true;
         let plain = plain_fields(text, |f| {
             let slot = match f {
                 Field::Number(x) => Slot::number(x),
                 Field::Absent => Slot::ABSENT,
                 Field::Text(s) => match chunk.record_text(&s) {
                     Ok(i) => Slot::text(i),
-                    Err(e) => {
-                        fits = Err(e);
+                    Err(_) => {
+                        fits = false;
                         Slot::ABSENT
                     }
                 },
             };
             chunk.fields.push(slot);
         });
-        fits?;
+        if !fits {
+            return Err(too_much_text());
+        }
         if !plain || chunk.fields.len() - before != arity {
             chunk.fields.truncate(before);
             chunk.texts.truncate(texts);
