@@ -685,19 +685,24 @@ impl LineReader<'_> {
         if self.facts_columns.len() != arity {
             self.facts_columns = (1..=arity).map(|i| format!("c{i}")).collect();
         }
-        let relation = self.spec.relation.as_deref().unwrap_or_default();
         self.facts += 1;
-        sink.fact(&Fact {
+        sink.fact(&self.facts_fact(&values))
+    }
+
+    /// The fact of the `.facts` file's current line, with `fields`.
+    fn facts_fact<'f>(&'f self, fields: &'f [Field<'f>]) -> Fact<'f> {
+        let relation = self.spec.relation.as_deref().unwrap_or_default();
+        Fact {
             spelled: relation,
             relation,
             origin: Origin::Facts,
             columns: &self.facts_columns,
             doc: self.facts_doc.as_deref(),
             indexed: self.facts_index.as_deref(),
-            fields: &values,
+            fields,
             unit: self.spec.unit.as_deref(),
             line: self.line_no,
-        })
+        }
     }
 
     fn json_line(&mut self, text: &str, sink: &mut dyn FactSink) -> Result<()> {

@@ -2,7 +2,7 @@
 //! straight into the chunk the reading thread fills; any other line is read alone.
 
 use super::recorded::Recorder;
-use super::{Fact, FactSink, Format, LineReader, Origin, PROGRESS_LINES, Result, opens_plainly};
+use super::{FactSink, Format, LineReader, PROGRESS_LINES, Result, opens_plainly};
 
 impl<'a> LineReader<'_> {
     /// Reads `block`, whole lines each with its line break (found valid UTF-8 together, and
@@ -40,19 +40,7 @@ impl<'a> LineReader<'_> {
             return Ok(false);
         }
         if !rec.is_open() {
-            let relation = self.spec.relation.as_deref().unwrap_or_default();
-            let head = Fact {
-                spelled: relation,
-                relation,
-                origin: Origin::Facts,
-                columns: &self.facts_columns,
-                doc: self.facts_doc.as_deref(),
-                indexed: self.facts_index.as_deref(),
-                fields: &[],
-                unit: self.spec.unit.as_deref(),
-                line: self.line_no,
-            };
-            rec.open(&head, arity)?;
+            rec.open(&self.facts_fact(&[]), arity)?;
         }
         if !rec.plain_line(text, self.line_no)? {
             return Ok(false);

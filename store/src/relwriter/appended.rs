@@ -357,6 +357,13 @@ mod tests {
         out
     }
 
+    /// Every chunk of a column's new postings, in order: its key, sealed bytes and how many
+    /// postings it holds.
+    fn chunks(p: &ColumnPostings) -> Vec<(Key3, Vec<u8>, usize)> {
+        let added = p.added.iter().flat_map(AddedChunks::iter);
+        added.map(|(k, b, n)| (k, b.to_vec(), n)).collect()
+    }
+
     /// `n` terms below `modulo`, in no order.
     fn spread(n: usize, modulo: u32, mut x: u32) -> Vec<u32> {
         (0..n)
@@ -388,10 +395,6 @@ mod tests {
         let terms = spread(200_000, 70_000, 99);
         let none = FxHashMap::default();
         let whole = column_postings(SEAL, (7, 1), terms.clone(), 3, &none, 1).unwrap();
-        let chunks = |p: &ColumnPostings| -> Vec<(Key3, Vec<u8>, usize)> {
-            let added = p.added.iter().flat_map(AddedChunks::iter);
-            added.map(|(k, b, n)| (k, b.to_vec(), n)).collect()
-        };
         assert_eq!(whole.added.len(), 1);
         for parts in [2, 3] {
             let split = column_postings(SEAL, (7, 1), terms.clone(), 3, &none, parts).unwrap();
@@ -414,10 +417,6 @@ mod tests {
         terms.sort_unstable();
         let none = FxHashMap::default();
         let whole = column_postings(SEAL, (7, 0), terms.clone(), 11, &none, 1).unwrap();
-        let chunks = |p: &ColumnPostings| -> Vec<(Key3, Vec<u8>, usize)> {
-            let added = p.added.iter().flat_map(AddedChunks::iter);
-            added.map(|(k, b, n)| (k, b.to_vec(), n)).collect()
-        };
         assert_eq!(whole.added.len(), 1);
         for parts in [2, 3, 7] {
             let split = column_postings(SEAL, (7, 0), terms.clone(), 11, &none, parts).unwrap();
