@@ -7,6 +7,7 @@
 //! A `.facts` file's plain lines go straight into the chunk ([`Recorder::plain_line`]): their
 //! numbers are recorded as they are read, with no [`Field`] made for them on this thread.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use rustc_hash::FxHashMap;
@@ -20,6 +21,16 @@ use crate::error::IngestError;
 /// Chunks read ahead of the sink, at most: a chunk is what is read between two progress
 /// reports (8,192 lines).
 const CHUNKS_AHEAD: usize = 4;
+
+/// How many bytes of chunks the sink's side replays after a chunk before the reader fills
+/// it again. Filled again at once, a chunk's memory is what the sink's thread has just
+/// read, and writing it made the reading thread's work up to 1.5x slower in this machine's
+/// slow spells (10M integer pairs: read 0.53 s against 0.36); about 9 MB later, 0.36 to
+/// 0.41 s in every run.
+const REUSE_AFTER_BYTES: usize = 8 << 20;
+
+/// The most chunks replayed that wait to be filled again (more are freed).
+const REUSABLE: usize = 256;
 
 /// What every fact of a run of facts shares: its relation as read.
 #[derive(Clone, Debug, PartialEq)]
@@ -183,10 +194,26 @@ impl Chunk {
         Ok(())
     }
 
+    /// The bytes the chunk's lists hold room for.
+    fn bytes(&self) -> usize {
+        self.runs.capacity() * std::mem::size_of::<RecordedRun>()
+            + self.fields.capacity() * std::mem::size_of::<Slot>()
+            + self.texts.capacity() * std::mem::size_of::<(u32, u32)>()
+            + self.text.capacity()
+    }
+
+    /// Empties the chunk, keeping its allocations for a later one.
+    fn clear(&mut self) {
+        self.relations.clear();
+        self.runs.clear();
+        self.fields.clear();
+        self.texts.clear();
+        self.text.clear();
+        self.progress = None;
+    }
+
     /// An empty chunk with room for as much as this one holds: the next chunk, grown
-    /// once. A chunk replayed is not filled again: the reader writing into memory the sink's
-    /// thread had just read made the read of 10M integer pairs slower in the runs where it
-    /// was slow at all (0.62 s against 0.52 s; 0.40 s either way in the others).
+    /// once, until the chunks replayed can be filled again ([`REUSE_AFTER_BYTES`]).
     fn alike(&self) -> Chunk {
         Chunk {
             relations: Vec::new(),
@@ -274,6 +301,12 @@ pub(super) struct Recorder {
     /// recorded since, or a chunk sent, closes it.
     open: bool,
     send: SyncSender<Chunk>,
+    /// Chunks the sink's side has replayed, in the order it did.
+    replayed: Receiver<Chunk>,
+    /// Those received, oldest first, each with its bytes, to fill again once
+    /// [`REUSE_AFTER_BYTES`] were replayed after it; and their bytes in all.
+    reusable: VecDeque<(usize, Chunk)>,
+    reusable_bytes: usize,
     /// Set once a send failed: the sink's side stopped.
     stopped: bool,
 }
@@ -335,7 +368,25 @@ impl Recorder {
 
     /// Sends the chunk; an error when the sink's side has stopped.
     fn send(&mut self) -> Result<()> {
-        let next = self.chunk.alike();
+        for c in self.replayed.try_iter() {
+            let bytes = c.bytes();
+            self.reusable_bytes += bytes;
+            self.reusable.push_back((bytes, c));
+        }
+        let reused = match self.reusable.front() {
+            Some(&(bytes, _)) if self.reusable_bytes - bytes >= REUSE_AFTER_BYTES => {
+                self.reusable_bytes -= bytes;
+                self.reusable.pop_front()
+            }
+            _ => None,
+        };
+        let next = match reused {
+            Some((_, mut c)) => {
+                c.clear();
+                c
+            }
+            None => self.chunk.alike(),
+        };
         let chunk = std::mem::replace(&mut self.chunk, next);
         self.open = false;
         self.send.send(chunk).map_err(|_| stopped())
@@ -443,6 +494,7 @@ pub(super) fn read_on_thread(
     read: impl FnOnce(&mut Recorder) -> Result<u64> + Send,
 ) -> Result<u64> {
     let (send, receive) = sync_channel::<Chunk>(CHUNKS_AHEAD);
+    let (give_back, replayed) = sync_channel::<Chunk>(REUSABLE);
     std::thread::scope(|s| {
         let reader = s.spawn(move || {
             let mut recorder = Recorder {
@@ -452,6 +504,9 @@ pub(super) fn read_on_thread(
                 last: None,
                 open: false,
                 send,
+                replayed,
+                reusable: VecDeque::new(),
+                reusable_bytes: 0,
                 stopped: false,
             };
             let read = read(&mut recorder);
@@ -459,7 +514,7 @@ pub(super) fn read_on_thread(
             let sent = recorder.send();
             read.and_then(|n| sent.map(|()| n))
         });
-        let refused = hand_over(&receive, sink);
+        let refused = hand_over(&receive, &give_back, sink);
         // The reader sees the sink's side gone at its next send.
         drop(receive);
         let read = reader
@@ -472,11 +527,18 @@ pub(super) fn read_on_thread(
     })
 }
 
-/// Hands every chunk received to `sink`, until the reader stops or the sink refuses a fact.
-fn hand_over(receive: &Receiver<Chunk>, sink: &mut dyn FactSink) -> Result<()> {
+/// Hands every chunk received to `sink`, until the reader stops or the sink refuses a fact;
+/// gives each back to the reader, to fill again later ([`REUSE_AFTER_BYTES`]).
+fn hand_over(
+    receive: &Receiver<Chunk>,
+    replayed: &SyncSender<Chunk>,
+    sink: &mut dyn FactSink,
+) -> Result<()> {
     let mut relations = Vec::new();
     for mut chunk in receive {
         chunk.replay(&mut relations, sink)?;
+        // A full or closed channel: the chunk is dropped here instead.
+        let _ = replayed.try_send(chunk);
     }
     Ok(())
 }
@@ -531,10 +593,13 @@ mod tests {
 
     #[test]
     fn facts_come_right_across_chunks() {
-        // Five chunks and a part, each begun with the room the one before took: nothing of a
-        // chunk's facts, texts or relations goes into the next.
+        // More chunks than are replayed before one is filled again, and a part: nothing of a
+        // chunk's facts, texts or relations goes into the next, or into one that fills it
+        // again.
         let kinds = ["CALLS", "IMPORTS", "defines"];
-        let n = 5 * 8192 + 100;
+        // Each chunk holds about 0.5 MB: more than 8 MB of them before one is filled again.
+        let chunks = 40;
+        let n = chunks * 8192 + 100;
         let mut text = String::new();
         let mut want = Vec::new();
         for i in 0..n {
@@ -556,7 +621,7 @@ mod tests {
         );
         assert_eq!(read.unwrap(), n as u64);
         assert_eq!(sink.seen, want);
-        assert_eq!(sink.progress.len(), 6);
+        assert_eq!(sink.progress.len(), chunks + 1);
     }
 
     /// Reads `lines` pairs and then a malformed line as `e.facts` into `sink`; answers the
