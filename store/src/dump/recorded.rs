@@ -25,8 +25,8 @@ const CHUNKS_AHEAD: usize = 4;
 /// How many bytes of chunks the sink's side replays after a chunk before the reader fills
 /// it again. Filled again at once, a chunk's memory is what the sink's thread has just
 /// read, and writing it made the reading thread's work up to 1.5x slower in this machine's
-/// slow spells (10M integer pairs: read 0.53 s against 0.36); about 9 MB later, 0.36 to
-/// 0.41 s in every run.
+/// slow spells (10M integer pairs: read 0.53 s against 0.36); 8 MB later, 0.36 to 0.37 s
+/// in every run.
 const REUSE_AFTER_BYTES: usize = 8 << 20;
 
 /// The most chunks replayed that wait to be filled again (more are freed).
