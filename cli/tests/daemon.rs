@@ -145,15 +145,21 @@ impl Drop for Daemon {
     }
 }
 
+/// A database under `dir` made by one ingest of one edge, `app IMPORTS api`.
+fn one_edge_db(dir: &std::path::Path) -> std::path::PathBuf {
+    let db = dir.join("db");
+    let first = dir.join("first.edges.tsv");
+    std::fs::write(&first, "app\tIMPORTS\tapi\n").unwrap();
+    let out = strata(&["ingest", db.to_str().unwrap(), first.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    db
+}
+
 #[test]
 fn ingest_goes_through_a_running_daemon_and_survives_its_kill() {
     let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("db");
+    let db = one_edge_db(tmp.path());
     let dbs = db.to_str().unwrap();
-    let first = tmp.path().join("first.edges.tsv");
-    std::fs::write(&first, "app\tIMPORTS\tapi\n").unwrap();
-    let out = strata(&["ingest", dbs, first.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
 
     let mut daemon = Daemon::start(&db);
     let before = daemon.query(r#"imports(?a, ?b) => ?a"#);
@@ -337,12 +343,8 @@ fn a_scip_index_through_the_daemon_brings_the_code_module() {
 #[test]
 fn a_declared_index_goes_through_a_running_daemon() {
     let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("db");
+    let db = one_edge_db(tmp.path());
     let dbs = db.to_str().unwrap();
-    let first = tmp.path().join("first.edges.tsv");
-    std::fs::write(&first, "app\tIMPORTS\tapi\n").unwrap();
-    let out = strata(&["ingest", dbs, first.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let mut daemon = Daemon::start(&db);
     let calls = tmp.path().join("calls.edges.tsv");
     std::fs::write(&calls, "main\tCALLS\tparse\nparse\tCALLS\tlex\n").unwrap();
