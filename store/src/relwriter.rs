@@ -141,6 +141,7 @@ impl<'t> RelWriter<'t> {
                 dead: None,
                 first_appended: meta.next_row,
                 appended: vec![Vec::new(); arity],
+                coming: Vec::new(),
                 meta,
                 runs: Runs::default(),
             },
@@ -579,31 +580,68 @@ impl<'t> RelWriter<'t> {
         Ok(())
     }
 
-    /// Ends the relation's writing in the transaction and hands its changes to an
-    /// [`Encode`], which needs no transaction (so it can run on another thread);
+    /// Ends the relation's writing in the transaction and hands its changes to `encoder`
+    /// ([`Encode::run`], which needs no transaction, so it can run on another thread);
     /// [`Encoded::write`] then writes the result, merging the new postings with the stored
     /// chunks and the batch's runs.
-    pub(crate) fn prepare(mut self) -> Result<Encode> {
+    ///
+    /// The later columns' blocks that appended rows filled are encoded and written here, in
+    /// key order, after the changes are handed over: the encoding thread works on the
+    /// postings meanwhile (10M integer pairs: the first column's postings, 0.1 s on two
+    /// threads, beside these blocks' 0.15 s). A column's appended terms, which both need,
+    /// go to the encoder once its blocks are written.
+    pub(crate) fn hand_over(mut self, encoder: &mut Encoder) -> Result<()> {
         self.park_tails();
         // The later columns' filled blocks, after the first's.
         let mut filled = std::mem::take(&mut self.changes.filled);
         filled.sort_unstable_by_key(|(key, _)| *key);
-        let seal = self.changes.seal;
-        for (key, sealed) in filled {
+        // The columns whose blocks are encoded from their appended terms: those terms stay
+        // here until the blocks are written.
+        let mut held: Vec<(u16, Vec<u32>, std::sync::mpsc::Sender<Vec<u32>>)> = Vec::new();
+        for (key, sealed) in &filled {
+            if sealed.is_none() && held.last().is_none_or(|(c, _, _)| *c != key.1) {
+                let terms = std::mem::take(&mut self.changes.appended[key.1 as usize]);
+                let (tx, rx) = std::sync::mpsc::channel();
+                self.changes.coming.push((key.1, rx));
+                held.push((key.1, terms, tx));
+            }
+        }
+        let first_appended = self.changes.first_appended;
+        let left = encoder.send(self.changes);
+        let seal = self.stored.seal;
+        let mut held = held.into_iter().peekable();
+        let mut filled = filled.into_iter().peekable();
+        while let Some((key, sealed)) = filled.next() {
             let sealed = match sealed {
                 Some(s) => s,
                 None => {
-                    let appended = &self.changes.appended[key.1 as usize];
-                    let from = (key.2 * BLOCK_ROWS - self.changes.first_appended) as usize;
-                    let terms = appended
+                    let terms = match held.peek() {
+                        Some((c, terms, _)) if *c == key.1 => terms,
+                        _ => return Err(damaged("a filled block's column was not held")),
+                    };
+                    let from = (key.2 * BLOCK_ROWS - first_appended) as usize;
+                    let terms = terms
                         .get(from..from + BLOCK_ROWS as usize)
                         .ok_or_else(|| damaged("a filled block's rows were not appended"))?;
                     Sealed::new(seal, key, column::encode(seal.codec, terms)?)
                 }
             };
             sealed.write(seal, &mut self.stored.blocks)?;
+            let column_done = filled.peek().is_none_or(|(next, _)| next.1 != key.1);
+            if column_done
+                && held.peek().is_some_and(|(c, _, _)| *c == key.1)
+                && let Some((_, terms, tx)) = held.next()
+            {
+                // The encoder may have stopped; its error is the one answered.
+                let _ = tx.send(terms);
+            }
         }
-        Ok(self.changes)
+        if let Some(job) = left {
+            // No thread took the changes: they are encoded here, now that their terms are
+            // handed over.
+            encoder.run_here(job);
+        }
+        Ok(())
     }
 
     /// The block of column `col` rows are appended to, `block`: kept out of the block cache

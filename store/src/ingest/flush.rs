@@ -283,7 +283,7 @@ impl Batch<'_> {
                         }
                         w.relations.insert(name.clone());
                     }
-                    encoder.send(rw.prepare()?);
+                    rw.hand_over(&mut encoder)?;
                     while let Some(encoded) = encoder.ready() {
                         write(encoded?, txn, &mut w.unit_rel_changes, &mut w.metas)?;
                     }

@@ -46,6 +46,12 @@ pub(crate) struct Encode {
     pub(super) first_appended: u32,
     /// Rows appended this batch, per column: the term of each, in row order.
     pub(super) appended: Vec<Vec<u32>>,
+    /// The columns whose appended terms the writer still holds, to encode their blocks
+    /// ([`RelWriter::hand_over`]), and where they come from when it is done with them;
+    /// such a column's list in `appended` is empty.
+    ///
+    /// [`RelWriter::hand_over`]: super::RelWriter::hand_over
+    pub(super) coming: Vec<(u16, Receiver<Vec<u32>>)>,
     /// Whether the relation had any row (live or dead) before this batch.
     pub(super) had_rows: bool,
     /// Whether the file's values carry checksums.
@@ -139,20 +145,28 @@ impl Encode {
     /// for a flush that appended enough rows to pay for them.
     fn appended_postings(&mut self) -> Result<Vec<Appended>> {
         let (seal, rel, first) = (self.seal, self.meta.id, self.first_appended);
-        let columns: Vec<(u16, Vec<u32>)> = std::mem::take(&mut self.appended)
+        let mut coming = std::mem::take(&mut self.coming);
+        let columns: Vec<(u16, Terms)> = std::mem::take(&mut self.appended)
             .into_iter()
             .enumerate()
-            .map(|(c, terms)| (c as u16, terms))
+            .map(|(c, terms)| {
+                let c = c as u16;
+                match coming.iter().position(|(k, _)| *k == c) {
+                    Some(i) => (c, Terms::Coming(coming.swap_remove(i).1)),
+                    None => (c, Terms::Here(terms)),
+                }
+            })
             .collect();
-        let rows = columns.first().map_or(0, |(_, t)| t.len());
+        let rows = (self.meta.next_row - first) as usize;
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         let threads = cores.min(columns.len());
         let chunks = &self.chunks;
         let meta = &self.meta;
         // A column without postings counts its appended rows' distinct terms instead.
-        let encode = |work: Vec<(u16, Vec<u32>)>| -> Result<Vec<(u16, Appended)>> {
+        let encode = |work: Vec<(u16, Terms)>| -> Result<Vec<(u16, Appended)>> {
             work.into_iter()
                 .map(|(col, terms)| {
+                    let terms = terms.take()?;
                     if !meta.indexed(usize::from(col)) {
                         return Ok((col, Appended::Distinct(distinct_terms(&terms))));
                     }
@@ -166,7 +180,7 @@ impl Encode {
             encode(columns)?
         } else {
             // Column `c` to thread `c % threads`.
-            let mut work: Vec<Vec<(u16, Vec<u32>)>> = (0..threads).map(|_| Vec::new()).collect();
+            let mut work: Vec<Vec<(u16, Terms)>> = (0..threads).map(|_| Vec::new()).collect();
             for (c, job) in columns.into_iter().enumerate() {
                 work[c % threads].push(job);
             }
@@ -438,17 +452,26 @@ impl Encoder {
         }
     }
 
-    /// Hands over a relation's changes.
-    pub(crate) fn send(&mut self, job: Encode) {
-        if let Some((jobs, _)) = &self.thread {
-            match jobs.send(job) {
-                Ok(()) => self.in_flight += 1,
-                // Only a panic stops the thread; the scope passes it on.
-                Err(e) => self.ready.push_back(e.0.run()),
+    /// Hands over a relation's changes to the encoding thread; answers them when there is
+    /// none (or it stopped), for the caller to encode with [`Encoder::run_here`] once it has
+    /// sent the terms they wait for ([`Encode::coming`]).
+    pub(crate) fn send(&mut self, job: Encode) -> Option<Encode> {
+        let Some((jobs, _)) = self.thread.as_ref() else {
+            return Some(job);
+        };
+        match jobs.send(job) {
+            Ok(()) => {
+                self.in_flight += 1;
+                None
             }
-        } else {
-            self.ready.push_back(job.run());
+            // Only a panic stops the thread; the scope passes it on.
+            Err(e) => Some(e.0),
         }
+    }
+
+    /// Encodes a relation's changes on the caller's thread.
+    pub(crate) fn run_here(&mut self, job: Encode) {
+        self.ready.push_back(job.run());
     }
 
     /// An encoding done, if one is (without waiting).
@@ -495,6 +518,25 @@ const SPLIT_PAIRS: usize = 1 << 22;
 enum Appended {
     Postings(ColumnPostings),
     Distinct(u64),
+}
+
+/// A column's appended terms: at hand, or still with the writer, which sends them when it
+/// has written the column's blocks.
+enum Terms {
+    Here(Vec<u32>),
+    Coming(Receiver<Vec<u32>>),
+}
+
+impl Terms {
+    /// The terms, waiting for them if they are still with the writer.
+    fn take(self) -> Result<Vec<u32>> {
+        match self {
+            Terms::Here(terms) => Ok(terms),
+            Terms::Coming(rx) => rx
+                .recv()
+                .map_err(|_| damaged("a column's appended terms never came")),
+        }
+    }
 }
 
 /// How many distinct terms `terms` holds: a bitmap of 2^16 bits for each high half met.
