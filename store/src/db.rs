@@ -340,7 +340,8 @@ impl Inner {
         };
         let done = crate::guard::faults(|| {
             db.close()?;
-            let mut db = open_redb(&path, &options, false, false)?;
+            let cache = cache_bytes_for(&path, &options, false);
+            let mut db = open_redb(&path, &options, false, false, cache)?;
             // One call: redb's `compact` repeats its passes until nothing moves (another call
             // would read every page once more to find that out).
             db.compact()?;
@@ -355,15 +356,17 @@ impl Inner {
     }
 }
 
-/// Opens (or creates) one redb file; `verify` has redb check every page as it opens it.
+/// Opens (or creates) one redb file with a page cache of `cache` bytes; `verify` has redb
+/// check every page as it opens it.
 fn open_redb(
     path: &Path,
     options: &OpenOptions,
     create: bool,
     verify: bool,
+    cache: usize,
 ) -> Result<Database, OpenError> {
     let mut builder = Database::builder();
-    builder.set_cache_size(cache_bytes_for(path, options, create));
+    builder.set_cache_size(cache);
     builder.set_check_integrity_on_open(verify && !create);
     if !create {
         crate::regular::check(path)?;
@@ -417,7 +420,7 @@ pub(crate) fn open_file(
             Verify::Never => false,
         };
         let cache = cache_bytes_for(path, options, false);
-        let db = open_redb(path, options, false, verify)?;
+        let db = open_redb(path, options, false, verify, cache)?;
         claim(&db, path)?;
         let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
         // A file verified now, or found as it was stamped, is trusted until it is closed.
@@ -429,7 +432,12 @@ pub(crate) fn open_file(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!("{name}.creating"));
-    let made = match open_redb(&tmp, options, true, false) {
+    // A file not made yet gets the cache of one, for the ingest that fills it: its dirty
+    // pages then stay in the cache until the commit, where 8 MiB wrote them out as the batch
+    // went, and synced them each time redb grew the file (10M integer pairs: the write
+    // phase 0.34 s against 0.42).
+    let cache = cache_bytes_for(path, options, true);
+    let made = match open_redb(&tmp, options, true, false, cache) {
         Ok(db) => Ok(db),
         // Another process is creating it right now.
         Err(e @ OpenError::InUse { .. }) => return Err(e),
@@ -439,7 +447,7 @@ pub(crate) fn open_file(
                 path: tmp.clone(),
                 source,
             })?;
-            open_redb(&tmp, options, true, false)
+            open_redb(&tmp, options, true, false, cache)
         }
     }?;
     init_file(&made, &tmp, base, options).map_err(|f| f.open(&tmp))?;
@@ -458,8 +466,7 @@ pub(crate) fn open_file(
             })?;
     }
     // Made by this process just now: trusted.
-    let cache = cache_bytes_for(path, options, false);
-    let db = open_redb(path, options, false, false)?;
+    let db = open_redb(path, options, false, false, cache)?;
     let version = init_file(&db, path, base, options).map_err(|f| f.open(path))?;
     Ok(File::new(db, version, path, true, cache))
 }
