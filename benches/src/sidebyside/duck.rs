@@ -79,6 +79,8 @@ pub struct Table {
     pub file: PathBuf,
     /// Each column: name and type (`INTEGER`, `VARCHAR`).
     pub columns: Vec<(String, String)>,
+    /// The columns a load builds an index on (DuckDB's ART), after the table is read.
+    pub indexes: Vec<String>,
 }
 
 impl Table {
@@ -91,7 +93,21 @@ impl Table {
                 .iter()
                 .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
                 .collect(),
+            indexes: Vec::new(),
         }
+    }
+
+    /// The table, its load building an index on each of `columns`.
+    pub fn with_indexes(mut self, columns: &[&str]) -> Table {
+        self.indexes = columns.iter().map(|c| (*c).to_owned()).collect();
+        self
+    }
+
+    /// `CREATE INDEX` for each of the table's indexed columns.
+    fn index_sql(&self) -> impl Iterator<Item = String> + '_ {
+        self.indexes
+            .iter()
+            .map(|c| format!("create index {0}_{c} on {0}({c})", self.name))
     }
 
     /// `CREATE TABLE name AS SELECT * FROM read_csv(file, ...)`, the columns given (no type
@@ -137,6 +153,9 @@ pub fn load_script(file: &Path, tables: &[Table]) -> String {
     );
     for t in tables {
         s.push_str(&format!("c.execute({:?})\n", t.create_sql()));
+        for sql in t.index_sql() {
+            s.push_str(&format!("c.execute({sql:?})\n"));
+        }
     }
     s.push_str("c.execute('checkpoint')\nc.close()\nprint('ok')\n");
     s
@@ -169,7 +188,10 @@ mod tests {
         );
         assert!(s.contains("columns={'a': 'INTEGER'}"));
         assert!(s.ends_with("fetchone()[0])\n"));
-        let l = load_script(Path::new("/d/x.duckdb"), &[t]);
+        let l = load_script(Path::new("/d/x.duckdb"), std::slice::from_ref(&t));
         assert!(l.contains("duckdb.connect(\"/d/x.duckdb\")") && l.contains("checkpoint"));
+        assert!(!l.contains("create index"));
+        let l = load_script(Path::new("/d/x.duckdb"), &[t.with_indexes(&["a"])]);
+        assert!(l.contains("c.execute(\"create index e_a on e(a)\")\nc.execute('checkpoint')"));
     }
 }

@@ -16,7 +16,8 @@
 //!
 //! Every engine must give the same count (exit 1 if not). Then the ingest rows (`strata
 //! ingest` beside DuckDB loading the same TSV into a table of a `.duckdb` file: string
-//! edges, integer pairs, edges then nodes as two batches, and as one), and the first page of
+//! edges, integer pairs, edges then nodes as two batches, and as one; the integer pairs also
+//! beside DuckDB building an index on the columns Strata indexes), and the first page of
 //! each closure with witnesses beside its count. Prints Markdown tables and which of the
 //! issue's targets are met.
 //!
