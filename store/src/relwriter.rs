@@ -19,7 +19,7 @@ use crate::layout::{self, BLOCK_ROWS, Payload};
 use crate::seal::Seal;
 use crate::{column, index};
 
-use appended::NewOwners;
+use appended::{NewOwners, Streamed};
 pub(crate) use encoder::{Encode, Encoded, Encoder};
 pub(crate) use probe::LastBlock;
 use probe::{Part, Probes, Stored};
@@ -29,6 +29,10 @@ type Key3 = (u32, u16, u32);
 /// The most rows holding a tuple's first term that [`RelWriter::find_row`] checks in their
 /// blocks rather than in the postings of the tuple's other terms.
 const BY_BLOCKS: usize = 16;
+
+/// The fewest new rows a flush appends for [`RelWriter::stream_postings`] to pay for its
+/// thread.
+const STREAMED_ROWS: usize = 1 << 20;
 
 /// A column block's terms, and whether the batch changed them.
 type Block = (Vec<u32>, bool);
@@ -142,6 +146,7 @@ impl<'t> RelWriter<'t> {
                 first_appended: meta.next_row,
                 appended: vec![Vec::new(); arity],
                 coming: Vec::new(),
+                streamed: None,
                 meta,
                 runs: Runs::default(),
             },
@@ -445,6 +450,9 @@ impl<'t> RelWriter<'t> {
                 Ok(false)
             }
             None => {
+                // A row appended alone: the first column's postings are encoded from its
+                // terms after all.
+                self.changes.streamed = None;
                 let r = self.next_rows(1)?;
                 for (c, &t) in tuple.iter().enumerate() {
                     self.changes.appended[c].push(t);
@@ -516,6 +524,11 @@ impl<'t> RelWriter<'t> {
             return Ok(());
         }
         let first = self.next_rows(n)?;
+        if let Some(s) = self.changes.streamed.as_mut()
+            && !s.send(columns[0])
+        {
+            self.changes.streamed = None;
+        }
         for (c, terms) in columns.iter().enumerate() {
             self.changes.appended[c].extend_from_slice(terms);
             let mut at = 0;
@@ -535,6 +548,25 @@ impl<'t> RelWriter<'t> {
             self.changes.new_owners.push_run(unit, first, n as u32);
         }
         Ok(())
+    }
+
+    /// Has the first column's postings encoded on a thread of its own as rows are appended
+    /// ([`Streamed`]), for a flush about to append `rows` new rows (at least
+    /// [`STREAMED_ROWS`]) through [`RelWriter::append_new`] to a relation that held none,
+    /// with more than one core to do it on.
+    pub(crate) fn stream_postings(&mut self, rows: usize) {
+        let c = &self.changes;
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        if rows < STREAMED_ROWS
+            || cores < 2
+            || c.had_rows
+            || c.streamed.is_some()
+            || !c.meta.indexed(0)
+            || c.appended.first().is_none_or(|a| !a.is_empty())
+        {
+            return;
+        }
+        self.changes.streamed = Streamed::start(c.seal, c.meta.id, c.meta.next_row);
     }
 
     /// Takes the next `n` row ids for new rows; answers the first.

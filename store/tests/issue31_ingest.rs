@@ -302,3 +302,20 @@ fn issue31_a_fresh_relation_in_many_flushes_finds_what_its_earlier_flushes_wrote
     }
     assert!(store.check().unwrap().ok());
 }
+
+/// A relation new in the batch, of more than a million rows (`RelWriter::stream_postings`):
+/// its first column's postings are encoded on a thread of their own as the rows are
+/// appended, and must answer as those encoded after.
+#[test]
+fn issue31_a_fresh_relation_of_a_million_rows_answers_as_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = create(dir.path());
+    let mut model = BTreeSet::new();
+    let text = dump(2, 0, 1_200_000, &mut model);
+    ingest(&store, "big.facts", Format::Facts, &text, false);
+    assert_eq!(facts(&store, "big"), model);
+    for col in 0..2 {
+        lookups(&store, "big", col, &model);
+    }
+    assert!(store.check().unwrap().ok());
+}

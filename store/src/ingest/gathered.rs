@@ -325,6 +325,7 @@ fn append_new(
     summary: &mut BatchSummary,
     mut earlier: Option<Earlier>,
 ) -> Result<()> {
+    w.stream_postings(keys.len());
     let mut keys = Shrinking::in_order(keys);
     let (mut high, mut low) = (Vec::with_capacity(APPEND_SLICE), Vec::new());
     if arity == 2 {

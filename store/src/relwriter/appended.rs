@@ -199,6 +199,78 @@ pub(crate) fn column_postings(
     joined(done)
 }
 
+/// A first column's postings encoded on a thread of its own as its terms are appended, for
+/// a relation that held no row before the flush and whose rows all come in ascending
+/// order through [`super::RelWriter::append_new`]: the encoding uses the core the append
+/// leaves idle, instead of following it.
+pub(crate) struct Streamed {
+    terms: std::sync::mpsc::Sender<Vec<u32>>,
+    done: std::thread::JoinHandle<Result<ColumnPostings>>,
+    /// The last term sent.
+    last: Option<u32>,
+    /// How many rows were sent.
+    rows: usize,
+}
+
+impl Streamed {
+    /// Starts the thread, for rows from `first` on of column 0 of relation `rel`.
+    pub(crate) fn start(seal: Seal, rel: u32, first: u32) -> Option<Streamed> {
+        let (terms, slices) = std::sync::mpsc::channel::<Vec<u32>>();
+        let done = std::thread::Builder::new()
+            .name("strata-postings".to_owned())
+            .spawn(move || {
+                let none = FxHashMap::default();
+                let (mut slice, mut i, mut row) = (Vec::new(), 0usize, u64::from(first));
+                let next = || loop {
+                    if let Some(&t) = slice.get(i) {
+                        let p = u64::from(t) << 32 | row;
+                        (i, row) = (i + 1, row + 1);
+                        return Ok(Some(p));
+                    }
+                    match slices.recv() {
+                        Ok(s) => (slice, i) = (s, 0),
+                        Err(_) => return Ok(None),
+                    }
+                };
+                postings_of(seal, rel, 0, next, &none)
+            })
+            .ok()?;
+        Some(Streamed {
+            terms,
+            done,
+            last: None,
+            rows: 0,
+        })
+    }
+
+    /// Sends the next appended rows' terms; false (nothing sent) when they do not ascend
+    /// from those sent before.
+    pub(crate) fn send(&mut self, terms: &[u32]) -> bool {
+        let ascends = terms
+            .first()
+            .is_none_or(|&t| self.last.is_none_or(|l| l <= t))
+            && terms.is_sorted();
+        if !ascends || self.terms.send(terms.to_vec()).is_err() {
+            return false;
+        }
+        self.last = terms.last().copied().or(self.last);
+        self.rows += terms.len();
+        true
+    }
+
+    /// The postings, once every one of the column's `rows` appended rows was sent; `None`
+    /// when not all were (they are encoded from the column's terms instead).
+    pub(crate) fn finish(self, rows: usize) -> Option<Result<ColumnPostings>> {
+        let complete = self.rows == rows;
+        drop(self.terms);
+        let done = self
+            .done
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        complete.then_some(done)
+    }
+}
+
 /// The postings of ranges of chunks, ascending, as one.
 fn joined(done: Vec<Result<ColumnPostings>>) -> Result<ColumnPostings> {
     let mut out = ColumnPostings {

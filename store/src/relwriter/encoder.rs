@@ -9,7 +9,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use redb::{ReadableTable, Table, WriteTransaction};
 use rustc_hash::FxHashMap;
 
-use super::appended::{AddedChunks, ColumnPostings, NewOwners, column_postings};
+use super::appended::{AddedChunks, ColumnPostings, NewOwners, Streamed, column_postings};
 use super::{Block, Cached, Change, ChunkCache, Key3, RunKey, Runs};
 use crate::ascending::insert_ascending;
 use crate::blocks::Sealed;
@@ -52,6 +52,8 @@ pub(crate) struct Encode {
     ///
     /// [`RelWriter::hand_over`]: super::RelWriter::hand_over
     pub(super) coming: Vec<(u16, Receiver<Vec<u32>>)>,
+    /// The first column's postings, encoded as its rows are appended, when they are.
+    pub(super) streamed: Option<Streamed>,
     /// Whether the relation had any row (live or dead) before this batch.
     pub(super) had_rows: bool,
     /// Whether the file's values carry checksums.
@@ -146,9 +148,16 @@ impl Encode {
     fn appended_postings(&mut self) -> Result<Vec<Appended>> {
         let (seal, rel, first) = (self.seal, self.meta.id, self.first_appended);
         let mut coming = std::mem::take(&mut self.coming);
+        // The first column's postings, when they were encoded as its rows came.
+        let streamed = match self.streamed.take() {
+            Some(s) => s.finish(self.appended.first().map_or(0, Vec::len)),
+            None => None,
+        }
+        .transpose()?;
         let columns: Vec<(u16, Terms)> = std::mem::take(&mut self.appended)
             .into_iter()
             .enumerate()
+            .filter(|(c, _)| *c > 0 || streamed.is_none())
             .map(|(c, terms)| {
                 let c = c as u16;
                 match coming.iter().position(|(k, _)| *k == c) {
@@ -191,6 +200,9 @@ impl Encode {
             }
             done
         };
+        if let Some(p) = streamed {
+            done.push((0, Appended::Postings(p)));
+        }
         // Back in column order.
         done.sort_unstable_by_key(|(col, _)| *col);
         Ok(done.into_iter().map(|(_, p)| p).collect())
