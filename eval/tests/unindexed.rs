@@ -144,3 +144,36 @@ fn a_lookup_by_an_indexed_column_still_probes() {
     let info = src.relation("e").unwrap().unwrap();
     assert!(info.indexed(0) && !info.indexed(1));
 }
+
+/// What `Outcome::unindexed` says of `program` run over `src`.
+fn unindexed(src: &Counting, program: &str) -> Vec<(String, Vec<usize>)> {
+    let vocab = Vocabulary::from_sources(src.relations().unwrap(), &[]).unwrap();
+    let q = Query::prepare(&vocab, program, &[]).unwrap();
+    q.run(src, &RunOptions::default()).unwrap().unindexed
+}
+
+#[test]
+fn issue31_an_outcome_names_the_columns_it_read_a_relation_whole_for() {
+    let declared = source(true);
+    let e_b = vec![("e".to_owned(), vec![1])];
+    // By the unindexed column: as a first step, in a join, in a negation; once each.
+    assert_eq!(unindexed(&declared, "q(?a) :- e(?a, 3); q(?a)"), e_b);
+    assert_eq!(
+        unindexed(&declared, "q(?a) :- start(?b), e(?a, ?b); q(?a)"),
+        e_b
+    );
+    assert_eq!(
+        unindexed(&declared, "q(?b) :- start(?b), not e(_, ?b); q(?b)"),
+        e_b
+    );
+    assert_eq!(
+        unindexed(&declared, "q(?c) :- e(?a, 3), e(?a, ?b), e(?c, ?b); q(?c)"),
+        e_b
+    );
+    // By an indexed column, or by nothing: none.
+    assert!(unindexed(&declared, "q(?b) :- e(5, ?b); q(?b)").is_empty());
+    assert!(unindexed(&declared, "e(?a, ?b) => count(?a)").is_empty());
+    // Every column indexed: none.
+    let indexed = source(false);
+    assert!(unindexed(&indexed, "q(?a) :- start(?b), e(?a, ?b); q(?a)").is_empty());
+}

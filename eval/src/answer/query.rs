@@ -120,6 +120,10 @@ pub struct Outcome {
     /// For an empty answer run with [`RunOptions::why`]: the first literal of the goal
     /// that matched nothing.
     pub why: Option<String>,
+    /// The stored relations a lookup read whole because none of the columns it bound has
+    /// an index ([`crate::RelationInfo::unindexed`]): each relation's name and those
+    /// columns (positions, ascending), once each.
+    pub unindexed: Vec<(String, Vec<usize>)>,
 }
 
 impl Query {
@@ -186,6 +190,11 @@ impl Query {
             None
         };
         let (mut work, rounds) = (ev.work, ev.rounds);
+        let unindexed: Vec<(String, Vec<usize>)> = ev
+            .unindexed
+            .iter()
+            .map(|(rel, cols)| (staged.ir.relations[*rel].name.clone(), cols.clone()))
+            .collect();
         drop(ev);
         if by_demand {
             // The second evaluation gets what the first left of the work budget.
@@ -217,6 +226,7 @@ impl Query {
             demand: staged.demand,
             derived,
             why,
+            unindexed,
         })
     }
 

@@ -111,6 +111,10 @@ pub struct Evaluation<'s> {
     /// Per relation, the sources searched when it was computed as a closure by search
     /// (`None`: not searched).
     pub searched: Vec<Option<u64>>,
+    /// Each lookup of a base relation that bound columns none of which has an index
+    /// ([`crate::RelationInfo::unindexed`]), so read the relation whole: the relation and
+    /// the columns it bound, ascending, once each.
+    pub unindexed: Vec<(RelId, Vec<usize>)>,
 }
 
 /// Evaluates every rule of `ir` against `source`.
@@ -180,6 +184,7 @@ pub fn evaluate<'s>(
         rule_work: (0..ir.rules.len()).map(|_| AtomicU64::new(0)).collect(),
         late: vec![false; ir.relations.len()],
         searched: vec![None; ir.relations.len()],
+        unindexed: Vec::new(),
     };
     for stratum in &strata {
         if let Err(e) = ev.stratum(stratum) {
@@ -194,6 +199,7 @@ pub fn evaluate<'s>(
         probes,
         profile,
         searched,
+        unindexed,
         ..
     } = ev;
     let mut profile: Vec<((usize, usize), LiteralProfile)> = profile.into_iter().collect();
@@ -209,6 +215,10 @@ pub fn evaluate<'s>(
         loaded,
         probes: probes.into_iter().map(AtomicU64::into_inner).collect(),
         searched,
+        unindexed: unindexed
+            .into_iter()
+            .map(|(rel, mask)| (rel, (0..64).filter(|c| mask & (1 << c) != 0).collect()))
+            .collect(),
     })
 }
 
@@ -232,6 +242,8 @@ struct Evaluator<'a, 's> {
     late: Vec<bool>,
     /// Per relation, the sources searched if it was a closure by search.
     searched: Vec<Option<u64>>,
+    /// Lookups of base relations no index served, by relation and columns bound.
+    unindexed: Vec<(RelId, crate::plan::Mask)>,
 }
 
 /// What one literal of one rule did, over every variant and round (with

@@ -114,6 +114,7 @@ impl Evaluator<'_, '_> {
     /// Reads into memory the base relations the plans read that are small, or that were
     /// probed, or will be this round, more than their size over [`PROBES_PER_READ`].
     pub(super) fn load_hot(&mut self, plans: &[Plan]) -> Result<(), EvalError> {
+        self.note_unindexed(plans);
         let rels = self.hot(plans);
         if rels.is_empty() {
             return Ok(());
@@ -212,6 +213,24 @@ impl Evaluator<'_, '_> {
                     || unserved.contains(&rel))
         });
         rels
+    }
+
+    /// Notes each lookup of a base relation in `plans` that binds columns none of which
+    /// is indexed ([`super::Evaluation::unindexed`]): the relation is read whole for it.
+    fn note_unindexed(&mut self, plans: &[Plan]) {
+        let mut found = Vec::new();
+        for p in plans {
+            each_lookup(&p.steps, &mut |rel, base, mask| {
+                if base && mask != 0 && !self.serves(rel, mask) {
+                    found.push((rel, mask));
+                }
+            });
+        }
+        for f in found {
+            if !self.unindexed.contains(&f) {
+                self.unindexed.push(f);
+            }
+        }
     }
 
     /// Whether an index of base relation `rel` serves a lookup binding the columns of
