@@ -1,6 +1,6 @@
-//! `strata ingest` and `strata retract`: the commands that write a batch (dump files read
-//! into one, or the facts of named units removed in one), with its labels and id, and the
-//! summary each prints. While a server holds the database, the core hands the batch to it.
+//! `strata ingest`, `strata retract` and `strata index`: the commands that write a batch
+//! (dump files read into one, the facts of named units removed in one, or stored relations'
+//! indexes built or dropped in one), with its labels and id, and the summary each prints. While a server holds the database, the core hands the batch to it.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -69,11 +69,25 @@ pub(crate) struct IngestArgs {
     /// transaction: bounds the memory of a large ingest.
     #[arg(long, default_value_t = strata_app::BUFFER_FACTS)]
     pub(crate) buffer: usize,
-    /// Index only some columns of a relation the batch creates, as REL=COL,COL (repeatable):
-    /// the relation's first column and those named get postings, the rest none (a smaller
-    /// file and a faster ingest; a query binding only those columns reads the relation
-    /// whole). `--index e=src` for `e(src, dst)`. Fixed when the relation is first stored.
+    /// Index only some columns of a relation, as REL=COL,COL (repeatable): the relation's
+    /// first column and those named get postings, the rest none (a smaller file and a faster
+    /// ingest; a query binding only those columns reads the relation whole). `--index
+    /// e=src` for `e(src, dst)`. For a stored relation, the batch builds or drops postings
+    /// to match, as `strata index` does.
     #[arg(long = "index", value_name = "REL=COLS")]
+    pub(crate) indexes: Vec<String>,
+    #[command(flatten)]
+    pub(crate) batch: BatchArgs,
+}
+
+#[derive(Args)]
+pub(crate) struct IndexArgs {
+    /// The database directory.
+    pub(crate) db: PathBuf,
+    /// A stored relation and the columns to index, as REL=COL,COL (repeatable): its first
+    /// column and those named get postings (built from the stored rows where missing), its
+    /// other columns none (dropped where stored). `e=c1,c2` for `e(c1, c2)`.
+    #[arg(required = true, value_name = "REL=COLS")]
     pub(crate) indexes: Vec<String>,
     #[command(flatten)]
     pub(crate) batch: BatchArgs,
@@ -110,13 +124,18 @@ pub(crate) fn batch_options(args: &BatchArgs, tier: &str, replace: bool) -> Resu
     })
 }
 
-/// `--index REL=COL,COL` arguments, by relation (the columns of a relation named twice
-/// are joined).
-fn declared_indexes(args: &[String]) -> Result<BTreeMap<String, Vec<String>>> {
+/// `REL=COL,COL` arguments (of `--index`, named `flag`, or of `strata index`, when `flag`
+/// is empty), by relation (the columns of a relation named twice are joined).
+fn declared_indexes(args: &[String], flag: &str) -> Result<BTreeMap<String, Vec<String>>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let flag = if flag.is_empty() {
+        String::new()
+    } else {
+        format!("{flag} ")
+    };
     for a in args {
         let Some((rel, cols)) = a.split_once('=') else {
-            bail!("--index {a}: write it as REL=COL,COL, e.g. --index e=src");
+            bail!("{flag}{a}: write it as REL=COL,COL, e.g. {flag}e=src");
         };
         let cols: Vec<String> = cols
             .split(',')
@@ -125,9 +144,7 @@ fn declared_indexes(args: &[String]) -> Result<BTreeMap<String, Vec<String>>> {
             .map(str::to_owned)
             .collect();
         if rel.is_empty() || cols.is_empty() {
-            bail!(
-                "--index {a}: name the relation and at least its first column, e.g. --index e=src"
-            );
+            bail!("{flag}{a}: name the relation and at least its first column, e.g. {flag}e=src");
         }
         let entry = out.entry(rel.to_owned()).or_default();
         for c in cols {
@@ -164,7 +181,7 @@ pub(crate) fn ingest(args: &IngestArgs) -> Result<()> {
     let options = BatchOptions {
         buffer_facts: args.buffer,
         allow_empty: args.allow_empty,
-        indexes: declared_indexes(&args.indexes)?,
+        indexes: declared_indexes(&args.indexes, "--index")?,
         ..batch_options(&args.batch, &args.tier, args.replace)?
     };
     let bar = progress_bar();
@@ -194,6 +211,23 @@ pub(crate) fn report(done: &Ingested) -> Result<()> {
         eprintln!("warning: unit \"{u}\" owns no facts in this database");
     }
     Ok(())
+}
+
+pub(crate) fn index(args: &IndexArgs) -> Result<()> {
+    let options = BatchOptions {
+        indexes: declared_indexes(&args.indexes, "")?,
+        ..batch_options(&args.batch, "default", false)?
+    };
+    let done = ingest::reindex(&args.db, options)?;
+    if done.summary.indexes.is_empty() && !done.summary.already_committed {
+        say!(
+            "batch {}: every relation named is indexed as declared already; nothing built or \
+             dropped",
+            done.summary.seq
+        )?;
+        return Ok(());
+    }
+    report(&done)
 }
 
 pub(crate) fn retract(args: &RetractArgs) -> Result<()> {

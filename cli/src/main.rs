@@ -34,6 +34,10 @@ enum Command {
     Ingest(IngestArgs),
     /// Remove every fact the named units state, as one atomic batch.
     Retract(RetractArgs),
+    /// Build or drop the column indexes of stored relations, as one atomic batch:
+    /// `strata index DB e=c1,c2` builds the postings of `e`'s second column from its stored
+    /// rows; `strata index DB e=c1` drops them.
+    Index(IndexArgs),
     /// Show the relations, their sizes and the bytes on disk per tier.
     Stats {
         /// The database directory.
@@ -125,7 +129,7 @@ mod query;
 mod serve;
 
 use ask::AskArgs;
-use batch::{IngestArgs, RetractArgs};
+use batch::{IndexArgs, IngestArgs, RetractArgs};
 use query::QueryArgs;
 use serve::ServeArgs;
 
@@ -158,6 +162,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Ingest(args) => batch::ingest(&args),
         Command::Retract(args) => batch::retract(&args),
+        Command::Index(args) => batch::index(&args),
         Command::Stats { db, space } => stats(&db, space),
         Command::Compact { db } => {
             let compacted = match strata_app::maintain::compact(&db) {

@@ -102,9 +102,12 @@ impl Server {
         Server::over(App::with_host(store, pack, options, host)?)
     }
 
-    /// A server over `app`: its tool table and instructions written from its pack.
+    /// A server over `app`: its tool table and instructions written from its pack. A
+    /// server builds the indexes its calls want that the database keeps on demand, after
+    /// the call ([`App::build_indexes_on_demand`]).
     pub fn over(app: App) -> Result<Server, ServerError> {
         let tools = Server::list(&app)?;
+        app.build_indexes_on_demand();
         Ok(Server {
             inner: Arc::new(Inner {
                 app,

@@ -40,6 +40,14 @@ pub struct RelationMeta {
     /// written, for a relation whose every column is indexed. Format version 6 on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unindexed: Vec<u16>,
+    /// Of [`RelationMeta::unindexed`], the columns whose postings are built when a query
+    /// first looks the relation up by them alone ([`crate::Store::build_demanded`]): the
+    /// later columns of a large `.facts` relation stored with no declaration
+    /// ([`crate::BatchOptions::on_demand_rows`]). A declaration (`--index`) clears it.
+    /// Empty, and not written, otherwise; a build that does not know it reads the columns
+    /// as declared without postings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on_demand: Vec<u16>,
 }
 
 impl RelationMeta {
@@ -89,7 +97,7 @@ impl RelationMeta {
         {
             return Err(format!(
                 "relation \"{name}\": its first column, \"{first}\", is always indexed (it \
-                 finds a fact already stored); name it too, as --index {name}={first}{}",
+                 finds a fact already stored); name it too: {name}={first}{}",
                 indexed.iter().map(|c| format!(",{c}")).collect::<String>()
             ));
         }
@@ -118,11 +126,20 @@ impl RelationMeta {
                 .unindexed
                 .iter()
                 .all(|&c| c > 0 && usize::from(c) < arity);
-        (!fine).then(|| {
-            format!(
+        let on_demand = self.on_demand.windows(2).all(|w| w[0] < w[1])
+            && self.on_demand.iter().all(|c| self.unindexed.contains(c));
+        if !fine {
+            return Some(format!(
                 "relation {}: its unindexed columns {:?} are not later columns of its {arity}, \
                  ascending",
                 self.name, self.unindexed
+            ));
+        }
+        (!on_demand).then(|| {
+            format!(
+                "relation {}: its columns indexed on demand {:?} are not unindexed columns \
+                 {:?}, ascending",
+                self.name, self.on_demand, self.unindexed
             )
         })
     }

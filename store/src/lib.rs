@@ -68,7 +68,7 @@ pub use error::{
     CheckError, CommitError, CompactError, Damage, IngestError, OpenError, ReadError, StoreError,
 };
 pub use guard::{catch_damage, quiet_caught_panics};
-pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary};
+pub use ingest::{BUFFER_FACTS, Batch, BatchOptions, BatchSummary, IndexChange, ON_DEMAND_ROWS};
 pub use reclaim::Reclaim;
 pub use snapshot::{Snapshot, TermUse};
 pub use space::{Compacted, FileSpace, Space, TableSpace, compact};

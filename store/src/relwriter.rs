@@ -19,6 +19,7 @@ use crate::layout::{self, BLOCK_ROWS, Payload};
 use crate::seal::Seal;
 use crate::{column, index};
 
+pub(crate) use appended::{AddedChunks, rebuilt_postings};
 use appended::{NewOwners, Streamed};
 pub(crate) use encoder::{Encode, Encoded, Encoder};
 pub(crate) use probe::LastBlock;

@@ -22,6 +22,9 @@ pub struct RelationStats {
     pub distinct: Vec<u64>,
     /// The columns without an index (postings), by position; empty for most relations.
     pub unindexed: Vec<usize>,
+    /// Of those, the columns indexed when a query first looks the relation up by them
+    /// alone ([`crate::RelationMeta::on_demand`]).
+    pub on_demand: Vec<usize>,
     /// Rows removed but not yet reclaimed.
     pub dead_rows: u64,
 }
@@ -53,6 +56,7 @@ impl Store {
                 rows: m.rows,
                 distinct: m.distinct.clone(),
                 unindexed: m.unindexed.iter().map(|&c| usize::from(c)).collect(),
+                on_demand: m.on_demand.iter().map(|&c| usize::from(c)).collect(),
                 dead_rows: u64::from(m.next_row) - m.rows,
             })
             .collect();
@@ -95,7 +99,9 @@ impl fmt::Display for Stats {
                 .zip(&r.distinct)
                 .enumerate()
                 .map(|(i, (c, d))| {
-                    if r.unindexed.contains(&i) {
+                    if r.on_demand.contains(&i) {
+                        format!("{c} (at most {d} distinct; indexed when first looked up)")
+                    } else if r.unindexed.contains(&i) {
                         format!("{c} (at most {d} distinct; no index)")
                     } else {
                         format!("{c} ({d} distinct)")

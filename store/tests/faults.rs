@@ -40,6 +40,13 @@ enum Step {
         id: &'static str,
         unit: &'static str,
     },
+    /// A batch of no fact with a batch id that sets the indexed columns of a stored
+    /// relation (`strata index`): postings dropped or built from the stored rows.
+    Index {
+        id: &'static str,
+        relation: &'static str,
+        columns: &'static [&'static str],
+    },
     /// Reads through a snapshot and `FactSource`.
     Query,
     /// Closes the database and opens it again (so that the queries after it read pages
@@ -73,6 +80,16 @@ const WORKLOAD: &[Step] = &[
         format: Format::Edges,
         text: "d\tIMPORTS\ta\na\tIMPORTS\tb\n",
     },
+    Step::Index {
+        id: "i1",
+        relation: "imports",
+        columns: &["src"],
+    },
+    Step::Index {
+        id: "i2",
+        relation: "size",
+        columns: &["node"],
+    },
     Step::Ingest {
         id: "b4",
         tier: "default",
@@ -83,6 +100,12 @@ const WORKLOAD: &[Step] = &[
     },
     Step::Reopen,
     Step::Query,
+    // Built again over the rows the replacement left dead.
+    Step::Index {
+        id: "i3",
+        relation: "imports",
+        columns: &["src", "dst"],
+    },
     Step::Retract {
         id: "b5",
         unit: "u2",
@@ -151,6 +174,22 @@ fn run(store: &Store, step: &Step) -> Outcome<Option<bool>> {
                 .map_err(err)?;
             Ok(Some(s.already_committed))
         }
+        Step::Index {
+            id,
+            relation,
+            columns,
+        } => {
+            let options = BatchOptions {
+                batch_id: Some((*id).to_owned()),
+                indexes: BTreeMap::from([(
+                    (*relation).to_owned(),
+                    columns.iter().map(|c| (*c).to_owned()).collect(),
+                )]),
+                ..BatchOptions::default()
+            };
+            let s = store.batch(options).map_err(err)?.commit().map_err(err)?;
+            Ok(Some(s.already_committed))
+        }
         Step::Query => {
             let snap = store.snapshot_with_tiers(&["cold"]).map_err(err)?;
             let mut n = 0u64;
@@ -195,7 +234,8 @@ fn run_on(
     run(store.as_ref().ok_or("the database is not open")?, step)
 }
 
-/// Everything the database holds: each relation's rows, rendered and sorted.
+/// Everything the database holds: each relation's rows, rendered and sorted, and the
+/// columns it keeps without postings.
 type State = BTreeMap<String, Vec<String>>;
 
 fn state(store: &Store) -> Outcome<State> {
@@ -225,6 +265,9 @@ fn state(store: &Store) -> Outcome<State> {
         }
         rows.sort();
         out.insert(rel.clone(), rows);
+        // Which columns have postings: what an `Index` step changes.
+        let unindexed = &catalog.relations[rel].unindexed;
+        out.insert(format!("{rel} unindexed"), vec![format!("{unindexed:?}")]);
     }
     Ok(out)
 }

@@ -48,6 +48,8 @@ struct Inner {
     /// Whether `find`'s index is never built inside a call (set by `App::warm_find`, which
     /// a server calls as it starts).
     find_deferred: std::sync::atomic::AtomicBool,
+    /// The indexes built after calls that wanted them (`demand`).
+    pub(crate) demand: crate::demand::Demand,
     /// The gate of heavy calls, when [`Options::heavy_calls`] sets one.
     admission: Option<Admission>,
 }
@@ -134,6 +136,7 @@ impl App {
                 last_good: Mutex::new(last_good),
                 finder: Mutex::new(None),
                 find_deferred: std::sync::atomic::AtomicBool::new(false),
+                demand: crate::demand::Demand::default(),
                 admission,
             }),
             options: Arc::new(options),
@@ -356,6 +359,10 @@ impl App {
 
     pub(crate) fn finder_cache(&self) -> &Mutex<Option<Arc<find::Finder>>> {
         &self.inner.finder
+    }
+
+    pub(crate) fn demand(&self) -> &crate::demand::Demand {
+        &self.inner.demand
     }
 
     pub(crate) fn find_deferred(&self) -> &std::sync::atomic::AtomicBool {

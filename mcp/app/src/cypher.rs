@@ -92,6 +92,7 @@ impl App {
         };
         let p = self.prepare_with(call, "cypher", &check, &mut || {})?;
         let out = p.query.run(p.base.source(), &plan.run)?;
+        self.demand_indexes(&out.unindexed);
         plan.check_witness_row("cypher", out.answer.total)?;
         let around = [p.query.cypher.as_str(), p.query.program.as_str()];
         let (answer, run) = answered(&p, out, &plan, self.hint().as_deref(), &around);

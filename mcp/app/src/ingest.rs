@@ -312,6 +312,27 @@ impl Ingested {
             s.relations.join(", ")
         };
         let files = self.files;
+        let built = |c: &strata_store::IndexChange| {
+            if c.built {
+                format!(
+                    "\nbuilt the index of {}.{}: {} values",
+                    c.relation, c.column, c.values
+                )
+            } else {
+                format!("\ndropped the index of {}.{}", c.relation, c.column)
+            }
+        };
+        let indexes: String = s.indexes.iter().map(built).collect();
+        if files == 0 && s.facts_read == 0 && s.removed == 0 && !indexes.is_empty() {
+            // A batch that only changed indexes (`strata index`).
+            return format!(
+                "batch {}: {:.2}s (write {:.2}s, sync {:.2}s){suffix}{indexes}",
+                s.seq,
+                s.elapsed.as_secs_f64(),
+                s.write_time.as_secs_f64(),
+                s.sync_time.as_secs_f64()
+            );
+        }
         let documents = s
             .documents
             .as_ref()
@@ -332,6 +353,7 @@ impl Ingested {
             s.write_time.as_secs_f64(),
             s.sync_time.as_secs_f64()
         );
+        text.push_str(&indexes);
         if let CodePack::Refreshed = self.code_pack {
             text.push_str(&format!(
                 "\nrefreshed the bundled code pack's examples from the code stored now \
@@ -353,6 +375,31 @@ impl Ingested {
         }
         text
     }
+}
+
+/// Builds or drops, as one batch that reads no file, the indexes `options.indexes`
+/// declares for relations `db` stores ([`strata_store::BatchOptions::indexes`]); the
+/// summary's `indexes` says what it built and dropped. While a server holds the database,
+/// the batch goes to it over its socket and it commits the batch.
+pub fn reindex(db: &Path, options: BatchOptions) -> Result<Ingested, IngestError> {
+    let open = OpenOptions {
+        cache_bytes: Some(INGEST_CACHE_BYTES),
+        ..OpenOptions::default()
+    };
+    let store = match Store::open(db, open) {
+        Ok(store) => store,
+        Err(in_use @ OpenError::InUse { .. }) => return via_server(db, &[], &options, in_use),
+        Err(e) => return Err(StoreError::from(e).into()),
+    };
+    #[cfg(unix)]
+    crate::ingest_socket::remove_stale_socket(db);
+    let batch = store.batch(options).map_err(StoreError::from)?;
+    Ok(Ingested {
+        summary: batch.commit().map_err(StoreError::from)?,
+        files: 0,
+        via_server: false,
+        code_pack: CodePack::Untouched,
+    })
 }
 
 /// Removes every fact the units `units` state from `db`, as one batch with `options`.

@@ -346,6 +346,9 @@ struct WireSummary {
     /// For a batch that read SCIP indexes: their documents and what became of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     documents: Option<Box<WireDocuments>>,
+    /// The columns whose index the batch built or dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    indexes: Vec<WireIndexChange>,
     elapsed: f64,
     read_time: f64,
     write_time: f64,
@@ -373,6 +376,15 @@ struct WireDocuments {
     sources_unreadable: u64,
     #[serde(default)]
     merged: u64,
+}
+
+/// [`strata_store::IndexChange`] on the wire.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct WireIndexChange {
+    relation: String,
+    column: String,
+    built: bool,
+    values: u64,
 }
 
 /// [`strata_store::scip::SkippedDocument`] on the wire.
@@ -452,6 +464,16 @@ impl From<&BatchSummary> for WireSummary {
                 .documents
                 .as_ref()
                 .map(|d| Box::new(WireDocuments::from(d))),
+            indexes: s
+                .indexes
+                .iter()
+                .map(|c| WireIndexChange {
+                    relation: c.relation.clone(),
+                    column: c.column.clone(),
+                    built: c.built,
+                    values: c.values,
+                })
+                .collect(),
             elapsed: s.elapsed.as_secs_f64(),
             read_time: s.read_time.as_secs_f64(),
             write_time: s.write_time.as_secs_f64(),
@@ -476,6 +498,16 @@ impl From<WireSummary> for BatchSummary {
             relations: s.relations,
             unknown_units: s.unknown_units,
             documents: s.documents.map(|d| (*d).into()),
+            indexes: s
+                .indexes
+                .into_iter()
+                .map(|c| strata_store::IndexChange {
+                    relation: c.relation,
+                    column: c.column,
+                    built: c.built,
+                    values: c.values,
+                })
+                .collect(),
             elapsed: secs(s.elapsed),
             read_time: secs(s.read_time),
             write_time: secs(s.write_time),

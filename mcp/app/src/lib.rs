@@ -59,6 +59,7 @@ mod bind;
 pub mod code_pack;
 mod cypher;
 pub mod deadline;
+mod demand;
 mod error;
 pub mod find;
 mod fit;

@@ -228,6 +228,7 @@ impl App {
         }
         let p = self.prepare(call, "query", &r.program, &r.binds)?;
         let out = p.query.run(p.base.source(), &plan.run)?;
+        self.demand_indexes(&out.unindexed);
         plan.check_witness_row("query", out.answer.total)?;
         let (answer, run) = answered(&p, out, &plan, self.hint().as_deref(), &[]);
         Ok(QueryResponse { answer, run })

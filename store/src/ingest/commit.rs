@@ -10,7 +10,7 @@ use redb::{ReadableTable, WriteTransaction};
 use super::{Batch, BatchSummary};
 use crate::ascending::insert_ascending;
 use crate::catalog::{BatchRecord, encode_json};
-use crate::error::{CommitError, Fault, IngestError, Result, damaged};
+use crate::error::{CommitError, Fault, Result, damaged};
 use crate::layout;
 
 impl Batch<'_> {
@@ -82,19 +82,9 @@ impl Batch<'_> {
             };
             return Ok((summary, Vec::new()));
         }
-        // Every relation `--index` names is one the batch wrote or the database stores, as
-        // declared.
-        for (name, indexed) in &self.options.indexes {
-            let Some(m) = w.metas.get(name).or_else(|| self.start.relations.get(name)) else {
-                return Err(IngestError::Invalid(format!(
-                    "--index names relation \"{name}\", which this batch does not hold and \
-                     the database does not store"
-                ))
-                .into());
-            };
-            self.check_declared(m, indexed)
-                .map_err(|message| Fault::from(IngestError::Invalid(message)))?;
-        }
+        // Every relation `--index` names is one the batch wrote or the database stores; a
+        // stored one declared with other columns gets (or loses) their postings now.
+        let indexes = self.reindex(&mut w)?;
         let seq = w.seq;
         let units_count = w.units_count;
         let next_rel = w.next_rel;
@@ -131,6 +121,7 @@ impl Batch<'_> {
             duplicates: w.summary.duplicates,
             removed: w.summary.removed,
             documents: self.documents,
+            indexes,
             ..BatchSummary::default()
         };
 

@@ -67,6 +67,28 @@ impl Drop for TierTxns {
     }
 }
 
+impl Writing {
+    /// Opens the batch's transaction on the file of tier `tier` (not the default tier,
+    /// whose relations are written in the base file's), taking its savepoint, unless open.
+    pub(super) fn open_tier(&mut self, store: &crate::db::Store, tier: &str) -> Result<()> {
+        if tier == DEFAULT_TIER || self.tiers.0.contains_key(tier) {
+            return Ok(());
+        }
+        let db = store.tier_db(tier, true)?;
+        let sp_txn = db.begin_write()?;
+        let sp = sp_txn.persistent_savepoint()?;
+        sp_txn.commit()?;
+        let txn = db.begin_write()?;
+        {
+            let mut t = txn.open_table(layout::TIER_META)?;
+            t.insert("applied_seq", self.seq.to_le_bytes().as_slice())?;
+            t.insert("savepoint", sp.to_le_bytes().as_slice())?;
+        }
+        self.tiers.0.insert(tier.to_owned(), (db, txn, sp));
+        Ok(())
+    }
+}
+
 impl Batch<'_> {
     /// Opens the batch's transaction on the base file (once), checking the batch id.
     pub(super) fn begin(&mut self) -> Result<()> {
@@ -137,7 +159,6 @@ impl Batch<'_> {
     /// Writes the gathered facts into `w`'s transactions; `more` says more flushes follow
     /// (then new postings are written as a run, else every run is merged into `postings`).
     pub(super) fn flush_into(&mut self, w: &mut Writing, more: bool) -> Result<()> {
-        let seq = w.seq;
         let mut metas = {
             let mut next_rel = w.next_rel;
             let resolved = self.resolve_into(&w.metas, &mut next_rel)?;
@@ -205,19 +226,7 @@ impl Batch<'_> {
                 .push(m.name.clone());
         }
         for (tier, names) in &tiers {
-            if tier != DEFAULT_TIER && !w.tiers.0.contains_key(tier) {
-                let db = self.store.tier_db(tier, true)?;
-                let sp_txn = db.begin_write()?;
-                let sp = sp_txn.persistent_savepoint()?;
-                sp_txn.commit()?;
-                let txn = db.begin_write()?;
-                {
-                    let mut t = txn.open_table(layout::TIER_META)?;
-                    t.insert("applied_seq", seq.to_le_bytes().as_slice())?;
-                    t.insert("savepoint", sp.to_le_bytes().as_slice())?;
-                }
-                w.tiers.0.insert(tier.clone(), (db, txn, sp));
-            }
+            w.open_tier(self.store, tier)?;
             let (txn, seal) = if tier == DEFAULT_TIER {
                 (&w.wtxn, self.store.inner.base_seal)
             } else {

@@ -276,23 +276,37 @@ impl Batch<'_> {
         }
     }
 
-    /// Whether stored relation `m` is indexed as `indexed` (column names) declares; the
-    /// error says how it differs.
-    pub(super) fn check_declared(
-        &self,
-        m: &RelationMeta,
-        indexed: &[String],
-    ) -> std::result::Result<(), String> {
-        let declared = RelationMeta::unindexed_of(&m.name, &m.columns, indexed)?;
-        if declared == m.unindexed {
+    /// Whether stored relation `m` may take the facts gathered for it (`p`) as declared:
+    /// `--index` may name any columns (the batch builds or drops their postings before it
+    /// commits, `reindex`); a dump's `# index:` line, which says what the relation needs,
+    /// must name columns the relation has an index on. The error says what differs, and
+    /// how to index the rest.
+    fn check_declared(&self, m: &RelationMeta, p: &Pending) -> std::result::Result<(), String> {
+        if let Some(indexed) = self.options.indexes.get(&m.name) {
+            return RelationMeta::unindexed_of(&m.name, &m.columns, indexed).map(|_| ());
+        }
+        let Some(line) = p.indexed.as_deref() else {
+            return Ok(());
+        };
+        let declared = RelationMeta::unindexed_of(&m.name, &m.columns, line)?;
+        let missing: Vec<&str> = m
+            .unindexed
+            .iter()
+            .filter(|c| !declared.contains(c))
+            .map(|&c| m.columns[usize::from(c)].as_str())
+            .collect();
+        if missing.is_empty() {
             return Ok(());
         }
         Err(format!(
-            "relation \"{}\" is stored with an index on {}, and --index declares {}; a \
-             relation's indexes are fixed when it is first stored",
+            "relation \"{}\" is stored with an index on {} only, and the dump's `# index:` line \
+             names {}; give the batch --index {}={} to build the index of {} as it commits",
             m.name,
             m.indexed_columns().join(", "),
-            indexed.join(", ")
+            line.join(", "),
+            m.name,
+            line.join(","),
+            missing.join(", ")
         ))
     }
 
@@ -346,10 +360,9 @@ impl Batch<'_> {
                             ),
                         ));
                     }
-                    if let Some(indexed) = self.declared(name, p)? {
-                        self.check_declared(m, indexed)
-                            .map_err(|message| self.clash(&p.file, p.line, message))?;
-                    }
+                    self.declared(name, p)?;
+                    self.check_declared(m, p)
+                        .map_err(|message| self.clash(&p.file, p.line, message))?;
                     let mut m = m.clone();
                     if let Some(doc) = &p.doc {
                         m.doc.clone_from(doc);
@@ -357,10 +370,27 @@ impl Batch<'_> {
                     m
                 }
                 None => {
-                    let unindexed = match self.declared(name, p)? {
+                    let declared = self.declared(name, p)?;
+                    let unindexed = match declared {
                         Some(indexed) => RelationMeta::unindexed_of(name, &p.columns, indexed)
                             .map_err(|message| self.clash(&p.file, p.line, message))?,
                         None => Vec::new(),
+                    };
+                    // A large `.facts` relation nothing declares: its later columns get their
+                    // postings when a query first looks it up by them alone.
+                    let on_demand: Vec<u16> = if declared.is_none()
+                        && p.origin == Origin::Facts
+                        && p.len() as u64 >= self.options.on_demand_rows
+                        && self.store.inner.base_seal.declared_indexes
+                    {
+                        (1..p.columns.len() as u16).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let unindexed = if on_demand.is_empty() {
+                        unindexed
+                    } else {
+                        on_demand.clone()
                     };
                     if !unindexed.is_empty() && !self.store.inner.base_seal.declared_indexes {
                         return Err(self.clash(
@@ -387,6 +417,7 @@ impl Batch<'_> {
                         rows: 0,
                         distinct: vec![0; p.columns.len()],
                         unindexed,
+                        on_demand,
                     }
                 }
             };

@@ -199,6 +199,33 @@ pub(crate) fn column_postings(
     joined(done)
 }
 
+/// The postings of a stored column built anew, for an index declared on a relation stored
+/// without it: `terms` holds the column's term of each row from row 0, `dead` the rows no
+/// longer live, which get none. Encoded in `parts` ranges of chunks, a thread each when more
+/// than one; the chunks ascend by key.
+pub(crate) fn rebuilt_postings(
+    seal: Seal,
+    (rel, col): (u32, u16),
+    terms: Vec<u32>,
+    dead: &roaring::RoaringBitmap,
+    parts: usize,
+) -> Result<Vec<AddedChunks>> {
+    let none = FxHashMap::default();
+    if dead.is_empty() {
+        return Ok(column_postings(seal, (rel, col), terms, 0, &none, parts)?.added);
+    }
+    // Each live row's pair, `term << 32 | row`, ascending.
+    let mut pairs: Vec<u64> = (0u32..)
+        .zip(terms)
+        .filter(|&(row, _)| !dead.contains(row))
+        .map(|(row, t)| u64::from(t) << 32 | u64::from(row))
+        .collect();
+    pairs.sort_unstable();
+    let mut pairs = pairs.into_iter();
+    let next = || Ok(pairs.next());
+    Ok(postings_of(seal, rel, col, next, &none)?.added)
+}
+
 /// A first column's postings encoded on a thread of its own as its terms are appended, for
 /// a relation that held no row before the flush and whose rows all come in ascending
 /// order through [`super::RelWriter::append_new`]: the encoding uses the core the append

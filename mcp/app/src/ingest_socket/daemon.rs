@@ -367,6 +367,7 @@ pub(crate) fn parse_request(line: &[u8], id: &DatabaseId) -> Result<Request, Req
         buffer_facts: header.buffer.clamp(1, MAX_BUFFER_FACTS),
         allow_empty: header.allow_empty,
         indexes: header.indexes,
+        ..BatchOptions::default()
     };
     Ok(Request::Batch(BatchRequest { specs, options }))
 }
