@@ -63,6 +63,10 @@ pub struct RunInfo {
     /// answered): its file, its error, line and caret.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub modules_refused: Vec<String>,
+    /// For each stored relation the run read whole because no index served a lookup by
+    /// the columns it bound: which, and the `strata index` that builds one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub read_whole: Vec<String>,
 }
 
 impl RunInfo {
@@ -76,6 +80,11 @@ impl RunInfo {
             hint: hint.filter(|_| out.answer.total == 0).map(str::to_owned),
             data_changed: None,
             modules_refused: p.refused.clone(),
+            read_whole: out
+                .unindexed
+                .iter()
+                .map(|(rel, cols)| read_whole(p.base.source(), rel, cols))
+                .collect(),
         }
     }
 
@@ -90,7 +99,37 @@ impl RunInfo {
             text.push_str("\nnote: ");
             text.push_str(refused);
         }
+        for read in &self.read_whole {
+            text.push_str("\nnote: ");
+            text.push_str(read);
+        }
     }
+}
+
+/// The note for relation `rel` read whole for a lookup by its columns `cols` (positions),
+/// none of which has postings: `e was read whole, as c2 has no index (`strata index DB
+/// e=c1,c2` builds one)`. A server builds it by itself when the relation keeps the column
+/// on demand (`demand`).
+fn read_whole(source: &dyn strata_eval::FactSource, rel: &str, cols: &[usize]) -> String {
+    let Ok(Some(info)) = source.relation(rel) else {
+        return format!("{rel} was read whole, as the columns looked up have no index");
+    };
+    let name = |c: &usize| {
+        info.columns
+            .get(*c)
+            .cloned()
+            .unwrap_or_else(|| format!("#{c}"))
+    };
+    let wanted: Vec<String> = cols.iter().map(name).collect();
+    let indexed: Vec<String> = (0..info.arity())
+        .filter(|c| info.indexed(*c) || cols.contains(c))
+        .map(|c| name(&c))
+        .collect();
+    format!(
+        "{rel} was read whole, as {} has no index (`strata index DB {rel}={}` builds one)",
+        wanted.join(", "),
+        indexed.join(",")
+    )
 }
 
 /// The page of `out` as a response answers it, with what its run read and spent: the
