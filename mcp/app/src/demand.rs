@@ -9,7 +9,6 @@
 //! that start after its commit are served by the index. A one-shot command builds nothing
 //! (it would wait for the build before exiting); `strata index` builds it there.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::app::App;
@@ -20,7 +19,7 @@ pub(crate) struct Demand {
     /// Set by [`App::build_indexes_on_demand`].
     on: AtomicBool,
     /// Set while a build runs.
-    building: Arc<AtomicBool>,
+    building: AtomicBool,
 }
 
 impl App {
@@ -55,8 +54,7 @@ impl App {
         if wanted.is_empty() {
             return false;
         }
-        let building = self.demand().building.clone();
-        if building.swap(true, Ordering::SeqCst) {
+        if self.demand().building.swap(true, Ordering::SeqCst) {
             return false;
         }
         let app = self.clone();
@@ -81,7 +79,7 @@ impl App {
         {
             Ok(_) => true,
             Err(_) => {
-                building.store(false, Ordering::SeqCst);
+                self.demand().building.store(false, Ordering::SeqCst);
                 false
             }
         }
