@@ -125,9 +125,14 @@ fn read_whole(source: &dyn strata_eval::FactSource, rel: &str, cols: &[usize]) -
         .filter(|c| info.indexed(*c) || cols.contains(c))
         .map(|c| name(&c))
         .collect();
+    let (has, one) = if wanted.len() == 1 {
+        ("has", "one")
+    } else {
+        ("have", "them")
+    };
     format!(
-        "{rel} was read whole, as {} has no index (`strata index DB {rel}={}` builds one)",
-        wanted.join(", "),
+        "{rel} was read whole, as {} {has} no index (`strata index DB {rel}={}` builds {one})",
+        wanted.join(" and "),
         indexed.join(",")
     )
 }
@@ -291,5 +296,31 @@ impl App {
             snapshot: p.base.snapshot(),
             hint,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_whole;
+    use strata_eval::MemorySource;
+
+    #[test]
+    fn the_read_whole_note_names_the_columns_and_the_index_that_serves_them() {
+        let mut s = MemorySource::new();
+        s.add_relation("t", &["a", "b", "c", "d"]);
+        s.set_unindexed("t", &[1, 2, 3]);
+        assert_eq!(
+            read_whole(&s, "t", &[2]),
+            "t was read whole, as c has no index (`strata index DB t=a,c` builds one)"
+        );
+        assert_eq!(
+            read_whole(&s, "t", &[1, 3]),
+            "t was read whole, as b and d have no index (`strata index DB t=a,b,d` builds \
+             them)"
+        );
+        assert_eq!(
+            read_whole(&s, "gone", &[1]),
+            "gone was read whole, as the columns looked up have no index"
+        );
     }
 }
