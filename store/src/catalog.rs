@@ -71,6 +71,17 @@ impl RelationMeta {
         }
     }
 
+    /// Of columns `columns` (positions), those the relation keeps indexed on demand
+    /// ([`RelationMeta::on_demand`]), ascending: the ones a query that looked the relation
+    /// up by them alone gets postings built for.
+    pub fn demanded(&self, columns: &[usize]) -> Vec<u16> {
+        self.on_demand
+            .iter()
+            .copied()
+            .filter(|&c| columns.contains(&usize::from(c)))
+            .collect()
+    }
+
     /// Whether column `c` has postings.
     pub fn indexed(&self, c: usize) -> bool {
         !self.unindexed.iter().any(|&u| usize::from(u) == c)

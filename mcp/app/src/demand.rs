@@ -43,11 +43,10 @@ impl App {
         let wanted: Vec<(String, Vec<usize>)> = unindexed
             .iter()
             .filter(|(name, columns)| {
-                catalog.relations.get(name).is_some_and(|m| {
-                    m.on_demand
-                        .iter()
-                        .any(|&c| columns.contains(&usize::from(c)))
-                })
+                catalog
+                    .relations
+                    .get(name)
+                    .is_some_and(|m| !m.demanded(columns).is_empty())
             })
             .cloned()
             .collect();

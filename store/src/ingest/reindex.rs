@@ -63,12 +63,7 @@ impl Batch<'_> {
             let Some(m) = w.metas.get(name).or_else(|| self.start.relations.get(name)) else {
                 continue;
             };
-            let wanted: Vec<u16> = m
-                .on_demand
-                .iter()
-                .copied()
-                .filter(|&c| columns.contains(&usize::from(c)))
-                .collect();
+            let wanted = m.demanded(columns);
             if wanted.is_empty() {
                 continue;
             }
@@ -204,11 +199,11 @@ impl crate::db::Store {
         };
         let batch = self.batch(options)?;
         let any = batch.options.demanded.iter().any(|(name, columns)| {
-            batch.start.relations.get(name).is_some_and(|m| {
-                m.on_demand
-                    .iter()
-                    .any(|&c| columns.contains(&usize::from(c)))
-            })
+            batch
+                .start
+                .relations
+                .get(name)
+                .is_some_and(|m| !m.demanded(columns).is_empty())
         });
         if !any {
             // Dropped uncommitted: nothing is written.
